@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// Main holds the program's streams and shared settings, so end-to-end
+// tests drive the same code as the binary.
+type Main struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// Getenv reads the environment; tests replace it.
+	Getenv func(string) string
+}
+
+// NewMain returns a Main wired to the process's streams and environment.
+func NewMain() *Main {
+	return &Main{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv}
+}
+
+// usageError marks an error in the command line itself (exit code 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// ExitCode maps an error from Run to the process exit code: 0 success,
+// 2 a bad command line, 1 anything else (after printing it).
+func (m *Main) ExitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintln(m.Stderr, "capbroker:", err)
+	var ue usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
+	return 1
+}
+
+// Run parses args and runs the subcommand they name.
+func (m *Main) Run(ctx context.Context, args []string) error {
+	root := &cobra.Command{
+		Use:   "capbroker",
+		Short: "capbroker decides which capabilities each agent task sees",
+		Long: `capbroker discovers every capability an agent has (MCP tools, plugin agents,
+commands, skills, tool files), indexes them as cards, and selects for each task
+the few that should be exposed: ranked, bounded, explained, never empty, with
+find_capability always exposed to find more.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(m.Stdin)
+	root.SetOut(m.Stdout)
+	root.SetErr(m.Stderr)
+	root.SetArgs(args)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	for _, c := range m.commands() {
+		root.AddCommand(c)
+	}
+	return root.ExecuteContext(ctx)
+}
+
+// commands lists every subcommand; each lives in a file of its own.
+func (m *Main) commands() []*cobra.Command {
+	return []*cobra.Command{}
+}

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs everything the tests need on a fresh Debian machine (Node packages
+# into .deps/, PostgreSQL, Chromium), starts the services, and runs every
+# test. Safe to run again: each step skips what is already there.
+#
+#   scripts/test-all.sh            # install + go vet + go test ./...
+#   scripts/test-all.sh -run Foo   # extra arguments go to go test
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+export CAPBROKER_DEPS="$ROOT/.deps"
+mkdir -p "$CAPBROKER_DEPS"
+
+# Each setup.d script installs and starts one component and may export
+# variables the tests read (CAPBROKER_TEST_POSTGRES, ...). They run in name order.
+for f in "$ROOT"/scripts/setup.d/*.sh; do
+	[ -e "$f" ] || continue
+	echo "== setup: $(basename "$f")"
+	# shellcheck source=/dev/null
+	source "$f"
+done
+
+echo "== go vet"
+go vet ./...
+echo "== go test"
+go test -count=1 -timeout 40m "$@" ./...
