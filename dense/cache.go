@@ -30,8 +30,8 @@ const cacheSchema = `CREATE TABLE IF NOT EXISTS ` + CacheTable + ` (
 	dim      INTEGER NOT NULL,
 	vector   BLOB    NOT NULL, -- dim little-endian float32
 	created  INTEGER NOT NULL, -- unix seconds
-	PRIMARY KEY (digest, model)
-) WITHOUT ROWID`
+	UNIQUE (model, digest)
+)`
 
 // Cache stores card vectors in SQLite, keyed by card digest and model, so
 // a catalog is embedded once and only changed cards are embedded again.
@@ -52,6 +52,7 @@ func OpenCache(ctx context.Context, path string) (*Cache, error) {
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "cache_size(-32768)") // 32 MiB per connection
 	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("opening embedding cache %s: %w", path, err)

@@ -56,7 +56,7 @@
 //
 // [Hybrid] takes the top [Options.Depth] candidates of both rankings and
 // fuses them by reciprocal rank fusion ([RRF], the default) or a weighted
-// blend of min-max normalized scores ([Blend]), weighted by
+// blend of normalized scores ([Blend]), weighted by
 // [Options.DenseWeight]. Each [Hit] explains both parts: the lexical rank,
 // score and matched terms, and the dense rank and cosine similarity.
 //

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -72,6 +73,9 @@ func (f *fakeServer) handle(w http.ResponseWriter, r *http.Request) {
 	fail := f.fail
 	f.mu.Unlock()
 	if f.slow.Load() {
+		// Read the body first: only then does the server notice the
+		// client hanging up and cancel r.Context().
+		io.Copy(io.Discard, r.Body)
 		select {
 		case <-r.Context().Done():
 		case <-time.After(30 * time.Second):

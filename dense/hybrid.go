@@ -138,7 +138,7 @@ func (h *Hybrid) fuse(lex []rank.Hit, dense []Hit, k int) []Hit {
 		order = append(order, x)
 		return x
 	}
-	lexNorm := minMax(len(lex), func(i int) float64 { return lex[i].Score })
+	lexNorm := byMax(len(lex), func(i int) float64 { return lex[i].Score })
 	denseNorm := minMax(len(dense), func(i int) float64 { return dense[i].Dense.Score })
 	for i, l := range lex {
 		x := get(l.Index, l.Name)
@@ -192,6 +192,20 @@ func (h *Hybrid) fuse(lex []rank.Hit, dense []Hit, k int) []Hit {
 		out[i] = *x
 	}
 	return out
+}
+
+// byMax returns a function scaling the n non-negative scores score(i) by
+// their maximum, to [0,1]. BM25F has a natural zero (no match), so the
+// lowest-scored lexical candidate keeps its share.
+func byMax(n int, score func(int) float64) func(int) float64 {
+	var hi float64
+	for i := range n {
+		hi = max(hi, score(i))
+	}
+	if hi <= 0 {
+		return func(int) float64 { return 0 }
+	}
+	return func(i int) float64 { return score(i) / hi }
 }
 
 // minMax returns a function scaling the n scores score(i) to [0,1] by

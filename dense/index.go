@@ -19,8 +19,10 @@ const (
 	// wl/(K+lexical rank) + wd/(K+dense rank); scores are ignored, so the
 	// two scales never need calibrating.
 	RRF Fusion = "rrf"
-	// Blend is a weighted sum of min-max normalized scores:
-	// (1-w)*lexical + w*dense, each scaled to [0,1] over its candidates.
+	// Blend is a weighted sum of normalized scores, (1-w)*lexical +
+	// w*dense: lexical BM25F divided by the best candidate's (it has a
+	// natural zero), cosine similarity min-max scaled over the dense
+	// candidates (its range differs from model to model).
 	Blend Fusion = "blend"
 )
 
