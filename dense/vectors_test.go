@@ -214,12 +214,18 @@ func BenchmarkSearch(b *testing.B) {
 				_, qs := randomVectors(99, 16, benchDim)
 				b.ReportAllocs()
 				b.ResetTimer()
+				cpu0 := cpuTime()
 				i := 0
 				for b.Loop() {
 					if _, err := v.Search(qs[i%len(qs)], 10); err != nil {
 						b.Fatal(err)
 					}
 					i++
+				}
+				// CPU time, summed over cores, is steadier than wall time
+				// on a shared machine.
+				if c := cpuTime() - cpu0; c > 0 {
+					b.ReportMetric(float64(c.Nanoseconds())/float64(b.N), "cpu-ns/op")
 				}
 			})
 		}
