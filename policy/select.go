@@ -52,9 +52,9 @@ const (
 	DefaultMinRelative = 0.3
 	DefaultFindK       = 5
 
-	// An irreversible capability must cover at least half the query and
+	// An irreversible capability must cover more of the query and
 	// score within 80% of the best hit: it needs stronger evidence.
-	IrreversibleMinCoverage = 0.5
+	IrreversibleMinCoverage = 0.35
 	IrreversibleMinRelative = 0.8
 )
 
