@@ -75,12 +75,12 @@ func TestRenderKeepsSchemas(t *testing.T) {
 func TestAPIName(t *testing.T) {
 	long := strings.Repeat("x", 70)
 	for in, want := range map[string]string{
-		"read_file":        "read_file",
-		"math.factorial":   "math_factorial",
-		"plugin:agent":     "plugin_agent",
-		"":                 "_",
-		"héllo wörld":      "h_llo_w_rld",
-		long:               long[:55] + "_" + "6ba6c8da",
+		"read_file":      "read_file",
+		"math.factorial": "math_factorial",
+		"plugin:agent":   "plugin_agent",
+		"":               "_",
+		"héllo wörld":    "h_llo_w_rld",
+		long:             long[:55] + "_" + "6ba6c8da",
 	} {
 		got := payload.APIName(in)
 		if in == long {
