@@ -258,7 +258,8 @@ type EmbedStats struct {
 
 // EmbedCards returns one vector per card, in order. Vectors come from the
 // cache when it holds the card's digest for the embedder's model and the
-// same text; the others are embedded in one Embed call and stored. A nil
+// same text; the others are embedded (cards with the same text once) and
+// stored every 1024 cards, so an interrupted run keeps its progress. A nil
 // cache embeds every card. Cards without a digest get one computed.
 func EmbedCards(ctx context.Context, cards []card.Card, e Embedder, cache *Cache) ([][]float32, EmbedStats, error) {
 	st := EmbedStats{Model: e.Model(), Cards: len(cards)}
@@ -315,12 +316,17 @@ func EmbedCards(ctx context.Context, cards []card.Card, e Embedder, cache *Cache
 	return vecs, st, nil
 }
 
+// embedChunk is how many texts embedMissing embeds and stores at a time,
+// so an interrupted warm-up of a large catalog keeps what it finished.
+const embedChunk = 1024
+
 // embedMissing embeds the cards whose vector is nil, one text once, and
-// stores the new vectors.
+// stores the new vectors chunk by chunk.
 func embedMissing(ctx context.Context, e Embedder, cache *Cache, model string, vecs [][]float32, texts, digests, shas []string, st *EmbedStats) error {
 	var (
-		want  []string
-		owner = map[string][]int{} // text sha -> cards
+		want    []string
+		wantSHA []string
+		owner   = map[string][]int{} // text sha -> cards
 	)
 	for i, v := range vecs {
 		if v != nil {
@@ -328,36 +334,36 @@ func embedMissing(ctx context.Context, e Embedder, cache *Cache, model string, v
 		}
 		if _, ok := owner[shas[i]]; !ok {
 			want = append(want, texts[i])
+			wantSHA = append(wantSHA, shas[i])
 		}
 		owner[shas[i]] = append(owner[shas[i]], i)
 	}
-	if len(want) == 0 {
-		return nil
-	}
-	got, err := e.Embed(ctx, want)
-	if err != nil {
-		return fmt.Errorf("embedding %d cards with %s: %w", len(want), model, err)
-	}
-	if len(got) != len(want) {
-		return fmt.Errorf("embedding cards: %s returned %d vectors for %d texts", model, len(got), len(want))
-	}
-	st.Embedded += len(want)
-	var entries []Entry
-	seen := map[string]bool{}
-	for j, text := range want {
-		sum := sha256.Sum256([]byte(text))
-		sha := hex.EncodeToString(sum[:])
-		for _, i := range owner[sha] {
-			vecs[i] = got[j]
-			if !seen[digests[i]] {
-				seen[digests[i]] = true
-				entries = append(entries, Entry{Digest: digests[i], TextSHA: sha, Vector: got[j]})
+	for lo := 0; lo < len(want); lo += embedChunk {
+		hi := min(lo+embedChunk, len(want))
+		got, err := e.Embed(ctx, want[lo:hi])
+		if err != nil {
+			return fmt.Errorf("embedding cards %d-%d of the %d missing from the cache, with %s: %w", lo+1, hi, len(want), model, err)
+		}
+		if len(got) != hi-lo {
+			return fmt.Errorf("embedding cards: %s returned %d vectors for %d texts", model, len(got), hi-lo)
+		}
+		st.Embedded += hi - lo
+		var entries []Entry
+		seen := map[string]bool{}
+		for j, v := range got {
+			sha := wantSHA[lo+j]
+			for _, i := range owner[sha] {
+				vecs[i] = v
+				if !seen[digests[i]] {
+					seen[digests[i]] = true
+					entries = append(entries, Entry{Digest: digests[i], TextSHA: sha, Vector: v})
+				}
 			}
 		}
-	}
-	if cache != nil {
-		if err := cache.Put(ctx, model, entries); err != nil {
-			return fmt.Errorf("embedding cards: %w", err)
+		if cache != nil {
+			if err := cache.Put(ctx, model, entries); err != nil {
+				return fmt.Errorf("embedding cards: %w", err)
+			}
 		}
 	}
 	return nil

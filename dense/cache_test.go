@@ -244,3 +244,36 @@ func TestText(t *testing.T) {
 		})
 	}
 }
+
+// failingEmbedder fails every call after the first ok ones.
+type failingEmbedder struct {
+	wordEmbedder
+	ok int
+}
+
+func (f *failingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if f.calls.Load() >= int64(f.ok) {
+		return nil, fmt.Errorf("endpoint went away")
+	}
+	return f.wordEmbedder.Embed(ctx, texts)
+}
+
+func TestCacheKeepsProgressOfInterruptedRun(t *testing.T) {
+	ctx := context.Background()
+	c := openTestCache(t, filepath.Join(t.TempDir(), "x.db"))
+	cards := manyCards(2500)
+	_, _, err := EmbedCards(ctx, cards, &failingEmbedder{ok: 1}, c)
+	if err == nil || !strings.Contains(err.Error(), "endpoint went away") || !strings.Contains(err.Error(), "cards 1025-2048 of the 2500") {
+		t.Fatalf("error %v, want the failure and which cards", err)
+	}
+	if n, _ := c.Len(ctx, "test-words"); n != embedChunk {
+		t.Errorf("cache kept %d vectors of the interrupted run, want %d", n, embedChunk)
+	}
+	_, st, err := EmbedCards(ctx, cards, &wordEmbedder{}, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Cached != embedChunk || st.Embedded != 2500-embedChunk {
+		t.Errorf("resumed run %+v", st)
+	}
+}
