@@ -343,3 +343,22 @@ func TestHybridWeightsAndDepth(t *testing.T) {
 		t.Errorf("empty query: %v, %d fallbacks", hits, allDense.Fallbacks())
 	}
 }
+
+// BenchmarkHybridSearch measures one fused search over 10k cards with an
+// in-process embedder (no network): lexical search, query embedding,
+// dense scan and fusion.
+func BenchmarkHybridSearch(b *testing.B) {
+	cards := manyCards(10_000)
+	r, err := NewRanker(context.Background(), KindHybrid, cards, &wordEmbedder{}, nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := r.(*Hybrid)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if hits := h.Search(ctx, "fetch the record of a user", 10); len(hits) != 10 {
+			b.Fatalf("%d hits", len(hits))
+		}
+	}
+}
