@@ -106,8 +106,8 @@ type Map struct {
 // on its name when the description is blank. It is assigned to the
 // category with the highest score (ties go to the category listed first
 // in the taxonomy); a card that matches no keyword is left unassigned.
-// Internal categories receive no cards. Scan is a pure function of cards
-// and the taxonomy.
+// Cards of internal categories are kept in the map but never delegated
+// to. Scan is a pure function of cards and the taxonomy.
 func (r *Router) Scan(cards []card.Card) *Map {
 	m := &Map{r: r, byCap: map[string][]int{}}
 	plugins := map[string]bool{}
@@ -168,9 +168,6 @@ func (r *Router) score(c *card.Card) Entry {
 	var scores []CategoryScore
 	best := -1
 	for i, cat := range r.tax.Categories {
-		if cat.Internal {
-			continue
-		}
 		s, ms := scoreTokens(toks, r.cats[i])
 		if s == 0 {
 			continue

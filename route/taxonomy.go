@@ -38,8 +38,9 @@ type Category struct {
 	// Suggestion says what kind of plugin would fill a gap; when empty
 	// one is written from the keywords.
 	Suggestion string `yaml:"suggestion,omitempty" json:"suggestion,omitempty"`
-	// Internal marks a capability the workflow handles itself: no card is
-	// assigned to it and routing to it always answers Default.
+	// Internal marks a capability the workflow handles itself: cards that
+	// score best in it are listed in the map, but routing to it always
+	// answers Default.
 	Internal bool `yaml:"internal,omitempty" json:"internal,omitempty"`
 }
 
@@ -380,10 +381,16 @@ func (c *Category) validate() error {
 	if c.Default == "" {
 		return fmt.Errorf("category %q has no default agent", c.Name)
 	}
+	seen := map[string]string{}
 	for _, k := range c.Keywords {
-		if len(tokenize(k)) == 0 {
+		w := strings.Join(words(tokenize(k)), " ")
+		if w == "" {
 			return fmt.Errorf("category %q: keyword %q has no letters or digits", c.Name, k)
 		}
+		if prev, ok := seen[w]; ok {
+			return fmt.Errorf("category %q: keywords %q and %q are the same words", c.Name, prev, k)
+		}
+		seen[w] = k
 	}
 	return nil
 }
