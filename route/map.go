@@ -1,6 +1,9 @@
 package route
 
 import (
+	"bufio"
+	"fmt"
+	"io"
 	"slices"
 	"sort"
 	"strings"
@@ -240,3 +243,77 @@ func (m *Map) Plugins() int { return m.plugins }
 
 // Len returns the number of agents and commands in the map.
 func (m *Map) Len() int { return len(m.entries) }
+
+// CapabilitySummary is one category of the map with its candidates.
+type CapabilitySummary struct {
+	Name     string   `json:"name"`
+	Purpose  string   `json:"purpose,omitempty"`
+	Phases   []string `json:"phases,omitempty"`
+	Default  string   `json:"default"`
+	Internal bool     `json:"internal,omitempty"`
+	// Candidates are the entries assigned to the category, best first.
+	Candidates []Entry `json:"candidates"`
+}
+
+// Summary is the capability map as data: category → candidates with
+// scores and confidence, then the unassigned entries.
+type Summary struct {
+	Plugins      int                 `json:"plugins"`
+	Cards        int                 `json:"cards"`
+	Capabilities []CapabilitySummary `json:"capabilities"`
+	Unassigned   []Entry             `json:"unassigned"`
+}
+
+// Summary returns the map grouped by category, in taxonomy order.
+func (m *Map) Summary() Summary {
+	s := Summary{Plugins: m.plugins, Cards: len(m.entries), Unassigned: m.Unassigned()}
+	if s.Unassigned == nil {
+		s.Unassigned = []Entry{}
+	}
+	for _, c := range m.r.tax.Categories {
+		s.Capabilities = append(s.Capabilities, CapabilitySummary{
+			Name: c.Name, Purpose: c.Purpose, Phases: c.Phases, Default: c.Default, Internal: c.Internal,
+			Candidates: m.Candidates(c.Name),
+		})
+	}
+	return s
+}
+
+// WriteText writes the map for a person: one block per category with its
+// candidates (confidence, score, kind, name, matched keywords), then the
+// unassigned entries.
+func (m *Map) WriteText(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	s := m.Summary()
+	fmt.Fprintf(bw, "capability map: %d agents and commands from %d plugins\n", s.Cards, s.Plugins)
+	line := func(e *Entry) {
+		fmt.Fprintf(bw, "  %-6s %4d  %-7s %s", e.Confidence, e.Score, e.Kind, e.Name)
+		if len(e.Matched) > 0 {
+			fmt.Fprintf(bw, "  [%s]", strings.Join(matchWords(e.Matched), ", "))
+		}
+		if len(e.Technologies) > 0 {
+			types := make([]string, 0, len(e.Technologies))
+			for t := range e.Technologies {
+				types = append(types, t)
+			}
+			sort.Strings(types)
+			fmt.Fprintf(bw, "  tech: %s", strings.Join(types, ", "))
+		}
+		bw.WriteString("\n")
+	}
+	for _, c := range s.Capabilities {
+		tags := strings.Join(c.Phases, ", ")
+		if c.Internal {
+			tags = strings.TrimPrefix(tags+", internal", ", ")
+		}
+		fmt.Fprintf(bw, "\n%s (%s) → default %s: %d candidates\n", c.Name, tags, c.Default, len(c.Candidates))
+		for i := range c.Candidates {
+			line(&c.Candidates[i])
+		}
+	}
+	fmt.Fprintf(bw, "\nunassigned (no keyword of any category): %d\n", len(s.Unassigned))
+	for i := range s.Unassigned {
+		line(&s.Unassigned[i])
+	}
+	return bw.Flush()
+}
