@@ -167,11 +167,11 @@ func (r *Router) score(c *card.Card) Entry {
 			text = text[i+1:]
 		}
 	}
-	toks := tokenize(text)
+	t := newText(text)
 	var scores []CategoryScore
 	best := -1
 	for i, cat := range r.tax.Categories {
-		s, ms := scoreTokens(toks, r.cats[i])
+		s, ms := scoreText(t, r.cats[i])
 		if s == 0 {
 			continue
 		}
@@ -194,7 +194,7 @@ func (r *Router) score(c *card.Card) Entry {
 	for i, p := range r.tax.Projects {
 		for k := range r.projects[i] {
 			kw := &r.projects[i][k]
-			if kw.hasPhrase(toks) {
+			if kw.hasPhrase(t) {
 				if e.Technologies == nil {
 					e.Technologies = map[string][]string{}
 				}
@@ -202,10 +202,7 @@ func (r *Router) score(c *card.Card) Entry {
 			}
 		}
 	}
-	e.words = make(map[string]struct{}, len(toks))
-	for _, t := range toks {
-		e.words[t.text] = struct{}{}
-	}
+	e.words = t.set
 	return e
 }
 

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/capbroker/capbroker/card"
@@ -139,7 +138,7 @@ func (d *Decision) Gap() bool { return d.Default && !d.Internal }
 // Secondary holds the decisions of the phase's other capabilities.
 func (m *Map) Route(req Request) (Decision, error) {
 	tax := m.r.tax
-	taskToks := tokenize(req.Task)
+	task := newText(req.Task)
 	var phase *Phase
 	if strings.TrimSpace(req.Phase) != "" {
 		if phase = tax.Phase(strings.TrimSpace(req.Phase)); phase == nil {
@@ -155,21 +154,21 @@ func (m *Map) Route(req Request) (Decision, error) {
 		}
 		from = "requested capability"
 	case phase != nil:
-		capName, from = m.r.pickFromTask(taskToks, phase.Capabilities())
+		capName, from = m.r.pickFromTask(task, phase.Capabilities())
 		if capName == "" {
 			capName, from = phase.Primary, "primary capability of phase "+phase.Name
 		} else {
 			from = "phase " + phase.Name + ", " + from
 		}
-	case len(taskToks) > 0:
-		capName, from = m.r.pickFromTask(taskToks, categoryNames(tax))
+	case len(task.toks) > 0:
+		capName, from = m.r.pickFromTask(task, categoryNames(tax))
 		if capName == "" {
 			capName, from = tax.Fallback, "fallback (the task names no category keyword)"
 		}
 	default:
 		return Decision{}, ErrNothingToRoute
 	}
-	tw := taskWords(taskToks)
+	tw := taskWords(task.toks)
 	d := m.delegate(capName, req.Project, tw)
 	d.CapabilityFrom = from
 	if phase != nil {
@@ -192,7 +191,7 @@ func (m *Map) Route(req Request) (Decision, error) {
 
 // pickFromTask scores the task against the named categories and returns
 // the best (first in the list on a tie), or "" when none scores.
-func (r *Router) pickFromTask(toks []token, names []string) (string, string) {
+func (r *Router) pickFromTask(task *text, names []string) (string, string) {
 	best, bestScore := "", 0
 	var bestMatches []Match
 	for _, name := range names {
@@ -200,7 +199,7 @@ func (r *Router) pickFromTask(toks []token, names []string) (string, string) {
 		if i < 0 {
 			continue
 		}
-		s, ms := scoreTokens(toks, r.cats[i])
+		s, ms := scoreText(task, r.cats[i])
 		if s > bestScore {
 			best, bestScore, bestMatches = name, s, ms
 		}
@@ -240,6 +239,40 @@ type candidate struct {
 	overlap  int
 }
 
+// before reports whether a ranks before b: project-type match, exact
+// match, agent over command, task words, score, name.
+func (a *candidate) before(b *candidate) bool {
+	if a.proj != b.proj {
+		return a.proj < b.proj
+	}
+	if a.e.Exact != b.e.Exact {
+		return a.e.Exact
+	}
+	if ak, bk := a.e.Kind == card.KindAgent, b.e.Kind == card.KindAgent; ak != bk {
+		return ak
+	}
+	if a.overlap != b.overlap {
+		return a.overlap > b.overlap
+	}
+	if a.e.Score != b.e.Score {
+		return a.e.Score > b.e.Score
+	}
+	return a.e.Name < b.e.Name
+}
+
+// staticAfter reports whether a ranks after b on the keys that do not
+// depend on the task: project-type match, exact match, kind.
+func (a *candidate) staticAfter(b *candidate) bool {
+	if a.proj != b.proj {
+		return a.proj > b.proj
+	}
+	if a.e.Exact != b.e.Exact {
+		return b.e.Exact
+	}
+	ak, bk := a.e.Kind == card.KindAgent, b.e.Kind == card.KindAgent
+	return bk && !ak
+}
+
 // delegate picks the agent for one capability.
 func (m *Map) delegate(capName string, project *Project, tw []string) Decision {
 	cat := m.r.tax.Category(capName)
@@ -265,7 +298,11 @@ func (m *Map) delegate(capName string, project *Project, tw []string) Decision {
 
 	idx := m.byCap[capName]
 	d.Searched.Candidates = len(idx)
-	cands := make([]candidate, 0, len(idx))
+	// Keep the best k+1 candidates in order: the choice and the
+	// alternatives. A linear pass, no full sort.
+	keep := 1 + max(m.r.opts.Alternatives, 0)
+	cands := make([]candidate, 0, keep+1)
+	usable := 0
 	for _, i := range idx {
 		e := &m.entries[i]
 		if m.r.opts.MinConfidence != "" && rank(e.Confidence) < rank(m.r.opts.MinConfidence) {
@@ -275,20 +312,36 @@ func (m *Map) delegate(capName string, project *Project, tw []string) Decision {
 		c := candidate{e: e, proj: 1}
 		if project.Known() && len(e.Technologies) > 0 {
 			for _, t := range project.Types {
-				c.techKeys = append(c.techKeys, e.Technologies[t]...)
+				if len(e.Technologies[t]) > 0 {
+					c.proj = 0
+					break
+				}
 			}
-			if len(c.techKeys) == 0 {
+			if c.proj != 0 {
 				d.Searched.OtherProjects++
 				continue
 			}
-			c.proj = 0
+		}
+		usable++
+		if len(cands) == keep && c.staticAfter(&cands[keep-1]) {
+			continue // cannot make the top whatever its task words
 		}
 		for _, w := range tw {
 			if _, ok := e.words[w]; ok {
 				c.overlap++
 			}
 		}
-		cands = append(cands, c)
+		if len(cands) == keep && !c.before(&cands[keep-1]) {
+			continue
+		}
+		at := len(cands)
+		for at > 0 && c.before(&cands[at-1]) {
+			at--
+		}
+		cands = slices.Insert(cands, at, c)
+		if len(cands) > keep {
+			cands = cands[:keep]
+		}
 	}
 	if len(cands) == 0 {
 		d.KeywordsTried = slices.Clone(cat.Keywords)
@@ -297,26 +350,12 @@ func (m *Map) delegate(capName string, project *Project, tw []string) Decision {
 		d.finish(cat)
 		return d
 	}
-	sort.Slice(cands, func(i, j int) bool {
-		a, b := &cands[i], &cands[j]
-		if a.proj != b.proj {
-			return a.proj < b.proj
-		}
-		if a.e.Exact != b.e.Exact {
-			return a.e.Exact
-		}
-		if ak, bk := a.e.Kind == card.KindAgent, b.e.Kind == card.KindAgent; ak != bk {
-			return ak
-		}
-		if a.overlap != b.overlap {
-			return a.overlap > b.overlap
-		}
-		if a.e.Score != b.e.Score {
-			return a.e.Score > b.e.Score
-		}
-		return a.e.Name < b.e.Name
-	})
 	c := cands[0]
+	if c.proj == 0 {
+		for _, t := range project.Types {
+			c.techKeys = append(c.techKeys, c.e.Technologies[t]...)
+		}
+	}
 	d.Default = false
 	d.Agent, d.Kind, d.Plugin = c.e.Name, c.e.Kind, c.e.Plugin
 	d.Score, d.Confidence = c.e.Score, c.e.Confidence
@@ -324,11 +363,8 @@ func (m *Map) delegate(capName string, project *Project, tw []string) Decision {
 	d.Matched = matchWords(c.e.Matched)
 	d.Project.Matched = c.proj == 0
 	d.Project.Keywords = c.techKeys
-	d.Reasons = delegationReasons(&c, cands, project, tw)
+	d.Reasons = delegationReasons(&c, usable, project, tw)
 	for _, alt := range cands[1:] {
-		if len(d.Alternatives) >= m.r.opts.Alternatives {
-			break
-		}
 		d.Alternatives = append(d.Alternatives, Alternative{Agent: alt.e.Name, Kind: alt.e.Kind, Score: alt.e.Score, Confidence: alt.e.Confidence})
 	}
 	d.finish(cat)
@@ -336,7 +372,7 @@ func (m *Map) delegate(capName string, project *Project, tw []string) Decision {
 }
 
 // delegationReasons explains why c ranks first among cands.
-func delegationReasons(c *candidate, cands []candidate, project *Project, tw []string) []string {
+func delegationReasons(c *candidate, usable int, project *Project, tw []string) []string {
 	var rs []string
 	switch {
 	case !project.Known():
@@ -366,7 +402,7 @@ func delegationReasons(c *candidate, cands []candidate, project *Project, tw []s
 		rs = append(rs, "task words in description: "+strings.Join(found, ", "))
 	}
 	rs = append(rs, fmt.Sprintf("score %d (%s confidence)", c.e.Score, c.e.Confidence))
-	rs = append(rs, fmt.Sprintf("ranked first of %d candidates", len(cands)))
+	rs = append(rs, fmt.Sprintf("ranked first of %d candidates", usable))
 	return rs
 }
 

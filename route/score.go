@@ -140,18 +140,62 @@ func compileKeywords(list []string) []keyword {
 	return out
 }
 
-// find reports whether kw occurs in toks as a whole phrase (exact), only
+// text is a tokenized text with the indexes that make keyword lookups
+// cheap: the set of its words, and its distinct words (all, and those of
+// the first sentence) joined by NUL, so that one substring search tells
+// whether any word contains a keyword.
+type text struct {
+	toks  []token
+	set   map[string]struct{}
+	all   string
+	first string
+}
+
+func newText(s string) *text {
+	t := &text{toks: tokenize(s), set: map[string]struct{}{}}
+	var all, first strings.Builder
+	firstSeen := map[string]bool{}
+	for _, tk := range t.toks {
+		if _, ok := t.set[tk.text]; !ok {
+			t.set[tk.text] = struct{}{}
+			all.WriteByte(0)
+			all.WriteString(tk.text)
+		}
+		if tk.sentence == 0 && !firstSeen[tk.text] {
+			firstSeen[tk.text] = true
+			first.WriteByte(0)
+			first.WriteString(tk.text)
+		}
+	}
+	t.all, t.first = all.String(), first.String()
+	return t
+}
+
+// find reports whether kw occurs in t as a whole phrase (exact), only
 // inside longer words (partial), and whether any occurrence starts in the
 // first sentence.
-func (kw *keyword) find(toks []token) (exact, partial, first bool) {
+func (kw *keyword) find(t *text) (exact, partial, first bool) {
+	if len(kw.words) == 1 {
+		w := kw.words[0]
+		if !strings.Contains(t.all, w) {
+			return false, false, false
+		}
+		_, exact = t.set[w]
+		partial = !exact || containsInLonger(t.all, w)
+		return exact, partial, strings.Contains(t.first, w)
+	}
+	if !strings.Contains(t.all, kw.words[0]) {
+		return false, false, false
+	}
+	toks := t.toks
 	n := len(kw.words)
 	for i := 0; i+n <= len(toks); i++ {
 		e, p := true, true
 		for j, w := range kw.words {
-			t := toks[i+j].text
-			if t != w {
+			tt := toks[i+j].text
+			if tt != w {
 				e = false
-				if !strings.Contains(t, w) {
+				if !strings.Contains(tt, w) {
 					p = false
 					break
 				}
@@ -168,20 +212,34 @@ func (kw *keyword) find(toks []token) (exact, partial, first bool) {
 		if toks[i].sentence == 0 {
 			first = true
 		}
-		if exact && first {
-			return true, partial, true
-		}
 	}
 	return exact, partial, first
 }
 
-// scoreTokens scores toks against kws with the rules above, returning the
+// containsInLonger reports whether w occurs in joined (NUL-separated
+// words) inside a word longer than w.
+func containsInLonger(joined, w string) bool {
+	for i := 0; ; {
+		j := strings.Index(joined[i:], w)
+		if j < 0 {
+			return false
+		}
+		start := i + j
+		end := start + len(w)
+		if joined[start-1] != 0 || (end < len(joined) && joined[end] != 0) {
+			return true
+		}
+		i = start + 1
+	}
+}
+
+// scoreText scores t against kws with the rules above, returning the
 // total and the matches in keyword order.
-func scoreTokens(toks []token, kws []keyword) (int, []Match) {
+func scoreText(t *text, kws []keyword) (int, []Match) {
 	total := 0
 	var matches []Match
 	for i := range kws {
-		exact, partial, first := kws[i].find(toks)
+		exact, partial, first := kws[i].find(t)
 		if !exact && !partial {
 			continue
 		}
@@ -207,12 +265,19 @@ func scoreTokens(toks []token, kws []keyword) (int, []Match) {
 // keyword found as a whole word earns 10, found only inside a longer word
 // 3, plus 5 when it occurs in the first sentence; each matched keyword
 // after the first adds 2. Text and keywords are compared lowercased.
-func ScoreText(text string, keywords []string) (int, []Match) {
-	return scoreTokens(tokenize(text), compileKeywords(keywords))
+func ScoreText(s string, keywords []string) (int, []Match) {
+	return scoreText(newText(s), compileKeywords(keywords))
 }
 
-// hasPhrase reports whether kw occurs in toks as a whole phrase.
-func (kw *keyword) hasPhrase(toks []token) bool {
+// hasPhrase reports whether kw occurs in t as a whole phrase.
+func (kw *keyword) hasPhrase(t *text) bool {
+	if _, ok := t.set[kw.words[0]]; !ok {
+		return false
+	}
+	if len(kw.words) == 1 {
+		return true
+	}
+	toks := t.toks
 	n := len(kw.words)
 outer:
 	for i := 0; i+n <= len(toks); i++ {
