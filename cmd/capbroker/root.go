@@ -74,6 +74,8 @@ func (m *Main) commands() []*cobra.Command {
 		m.newCardsCmd(),
 		m.newSelectCmd(),
 		m.newFindCmd(),
+		m.newRouteCmd(),
+		m.newCapabilitiesCmd(),
 	}
 }
 
