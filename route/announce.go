@@ -35,7 +35,7 @@ func (d *Decision) announce(cat *Category) string {
 	}
 	if d.Default {
 		fmt.Fprintf(&b, "**Using built-in agent** for %s → %s\n", d.Capability, d.Agent)
-		fmt.Fprintf(&b, "- searched: %d plugins (%d agents and commands); %s\n", d.Searched.Plugins, d.Searched.Cards, d.Reasons[0])
+		fmt.Fprintf(&b, "- searched: %s (%d agents and commands); %s\n", plural(d.Searched.Plugins, "plugin"), d.Searched.Cards, d.Reasons[0])
 		fmt.Fprintf(&b, "- keywords tried: %s\n", strings.Join(d.KeywordsTried, ", "))
 		fmt.Fprintf(&b, "- project type: %s\n", projectTypes(d.Project.Types))
 		fmt.Fprintf(&b, "- suggestion: %s\n", d.Suggestion)

@@ -205,7 +205,7 @@ func WarningsSection(gaps []Gap) string {
 			ctx = append(ctx, fmt.Sprintf("task %q", oneLineText(g.Task, 80)))
 		}
 		fmt.Fprintf(&b, "  - %s\n", strings.Join(ctx, ", "))
-		fmt.Fprintf(&b, "  - searched %d plugins (%d agents and commands)", g.PluginsSearched, g.CardsSearched)
+		fmt.Fprintf(&b, "  - searched %s (%d agents and commands)", plural(g.PluginsSearched, "plugin"), g.CardsSearched)
 		if g.Rescanned {
 			b.WriteString(", after a fresh scan")
 		}

@@ -402,7 +402,7 @@ func delegationReasons(c *candidate, usable int, project *Project, tw []string) 
 		rs = append(rs, "task words in description: "+strings.Join(found, ", "))
 	}
 	rs = append(rs, fmt.Sprintf("score %d (%s confidence)", c.e.Score, c.e.Confidence))
-	rs = append(rs, fmt.Sprintf("ranked first of %d candidates", usable))
+	rs = append(rs, "ranked first of "+plural(usable, "candidate"))
 	return rs
 }
 
@@ -486,4 +486,12 @@ func categoryNames(t *Taxonomy) []string {
 		out[i] = c.Name
 	}
 	return out
+}
+
+// plural returns "1 plugin", "2 plugins".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
