@@ -61,6 +61,7 @@ type Cache struct {
 	loaded    bool            // the file at opts.Path has been tried
 	missing   map[string]bool // capabilities still missing after a miss re-scan of this map
 	scans     int
+	refreshed bool     // Refresh scanned and no Route has run since
 	warnings  []string // trouble not yet reported (a cache file that could not be written)
 }
 
@@ -111,11 +112,13 @@ func (c *Cache) Refresh(ctx context.Context) (*Map, error) {
 	if err := c.rescan(ctx); err != nil {
 		return nil, err
 	}
+	c.refreshed = true
 	return c.m, nil
 }
 
 // Route routes req (see [Map.Route]). When the capability has no match in
-// a map that was not scanned by this very call, the cache scans once more
+// a map that was not scanned by this very call (or by a Refresh just
+// before it), the cache scans once more
 // and routes again before falling back to the default; a capability still
 // missing after that scan does not trigger another until the next scan.
 // A fall-back is recorded with opts.Gaps.
@@ -129,6 +132,9 @@ func (c *Cache) Route(ctx context.Context, req Request) (Decision, error) {
 		c.mu.Unlock()
 		return Decision{}, err
 	}
+	// A Refresh just before counts as this call's fresh scan.
+	fresh = fresh || c.refreshed
+	c.refreshed = false
 	d, err := m.Route(req)
 	if err != nil {
 		c.mu.Unlock()

@@ -169,8 +169,14 @@ func TestCacheMissRescan(t *testing.T) {
 	if !d.Default || d.Rescanned || pl.calls != 4 {
 		t.Fatalf("repeated miss: default=%v rescanned=%v scans=%d", d.Default, d.Rescanned, pl.calls)
 	}
+	// A miss right after Refresh does not scan twice.
+	c.Refresh(ctx)
+	d, _ = c.Route(ctx, Request{Capability: "tdd"})
+	if !d.Default || d.Rescanned || pl.calls != 5 {
+		t.Fatalf("miss after Refresh: default=%v rescanned=%v scans=%d", d.Default, d.Rescanned, pl.calls)
+	}
 	// An internal capability is never a miss.
-	if d, _ = c.Route(ctx, Request{Phase: "PLAN"}); !d.Internal || pl.calls != 4 {
+	if d, _ = c.Route(ctx, Request{Phase: "PLAN"}); !d.Internal || pl.calls != 5 {
 		t.Fatalf("internal: %+v scans=%d", d.Internal, pl.calls)
 	}
 }

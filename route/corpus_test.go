@@ -10,12 +10,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/capbroker/capbroker/card"
 	"github.com/capbroker/capbroker/internal/testenv"
 )
 
 // corpusCards loads the agents and commands of the real plugins in
 // shared/corpus and checks their number against expected_counts.json.
-func corpusCards(tb testing.TB) []cardsWithRoot {
+func corpusCards(tb testing.TB) []card.Card {
 	tb.Helper()
 	root := testenv.NeedShared(tb, "corpus")
 	data, err := os.ReadFile(filepath.Join(root, "expected_counts.json"))
@@ -34,23 +35,17 @@ func corpusCards(tb testing.TB) []cardsWithRoot {
 	if len(cards) != want {
 		tb.Fatalf("loaded %d agents and commands, expected_counts.json says %d", len(cards), want)
 	}
-	return []cardsWithRoot{{root: root, n: want}}
-}
-
-type cardsWithRoot struct {
-	root string
-	n    int
+	return cards
 }
 
 // TestCorpusMap scores every agent and command of the corpus: each gets a
 // category and a tier consistent with its score (or is listed as
 // unassigned with tier None), and the map matches the golden file.
 func TestCorpusMap(t *testing.T) {
-	c := corpusCards(t)[0]
-	cards := loadPlugins(t, c.root)
+	cards := corpusCards(t)
 	m := New(nil, nil).Scan(cards)
-	if m.Len() != c.n {
-		t.Fatalf("map has %d entries, want %d", m.Len(), c.n)
+	if m.Len() != len(cards) {
+		t.Fatalf("map has %d entries, want %d", m.Len(), len(cards))
 	}
 	assigned := 0
 	for _, e := range m.Entries() {
@@ -81,8 +76,7 @@ func TestCorpusMap(t *testing.T) {
 // project against the real plugins and checks the answers against a
 // golden file; EXECUTE must pick an agent of the project's technology.
 func TestCorpusRoute(t *testing.T) {
-	c := corpusCards(t)[0]
-	m := New(nil, nil).Scan(loadPlugins(t, c.root))
+	m := New(nil, nil).Scan(corpusCards(t))
 	var out strings.Builder
 	for _, name := range []string{"dotnet", "node", "python"} {
 		project, err := DetectProject(context.Background(), filepath.Join("testdata", "projects", name), nil)
