@@ -45,22 +45,21 @@
 // # Running
 //
 // The ranker is supplied as a [BuildFunc], which indexes the tools and
-// returns a [Ranker]:
+// returns a [Ranker]; [BuildRank] wraps capbroker's lexical ranker:
 //
 //	tools, err := toolfile.Load("bench/data/bfcl/tools.jsonl")
 //	queries, err := eval.LoadQueries("bench/data/bfcl/queries.jsonl")
-//	build := func(ctx context.Context, tools []card.Card) (eval.Ranker, error) {
-//		ix := rank.New(tools, nil)
-//		return eval.RankFunc(func(_ context.Context, q string, k int) ([]string, error) {
-//			var names []string
-//			for _, h := range ix.Search(q, k) {
-//				names = append(names, h.Name)
-//			}
-//			return names, nil
-//		}), nil
-//	}
-//	rep, err := eval.Run(ctx, build, tools, queries, &eval.Options{Ks: []int{1, 5, 10}})
+//	filter, err := eval.ParseFilter([]string{"category=live_multiple"})
+//	rep, err := eval.Run(ctx, eval.BuildRank(nil), tools, queries,
+//		&eval.Options{Ks: []int{1, 5, 10}, Filter: filter})
 //	json.NewEncoder(os.Stdout).Encode(rep) // or rep.WriteText(os.Stdout)
+//
+// Any other ranker plugs in through [RankFunc]:
+//
+//	build := func(ctx context.Context, tools []card.Card) (eval.Ranker, error) {
+//		r := myranker.New(tools)
+//		return eval.RankFunc(r.TopNames), nil
+//	}
 //
 // [Report.Results] keeps each query's ranked names and scores, and
 // [Report.WriteMisses] prints the queries a ranker got wrong.
