@@ -75,6 +75,7 @@ func (m *Main) commands() []*cobra.Command {
 		m.newSelectCmd(),
 		m.newFindCmd(),
 		m.newServeCmd(),
+		m.newEvalCmd(),
 		m.newRouteCmd(),
 		m.newCapabilitiesCmd(),
 	}
