@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 
 	capbroker "github.com/capbroker/capbroker"
 	"github.com/capbroker/capbroker/card"
+	"github.com/capbroker/capbroker/dense"
 	"github.com/capbroker/capbroker/eval"
+	"github.com/capbroker/capbroker/policy"
 )
 
 func (m *Main) newEvalCmd() *cobra.Command {
@@ -21,6 +24,8 @@ func (m *Main) newEvalCmd() *cobra.Command {
 		limit   int
 		misses  int
 		asJSON  bool
+		ranker  string
+		db      string
 	)
 	cmd := &cobra.Command{
 		Use:   "eval --tools TOOLS --queries QUERIES",
@@ -58,9 +63,20 @@ where "gold_groups" (when present) lists the alternatives of each gold slot.`,
 			if err != nil {
 				return err
 			}
-			rep, err := eval.Run(ctx, brokerRanker, cards, qs, &eval.Options{Ks: kList, Filter: filter, Limit: limit})
+			build := brokerRanker
+			var fallbacks func() int64
+			if ranker != "lexical" {
+				build, fallbacks, err = m.denseRanker(ctx, ranker, db)
+				if err != nil {
+					return err
+				}
+			}
+			rep, err := eval.Run(ctx, build, cards, qs, &eval.Options{Ks: kList, Filter: filter, Limit: limit})
 			if err != nil {
 				return err
+			}
+			if fallbacks != nil && fallbacks() > 0 {
+				return fmt.Errorf("the embeddings endpoint failed %d times during the run, so those queries were ranked lexically: the figures are not %s figures", fallbacks(), ranker)
 			}
 			if asJSON {
 				return writeJSON(m.Stdout, rep)
@@ -82,7 +98,35 @@ where "gold_groups" (when present) lists the alternatives of each gold slot.`,
 	cmd.Flags().IntVar(&limit, "limit", 0, "at most this many queries (0: all)")
 	cmd.Flags().IntVar(&misses, "misses", 0, "also list up to N queries whose gold is not in the top k")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as one JSON object")
+	cmd.Flags().StringVar(&ranker, "ranker", "lexical", "lexical, dense or hybrid (dense and hybrid need an embeddings endpoint: CAPBROKER_EMBED_MODEL, CAPBROKER_EMBED_BASE_URL)")
+	cmd.Flags().StringVar(&db, "db", "capbroker.db", "SQLite file of the embedding cache (dense and hybrid)")
 	return cmd
+}
+
+// denseRanker returns a build function for the dense or hybrid ranker,
+// configured from the environment, and a counter of endpoint fallbacks.
+func (m *Main) denseRanker(ctx context.Context, kind, db string) (eval.BuildFunc, func() int64, error) {
+	if !slices.Contains(dense.Kinds, kind) {
+		return nil, nil, usageError{fmt.Errorf("--ranker %q: want lexical, dense or hybrid", kind)}
+	}
+	e, err := dense.ClientFromEnv(m.Getenv, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	cache, err := dense.OpenCache(ctx, db)
+	if err != nil {
+		return nil, nil, err
+	}
+	var failed atomic.Int64
+	opts := &dense.Options{OnFallback: func(string, error) { failed.Add(1) }}
+	build := func(ctx context.Context, tools []card.Card) (eval.Ranker, error) {
+		r, err := dense.NewRanker(ctx, kind, tools, e, cache, opts)
+		if err != nil {
+			return nil, err
+		}
+		return evalRanker(r), nil
+	}
+	return build, failed.Load, nil
 }
 
 // brokerRanker indexes the tools in a Broker and ranks with Broker.Rank,
@@ -92,8 +136,13 @@ func brokerRanker(ctx context.Context, tools []card.Card) (eval.Ranker, error) {
 	if err != nil {
 		return nil, err
 	}
+	return evalRanker(b), nil
+}
+
+// evalRanker adapts a ranker of hits to the names eval scores.
+func evalRanker(r policy.Ranker) eval.Ranker {
 	return eval.RankFunc(func(ctx context.Context, query string, k int) ([]string, error) {
-		hits, err := b.Rank(ctx, query, k)
+		hits, err := r.Rank(ctx, query, k)
 		if err != nil {
 			return nil, err
 		}
@@ -102,5 +151,5 @@ func brokerRanker(ctx context.Context, tools []card.Card) (eval.Ranker, error) {
 			names[i] = h.Name
 		}
 		return names, nil
-	}), nil
+	})
 }
