@@ -149,28 +149,39 @@ func capabilityBlock(ctx context.Context, goal string, o *PromptOptions, pr *Pro
 		}
 		order = ranked
 	}
-	var b strings.Builder
-	b.WriteString(blockHeader)
 	used := o.Counter.Count(blockHeader)
 	listed := 0
 	for _, i := range order {
 		if bounded && used+cost[i] > o.BlockTokens-omittedReserve {
 			break
 		}
-		b.WriteByte('\n')
-		b.WriteString(lines[i])
 		used += cost[i]
 		listed++
 	}
-	if omitted := len(cards) - listed; omitted > 0 {
-		note := fmt.Sprintf("\n(%d more capabilities are not listed; the list above holds the ones most relevant to the goal.)", omitted)
-		b.WriteString(note)
-		used += o.Counter.Count(note)
-		pr.Omitted = omitted
+	// Pieces counted apart can differ from the whole by a token at each
+	// seam; count the block as sent and shorten it until it fits.
+	for {
+		block := writeBlock(lines, order[:listed], len(cards)-listed)
+		n := o.Counter.Count(block)
+		if !bounded || n <= o.BlockTokens || listed == 0 {
+			pr.Listed, pr.Omitted, pr.BlockTokens = listed, len(cards)-listed, n
+			return block, nil
+		}
+		listed--
 	}
-	pr.Listed = listed
-	pr.BlockTokens = used
-	return b.String(), nil
+}
+
+func writeBlock(lines []string, order []int, omitted int) string {
+	var b strings.Builder
+	b.WriteString(blockHeader)
+	for _, i := range order {
+		b.WriteByte('\n')
+		b.WriteString(lines[i])
+	}
+	if omitted > 0 {
+		fmt.Fprintf(&b, "\n(%d more capabilities are not listed; the list above holds the ones most relevant to the goal.)", omitted)
+	}
+	return b.String()
 }
 
 // omittedReserve keeps room in a bounded block for its last line.
@@ -210,9 +221,9 @@ func oneLine(s string, n int) string {
 	if n <= 0 || utf8.RuneCountInString(s) <= n {
 		return s
 	}
-	r := []rune(s)[:n]
-	cut := string(r)
-	if i := strings.LastIndexByte(cut, ' '); i > len(cut)/2 {
+	r := []rune(s)
+	cut := string(r[:n])
+	if i := strings.LastIndexByte(cut, ' '); r[n] != ' ' && i > len(cut)/2 {
 		cut = cut[:i]
 	}
 	return strings.TrimRight(cut, " ,;:.") + "…"
