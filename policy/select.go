@@ -51,6 +51,11 @@ const (
 	DefaultMinCoverage = 0.2
 	DefaultMinRelative = 0.3
 	DefaultFindK       = 5
+
+	// An irreversible capability must cover more of the query and
+	// score within 80% of the best hit: it needs stronger evidence.
+	IrreversibleMinCoverage = 0.35
+	IrreversibleMinRelative = 0.8
 )
 
 // DefaultFloors are the floors of the built-in families.
@@ -175,8 +180,8 @@ func (s *Selection) Exposed() []string {
 
 // Selector selects from one catalog. It is safe for concurrent use.
 type Selector struct {
-	cat    *card.Catalog
-	ranker Ranker
+	cat     *card.Catalog
+	ranker  Ranker
 	counter *payload.Counter
 
 	mu     sync.Mutex
@@ -329,7 +334,7 @@ func (s *Selector) reject(c *card.Card, h rank.Hit, top float64, o Options) stri
 	minCov, minRel := o.MinCoverage, o.MinRelative
 	if c.Risk == card.RiskIrreversible {
 		// Stronger evidence for what cannot be undone.
-		minCov, minRel = max(minCov, 0)+0.2, max(minRel, 0)+0.3
+		minCov, minRel = max(minCov, IrreversibleMinCoverage), max(minRel, IrreversibleMinRelative)
 	}
 	if minCov > 0 && h.Coverage < minCov {
 		return fmt.Sprintf("below threshold: coverage %.2f < %.2f%s", h.Coverage, minCov, riskNote(c))
