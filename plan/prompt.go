@@ -130,18 +130,32 @@ func capabilityBlock(ctx context.Context, goal string, o *PromptOptions, pr *Pro
 	}
 	cards := o.Catalog.Cards()
 	lines := make([]string, len(cards))
-	cost := make([]int, len(cards))
-	total := o.Counter.Count(blockHeader)
 	for i := range cards {
 		lines[i] = cards[i].Name + ": " + oneLine(cards[i].Description, o.DescriptionRunes)
-		cost[i] = o.Counter.Count("\n" + lines[i])
-		total += cost[i]
+	}
+	// Lines are counted only as far as needed: a large catalog is mostly
+	// left out, and counting is the main cost.
+	cost := make([]int, len(cards))
+	costOf := func(i int) int {
+		if cost[i] == 0 {
+			cost[i] = o.Counter.Count("\n" + lines[i])
+		}
+		return cost[i]
+	}
+	bounded := false
+	if o.BlockTokens > 0 {
+		total := o.Counter.Count(blockHeader)
+		for i := range cards {
+			if total += costOf(i); total > o.BlockTokens {
+				bounded = true
+				break
+			}
+		}
 	}
 	order := make([]int, len(cards))
 	for i := range order {
 		order[i] = i
 	}
-	bounded := o.BlockTokens > 0 && total > o.BlockTokens
 	if bounded {
 		ranked, err := rankedOrder(ctx, goal, o)
 		if err != nil {
@@ -152,10 +166,10 @@ func capabilityBlock(ctx context.Context, goal string, o *PromptOptions, pr *Pro
 	used := o.Counter.Count(blockHeader)
 	listed := 0
 	for _, i := range order {
-		if bounded && used+cost[i] > o.BlockTokens-omittedReserve {
+		if bounded && used+costOf(i) > o.BlockTokens-omittedReserve {
 			break
 		}
-		used += cost[i]
+		used += costOf(i)
 		listed++
 	}
 	// Pieces counted apart can differ from the whole by a token at each

@@ -10,6 +10,7 @@ import (
 
 	"github.com/capbroker/capbroker/card"
 	"github.com/capbroker/capbroker/payload"
+	"github.com/capbroker/capbroker/rank"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -204,9 +205,27 @@ func BenchmarkBuildPrompt(b *testing.B) {
 	ctx := context.Background()
 	cat := bigCatalog(b, 2000)
 	counter, _ := payload.NewCounter("")
-	for b.Loop() {
-		if _, err := BuildPrompt(ctx, testGoal, &PromptOptions{Catalog: cat, Counter: counter}); err != nil {
-			b.Fatal(err)
+	b.Run("builtin", func(b *testing.B) {
+		small := builtinCatalog(b)
+		for b.Loop() {
+			if _, err := BuildPrompt(ctx, testGoal, &PromptOptions{Catalog: small, Counter: counter}); err != nil {
+				b.Fatal(err)
+			}
 		}
-	}
+	})
+	b.Run("2008-cards", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := BuildPrompt(ctx, testGoal, &PromptOptions{Catalog: cat, Counter: counter}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("2008-cards-shared-index", func(b *testing.B) {
+		ix := rank.New(cat.Cards(), nil)
+		for b.Loop() {
+			if _, err := BuildPrompt(ctx, testGoal, &PromptOptions{Catalog: cat, Counter: counter, Ranker: ix}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
