@@ -75,6 +75,9 @@ func (m *Main) commands() []*cobra.Command {
 		m.newSelectCmd(),
 		m.newFindCmd(),
 		m.newServeCmd(),
+		m.newEvalCmd(),
+		m.newRouteCmd(),
+		m.newCapabilitiesCmd(),
 		m.newPlanCmd(),
 		m.newAssembleCmd(),
 	}
