@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -40,14 +38,6 @@ func fakeEmbeddings(t *testing.T) (*httptest.Server, *int) {
 	}))
 	t.Cleanup(srv.Close)
 	return srv, &inputs
-}
-
-func runEnv(t *testing.T, env map[string]string, args ...string) (string, string, int) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	m := &Main{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return env[k] }}
-	code := m.ExitCode(m.Run(context.Background(), args))
-	return out.String(), errb.String(), code
 }
 
 func TestEmbedWarmsCache(t *testing.T) {

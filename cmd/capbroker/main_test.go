@@ -10,11 +10,24 @@ import (
 	"testing"
 )
 
-// run drives the CLI in-process and returns stdout, stderr and the exit code.
+// run drives the CLI in-process with an empty environment and returns
+// stdout, stderr and the exit code.
 func run(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
+	return runIO(t, nil, "", args...)
+}
+
+// runEnv is run with environment variables.
+func runEnv(t *testing.T, env map[string]string, args ...string) (string, string, int) {
+	t.Helper()
+	return runIO(t, env, "", args...)
+}
+
+// runIO is run with environment variables and standard input.
+func runIO(t *testing.T, env map[string]string, stdin string, args ...string) (string, string, int) {
+	t.Helper()
 	var out, errb bytes.Buffer
-	m := &Main{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }}
+	m := &Main{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return env[k] }}
 	code := m.ExitCode(m.Run(context.Background(), args))
 	return out.String(), errb.String(), code
 }

@@ -79,6 +79,8 @@ func (m *Main) commands() []*cobra.Command {
 		m.newRouteCmd(),
 		m.newCapabilitiesCmd(),
 		m.newEmbedCmd(),
+		m.newPlanCmd(),
+		m.newAssembleCmd(),
 	}
 }
 
