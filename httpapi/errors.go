@@ -19,6 +19,7 @@ const (
 	CodeNotConfigured Code = "not_configured" // the part behind the endpoint is not set up
 	CodeInternal      Code = "internal"       // a bug or an unexpected failure
 	CodeUnavailable   Code = "unavailable"    // a dependency (LLM, store) cannot be reached
+	CodeBadReply      Code = "bad_reply"      // a dependency answered with something unusable
 )
 
 // Status returns the HTTP status of c.
@@ -38,6 +39,8 @@ func (c Code) Status() int {
 		return http.StatusNotImplemented
 	case CodeUnavailable:
 		return http.StatusServiceUnavailable
+	case CodeBadReply:
+		return http.StatusBadGateway
 	}
 	return http.StatusInternalServerError
 }

@@ -14,8 +14,10 @@ import (
 	"time"
 
 	"github.com/capbroker/capbroker/card"
+	"github.com/capbroker/capbroker/llm"
 	"github.com/capbroker/capbroker/payload"
 	"github.com/capbroker/capbroker/policy"
+	"github.com/capbroker/capbroker/rank"
 )
 
 // Broker is what the API serves; *capbroker.Broker implements it.
@@ -24,6 +26,8 @@ type Broker interface {
 	Find(ctx context.Context, query string, k int) *policy.FindResult
 	Catalog() *card.Catalog
 	Render(f payload.Format, names []string, withHatch bool) (*payload.Rendered, error)
+	// Rank is the raw ranking behind Find, used by the planner and assembly.
+	Rank(ctx context.Context, query string, k int) ([]rank.Hit, error)
 }
 
 // Options configures a Server. A nil *Options uses every default.
@@ -39,7 +43,10 @@ type Options struct {
 	Logger *slog.Logger
 	// ShutdownTimeout bounds the graceful shutdown. If zero, 10s.
 	ShutdownTimeout time.Duration
-	// Extra adds endpoints of other parts (routing, plans, sessions).
+	// Planner is the language model behind POST /v1/plan. If nil, that
+	// endpoint answers 501 not_configured.
+	Planner llm.Provider
+	// Extra adds endpoints of other parts (routing, sessions).
 	// Each pattern is a net/http ServeMux pattern ("POST /v1/route").
 	Extra map[string]http.Handler
 }
@@ -94,7 +101,9 @@ func New(b Broker, opts *Options) (*Server, error) {
 	s.handle("GET /openapi.json", http.HandlerFunc(s.handleOpenAPI))
 	s.handle("GET /{$}", http.HandlerFunc(s.handleExplorer))
 	s.handle("GET /static/", http.HandlerFunc(s.handleStatic))
-	for _, p := range []string{"POST /v1/route", "GET /v1/capabilities", "POST /v1/plan", "POST /v1/assemble",
+	s.handle("POST /v1/plan", http.HandlerFunc(s.handlePlan))
+	s.handle("POST /v1/assemble", http.HandlerFunc(s.handleAssemble))
+	for _, p := range []string{"POST /v1/route", "GET /v1/capabilities",
 		"POST /v1/sessions", "GET /v1/sessions/{id}", "POST /v1/sessions/{id}/find", "POST /v1/sessions/{id}/resume", "GET /v1/traces"} {
 		h, ok := o.Extra[p]
 		if !ok {

@@ -104,6 +104,11 @@ func TestEndpoints(t *testing.T) {
 		{"explorer script", "GET", "/static/app.js", ``, 200, "renderSelection"},
 		{"unknown path", "GET", "/v2/nothing", ``, 404, "not_found"},
 		{"unconfigured part", "POST", "/v1/route", `{}`, 501, "not_configured"},
+		{"plan without a model", "POST", "/v1/plan", `{"goal":"launch"}`, 501, "not_configured"},
+		{"assemble", "POST", "/v1/assemble", `{"plan":{"goal":"g","tasks":[{"id":"t1","description":"roll back the kubernetes deployment","depends_on":[],"needs":[]}]}}`, 200, `"origin":"inferred"`},
+		{"assemble named", "POST", "/v1/assemble", `{"plan":{"goal":"g","tasks":[{"id":"t1","description":"x","depends_on":[],"needs":[],"capabilities":["send_email","no_such"]}]},"min":-1}`, 200, `"origin":"plan"`},
+		{"assemble bad plan", "POST", "/v1/assemble", `{"plan":{"goal":"g","tasks":[{"id":"t1","descripton":"x"}]}}`, 400, "invalid"},
+		{"assemble no plan", "POST", "/v1/assemble", `{}`, 400, "invalid"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			status, body := do(t, ts, tt.method, tt.path, tt.body, nil)
@@ -223,8 +228,10 @@ func TestOpenAPIMatchesHandlers(t *testing.T) {
 		t.Errorf("routes differ from /openapi.json (-doc +server):\n%s", diff)
 	}
 	for name, typ := range map[string]reflect.Type{
-		"SelectRequest": reflect.TypeFor[httpapi.SelectRequest](),
-		"FindRequest":   reflect.TypeFor[httpapi.FindRequest](),
+		"SelectRequest":   reflect.TypeFor[httpapi.SelectRequest](),
+		"FindRequest":     reflect.TypeFor[httpapi.FindRequest](),
+		"PlanRequest":     reflect.TypeFor[httpapi.PlanRequest](),
+		"AssembleRequest": reflect.TypeFor[httpapi.AssembleRequest](),
 	} {
 		var fields, props []string
 		for f := range typ.Fields() {
