@@ -366,4 +366,3 @@ func SplitList(s string) []string {
 	}
 	return kept
 }
-
