@@ -3,6 +3,8 @@ package frontmatter
 import (
 	"bytes"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -34,6 +36,8 @@ type Document struct {
 	Lenient bool
 	// YAMLError is why strict YAML failed, when Lenient is set.
 	YAMLError error
+	// YAMLLine is the 1-based file line YAMLError points at, or 0.
+	YAMLLine int
 	// Notes lists what was repaired on the way: a byte order mark, CRLF
 	// line ends, invalid UTF-8, an unclosed block, lines the reader could
 	// not place. Each is a short lowercase sentence.
@@ -46,6 +50,9 @@ type Document struct {
 // maxAliasDepth bounds alias resolution while converting YAML nodes, so a
 // hostile file cannot make conversion explode.
 const maxAliasDepth = 16
+
+// yamlLine finds the line number in a YAML error message.
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+):`)
 
 // Parse reads data as a Markdown file with optional frontmatter. It does
 // not fail: whatever cannot be read is described in Notes.
@@ -196,6 +203,10 @@ func (d *Document) parseBlock(block []string) {
 	}
 	d.Lenient = true
 	d.YAMLError = err
+	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		d.YAMLLine = n + 1 // the block starts on the file's second line
+	}
 	d.Fields = keys
 	d.Lines = lines
 	for _, n := range d.unplaced {

@@ -116,6 +116,9 @@ func TestParse(t *testing.T) {
 			if d.Body != tt.body {
 				t.Errorf("body = %q, want %q", d.Body, tt.body)
 			}
+			if d.Lenient && tt.name == "unquoted colon in description" && d.YAMLLine != 3 {
+				t.Errorf("YAML error line = %d, want 3", d.YAMLLine)
+			}
 			if d.Lenient != tt.lenient {
 				t.Errorf("lenient = %v (%v), want %v", d.Lenient, d.YAMLError, tt.lenient)
 			}
