@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Unmarshal decodes data into v. Strict JSON is tried first; when it fails,
@@ -40,7 +41,7 @@ func locate(data []byte, err error) error {
 	switch {
 	case errors.As(err, &se):
 		off = se.Offset
-		if off > 0 && off < int64(len(data)) {
+		if off > 0 && !strings.Contains(se.Error(), "unexpected end") {
 			off-- // Offset counts the offending byte; point at it
 		}
 	case errors.As(err, &te):
