@@ -1,0 +1,118 @@
+package rank
+
+import (
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/blevesearch/snowballstem"
+	"github.com/blevesearch/snowballstem/english"
+)
+
+// Token is one indexed or query term: the stem that is matched and the
+// surface word it came from (kept for explanations).
+type Token struct {
+	Stem string
+	Word string
+}
+
+// Words splits s into lower-case words: on every rune that is not a letter
+// or digit, between a lower-case letter and an upper-case one
+// ("readFile" -> read, file), inside runs of capitals before a lower-case
+// letter ("HTTPServer" -> http, server), and between letters and digits
+// ("ipv4" stays "ipv4", "sha256sum" stays whole: digits only split from
+// letters at a case change). snake_case, kebab-case, dotted.names and
+// path/like names all split on their punctuation.
+func Words(s string) []string {
+	var words []string
+	var cur []rune
+	flush := func() {
+		if len(cur) > 0 {
+			words = append(words, strings.ToLower(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	rs := []rune(s)
+	for i, r := range rs {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			flush()
+			continue
+		}
+		if len(cur) > 0 && unicode.IsUpper(r) {
+			prev := cur[len(cur)-1]
+			nextLower := i+1 < len(rs) && unicode.IsLower(rs[i+1])
+			if unicode.IsLower(prev) || unicode.IsDigit(prev) || (unicode.IsUpper(prev) && nextLower) {
+				flush()
+			}
+		}
+		cur = append(cur, r)
+	}
+	flush()
+	return words
+}
+
+// stemCache memoizes the Snowball stemmer, which dominates indexing time
+// on large catalogs. Entries are never evicted: the vocabulary of tool
+// descriptions is small (tens of thousands of words).
+var stemCache sync.Map // string -> string
+
+// Stem returns the Snowball (Porter2) English stem of a lower-case word.
+// Words with digits and very short words are returned as they are.
+func Stem(w string) string {
+	if len(w) <= 2 {
+		return w
+	}
+	for i := 0; i < len(w); i++ {
+		if w[i] >= '0' && w[i] <= '9' {
+			return w
+		}
+	}
+	if v, ok := stemCache.Load(w); ok {
+		return v.(string)
+	}
+	env := snowballstem.NewEnv(w)
+	english.Stem(env)
+	s := env.Current()
+	stemCache.Store(w, s)
+	return s
+}
+
+// Tokens splits s into words, drops stop words and stems the rest.
+func Tokens(s string) []Token {
+	words := Words(s)
+	toks := make([]Token, 0, len(words))
+	for _, w := range words {
+		if stopWords[w] || !utf8.ValidString(w) {
+			continue
+		}
+		toks = append(toks, Token{Stem: Stem(w), Word: w})
+	}
+	return toks
+}
+
+// stopWords are English function words and the filler of requests to an
+// assistant ("can you please help me..."). They carry no signal about
+// which capability fits.
+var stopWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`
+a about above after again against all am an and any are aren as at be because been
+before being below between both but by can cannot could couldn did didn do does doesn
+doing don down during each few for from further had hadn has hasn have haven having he
+her here hers herself him himself his how i if in into is isn it its itself just let
+ll me more most mustn my myself no nor not now of off on once only or other ought our
+ours ourselves out over own re s same shan she should shouldn so some such t than that
+the their theirs them themselves then there these they this those through to too
+under until up us ve very was wasn we were weren what when where which while who whom
+why will with won would wouldn you your yours yourself yourselves
+d m o y also etc via e g ie eg
+please thanks thank hi hello hey
+want wants wanted need needs needed like would could might may must shall
+give tell know help helps using use used uses
+something anything someone anyone thing things way
+`) {
+		m[w] = true
+	}
+	return m
+}()
