@@ -179,7 +179,9 @@ func goServer(t *testing.T, n int) string {
 			Description: fmt.Sprintf("Tool number %d.", i),
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"}},"required":["q"]}`),
 			Annotations: &sdk.ToolAnnotations{ReadOnlyHint: ro, Title: fmt.Sprintf("Tool %d", i)},
-		}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) { return &sdk.CallToolResult{}, nil })
+		}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return &sdk.CallToolResult{}, nil
+		})
 	}
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
