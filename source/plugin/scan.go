@@ -168,8 +168,10 @@ func Scan(root string, opts *ScanOptions) (*Layout, error) {
 	claudeDirs := []string{}
 	if opts.ClaudeDir || filepath.Base(abs) == ".claude" {
 		claudeDirs = append(claudeDirs, abs)
+		w.walkClaude(abs)
+	} else {
+		w.walk(abs)
 	}
-	w.walk(abs)
 	for i := 0; i < len(w.extraRoots); i++ { // installed plugins outside the tree
 		w.walk(w.extraRoots[i])
 	}
@@ -246,6 +248,8 @@ func (w *walker) walk(dir string) {
 			}
 			if name == ".claude" {
 				w.claudeDirs = append(w.claudeDirs, p)
+				w.walkClaude(p)
+				continue
 			}
 			w.walk(p)
 			continue
@@ -261,6 +265,19 @@ func (w *walker) walk(dir string) {
 		switch strings.ToLower(filepath.Ext(name)) {
 		case ".md", ".json", ".yaml", ".yml", ".jsonl":
 			w.files = append(w.files, p)
+		}
+	}
+}
+
+// claudeParts are the folders of a .claude folder that hold capabilities;
+// the rest (settings, projects, history) is not scanned.
+var claudeParts = []string{"agents", "commands", "skills", "plugins"}
+
+// walkClaude walks only the capability folders of a .claude folder.
+func (w *walker) walkClaude(dir string) {
+	for _, part := range claudeParts {
+		if p := filepath.Join(dir, part); exists(p) {
+			w.walk(p)
 		}
 	}
 }
