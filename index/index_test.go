@@ -319,7 +319,9 @@ func newToolServer(t *testing.T, desc string) *toolServer {
 				d = ts.desc
 			}
 			srv.AddTool(&sdk.Tool{Name: name, Description: d, InputSchema: json.RawMessage(`{"type":"object"}`)},
-				func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) { return &sdk.CallToolResult{}, nil })
+				func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+					return &sdk.CallToolResult{}, nil
+				})
 		}
 		return srv
 	}, &sdk.StreamableHTTPOptions{Stateless: true})
