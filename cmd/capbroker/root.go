@@ -74,6 +74,7 @@ func (m *Main) commands() []*cobra.Command {
 		m.newCardsCmd(),
 		m.newSelectCmd(),
 		m.newFindCmd(),
+		m.newServeCmd(),
 	}
 }
 
