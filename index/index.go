@@ -418,3 +418,19 @@ func writeAtomic(path string, write func(io.Writer) error) (err error) {
 	}
 	return nil
 }
+
+// DefaultDir is where the index lives unless told otherwise:
+// $CAPBROKER_INDEX, else $XDG_CACHE_HOME/capbroker, else
+// $HOME/.cache/capbroker. getenv reads the environment (os.Getenv).
+func DefaultDir(getenv func(string) string) string {
+	if d := getenv("CAPBROKER_INDEX"); d != "" {
+		return d
+	}
+	if d := getenv("XDG_CACHE_HOME"); d != "" {
+		return filepath.Join(d, "capbroker")
+	}
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, ".cache", "capbroker")
+	}
+	return filepath.Join(os.TempDir(), "capbroker")
+}

@@ -75,6 +75,8 @@ func (m *Main) commands() []*cobra.Command {
 		m.newSelectCmd(),
 		m.newFindCmd(),
 		m.newServeCmd(),
+		m.newDiscoverCmd(),
+		m.newApproveCmd(),
 	}
 }
 
