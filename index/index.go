@@ -90,6 +90,7 @@ type Index struct {
 	mu      sync.Mutex
 	entries map[string]*entry
 	pins    *pinFile
+	written bool // the file was written by this Index: keep writing
 }
 
 // entry is one stored source.
@@ -336,14 +337,20 @@ func Load(ctx context.Context, dir string, opts *Options, src *source.Options) (
 	return res, ix, err
 }
 
-// store records this run's batches and writes the index file.
+// touchEvery is how stale an entry's LastUsed may get before a run that
+// used it rewrites the index just to record that.
+const touchEvery = 24 * time.Hour
+
+// store records this run's batches and writes the index file, unless
+// nothing changed (a warm run writes nothing).
 func (ix *Index) store(batches []*source.Batch) error {
 	now := ix.opts.Now()
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	dirty := !ix.status.Valid || ix.written
 	for _, b := range batches {
 		e := ix.entries[b.ID]
-		if e == nil || e.Batch.LoadedAt != b.LoadedAt || !sameStamp(e.Batch.Stamp, b.Stamp) {
+		if e == nil || !e.Batch.LoadedAt.Equal(b.LoadedAt) || !sameStamp(e.Batch.Stamp, b.Stamp) {
 			e = &entry{Batch: b, Hashes: map[string]string{}}
 			for _, f := range b.Stamp.Files {
 				if h, err := hashFile(f.Path); err == nil {
@@ -351,14 +358,23 @@ func (ix *Index) store(batches []*source.Batch) error {
 				}
 			}
 			ix.entries[b.ID] = e
+			dirty = true
 		}
-		e.LastUsed = now
+		if now.Sub(e.LastUsed) > touchEvery {
+			e.LastUsed = now
+			dirty = true
+		}
 	}
 	for id, e := range ix.entries {
 		if now.Sub(e.LastUsed) > PruneAfter {
 			delete(ix.entries, id)
+			dirty = true
 		}
 	}
+	if !dirty {
+		return nil
+	}
+	ix.written = true
 	p := &payload{Built: now}
 	for _, e := range ix.entries {
 		c := *e.Batch

@@ -44,6 +44,8 @@ type pinFile struct {
 	// Distrust holds back every MCP tool without a pin: set when a pins
 	// file could not be read, so that losing it approves nothing.
 	Distrust bool `json:"distrust,omitempty"`
+
+	dirty bool // changed since read
 }
 
 func pinKey(source, tool string) string { return source + "\x00" + tool }
@@ -80,6 +82,7 @@ func readPins(path string) (*pinFile, error) {
 			return nil, fmt.Errorf("pins file %s is unreadable and cannot be moved aside: %w", path, rerr)
 		}
 		p.Distrust = true
+		p.dirty = true
 		return p, nil
 	}
 	if f.Pending == nil {
@@ -108,13 +111,20 @@ func (ix *Index) hold(cards []card.Card) (keep, held []card.Card) {
 		pin, ok := p.Pins[key]
 		switch {
 		case ok && pin.Digest == c.Digest:
-			delete(p.Pending, key) // changed back to what was approved
+			if _, was := p.Pending[key]; was {
+				delete(p.Pending, key) // changed back to what was approved
+				p.dirty = true
+			}
 			keep = append(keep, c)
 		case !ok && !p.Distrust:
 			p.Pins[key] = Pin{Source: c.Source, Tool: toolName(&c), Digest: c.Digest, Description: c.Description, InputSchema: c.InputSchema, Approved: now}
+			p.dirty = true
 			keep = append(keep, c)
 		default:
-			p.Pending[key] = c
+			if prev, was := p.Pending[key]; !was || prev.Digest != c.Digest {
+				p.Pending[key] = c
+				p.dirty = true
+			}
 			held = append(held, c)
 		}
 	}
@@ -124,14 +134,21 @@ func (ix *Index) hold(cards []card.Card) (keep, held []card.Card) {
 func (ix *Index) savePins() error {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	if !ix.pins.dirty {
+		return nil
+	}
 	data, err := json.MarshalIndent(ix.pins, "", "  ")
 	if err != nil {
 		return err
 	}
-	return writeAtomic(filepath.Join(ix.dir, PinsName), func(w io.Writer) error {
+	err = writeAtomic(filepath.Join(ix.dir, PinsName), func(w io.Writer) error {
 		_, err := w.Write(append(data, '\n'))
 		return err
 	})
+	if err == nil {
+		ix.pins.dirty = false
+	}
+	return err
 }
 
 // Change is an MCP tool that changed since it was approved.
@@ -219,6 +236,7 @@ func (ix *Index) approveLocked(keys map[string]bool) []string {
 	if len(ix.pins.Pending) == 0 {
 		ix.pins.Distrust = false
 	}
+	ix.pins.dirty = true
 	sort.Strings(names)
 	return names
 }

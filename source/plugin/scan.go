@@ -195,7 +195,7 @@ func Scan(root string, opts *ScanOptions) (*Layout, error) {
 // walker collects the files of a tree.
 type walker struct {
 	l          *Layout
-	visited    map[string]bool
+	visited    map[string]bool // real paths of the trees walked
 	files      []string // .md .json .yaml .yml .jsonl
 	manifests  []string // .claude-plugin/plugin.json
 	markets    []string // .claude-plugin/marketplace.json
@@ -206,15 +206,61 @@ type walker struct {
 }
 
 func (w *walker) walk(dir string) {
-	real, err := filepath.EvalSymlinks(dir)
+	// Only symbolic links can make a tree loop or repeat, so only the top
+	// of each walk and each followed link is resolved (see follow).
+	// Installed plugins usually sit in the pruned plugins/ folder of the
+	// tree: only an exact repeat skips them.
+	if extra := w.extraRoot(dir); len(w.visited) == 0 || extra {
+		real, err := filepath.EvalSymlinks(dir)
+		if err != nil {
+			w.l.Problems = append(w.l.Problems, Problem{Path: dir, Reason: fmt.Sprintf("cannot resolve: %v", err), Skipped: true})
+			return
+		}
+		if w.visited[real] || (!extra && w.covered(real)) {
+			return
+		}
+		w.visited[real] = true
+	}
+	w.walkDir(dir)
+}
+
+// extraRoot reports whether dir is one of the queued install paths.
+func (w *walker) extraRoot(dir string) bool {
+	for _, r := range w.extraRoots {
+		if r == dir {
+			return true
+		}
+	}
+	return false
+}
+
+// covered reports whether real is inside, or above, a tree already walked.
+func (w *walker) covered(real string) bool {
+	for v := range w.visited {
+		if real == v || strings.HasPrefix(real, v+string(filepath.Separator)) || strings.HasPrefix(v, real+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
+}
+
+// follow walks the folder a symbolic link points to, unless that folder
+// is part of a tree already walked (a link inside the tree, or back up to
+// an ancestor).
+func (w *walker) follow(link string) {
+	real, err := filepath.EvalSymlinks(link)
 	if err != nil {
-		w.l.Problems = append(w.l.Problems, Problem{Path: dir, Reason: fmt.Sprintf("cannot resolve: %v", err), Skipped: true})
+		w.l.Problems = append(w.l.Problems, Problem{Path: link, Reason: fmt.Sprintf("cannot resolve: %v", err), Skipped: true})
 		return
 	}
-	if w.visited[real] {
+	if w.covered(real) {
 		return
 	}
 	w.visited[real] = true
+	w.walkDir(link)
+}
+
+func (w *walker) walkDir(dir string) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		w.l.Problems = append(w.l.Problems, Problem{Path: dir, Reason: fmt.Sprintf("cannot read folder: %v", err), Skipped: true})
@@ -229,7 +275,8 @@ func (w *walker) walk(dir string) {
 		name := e.Name()
 		p := filepath.Join(dir, name)
 		isDir := e.IsDir()
-		if e.Type()&fs.ModeSymlink != 0 {
+		link := e.Type()&fs.ModeSymlink != 0
+		if link {
 			fi, err := os.Stat(p)
 			if err != nil {
 				w.l.Problems = append(w.l.Problems, Problem{Path: p, Reason: "broken symbolic link", Skipped: true})
@@ -246,12 +293,15 @@ func (w *walker) walk(dir string) {
 			if skipDirs[name] {
 				continue
 			}
-			if name == ".claude" {
+			switch {
+			case name == ".claude":
 				w.claudeDirs = append(w.claudeDirs, p)
 				w.walkClaude(p)
-				continue
+			case link:
+				w.follow(p)
+			default:
+				w.walkDir(p)
 			}
-			w.walk(p)
 			continue
 		}
 		switch {
@@ -276,8 +326,18 @@ var claudeParts = []string{"agents", "commands", "skills", "plugins"}
 // walkClaude walks only the capability folders of a .claude folder.
 func (w *walker) walkClaude(dir string) {
 	for _, part := range claudeParts {
-		if p := filepath.Join(dir, part); exists(p) {
-			w.walk(p)
+		p := filepath.Join(dir, part)
+		fi, err := os.Lstat(p)
+		switch {
+		case err != nil:
+		case fi.Mode()&fs.ModeSymlink != 0:
+			w.follow(p)
+		case fi.IsDir():
+			if len(w.visited) == 0 {
+				w.walk(p)
+			} else {
+				w.walkDir(p)
+			}
 		}
 	}
 }
@@ -340,6 +400,7 @@ type sorter struct {
 	l       *Layout
 	w       *walker
 	plugins map[string][]*Plugin // by dir
+	byDir   map[string][]string  // .md files by folder
 }
 
 func (s *sorter) warn(path string, reason string) {
@@ -458,23 +519,17 @@ func (s *sorter) marketplaces() {
 
 // components fills each plugin's agent and command files and its MCP config.
 func (s *sorter) components() {
-	files := s.w.files
-	sort.Strings(files)
 	for _, p := range s.l.Plugins {
-		agentsDir := filepath.Join(p.Dir, "agents")
-		cmdDir := filepath.Join(p.Dir, "commands") + string(filepath.Separator)
 		seen := map[string]bool{}
-		for _, f := range files {
-			if !strings.HasSuffix(f, ".md") {
-				continue
-			}
-			if filepath.Dir(f) == agentsDir && !seen[f] {
+		for _, f := range s.mdIn(filepath.Join(p.Dir, "agents"), false) {
+			seen[f] = true
+			p.AgentFiles = append(p.AgentFiles, f)
+		}
+		cmdDir := filepath.Join(p.Dir, "commands")
+		for _, f := range s.mdIn(cmdDir, true) {
+			if !seen[f] {
 				seen[f] = true
-				p.AgentFiles = append(p.AgentFiles, f)
-			}
-			if strings.HasPrefix(f, cmdDir) && !seen[f] {
-				seen[f] = true
-				rel := strings.TrimSuffix(f[len(cmdDir):], ".md")
+				rel := strings.TrimSuffix(f[len(cmdDir)+1:], ".md")
 				p.CommandFiles = append(p.CommandFiles, Command{Path: f, Name: strings.ReplaceAll(filepath.ToSlash(rel), "/", ":")})
 			}
 		}
@@ -508,6 +563,33 @@ func (s *sorter) components() {
 	}
 }
 
+// mdIn returns the .md files directly in dir, or anywhere under it when
+// recursive, in path order.
+func (s *sorter) mdIn(dir string, recursive bool) []string {
+	if s.byDir == nil {
+		s.byDir = map[string][]string{}
+		sort.Strings(s.w.files)
+		for _, f := range s.w.files {
+			if strings.HasSuffix(f, ".md") {
+				s.byDir[filepath.Dir(f)] = append(s.byDir[filepath.Dir(f)], f)
+			}
+		}
+	}
+	if !recursive {
+		return s.byDir[dir]
+	}
+	prefix := dir + string(filepath.Separator)
+	files := s.w.files
+	i := sort.SearchStrings(files, prefix)
+	var out []string
+	for ; i < len(files) && strings.HasPrefix(files[i], prefix); i++ {
+		if strings.HasSuffix(files[i], ".md") {
+			out = append(out, files[i])
+		}
+	}
+	return out
+}
+
 // resolve turns a manifest component path into .md files: a file is
 // itself; a folder gives its .md files (recursively for commands).
 func (s *sorter) resolve(p *Plugin, rel string, recursive bool) []string {
@@ -528,16 +610,7 @@ func (s *sorter) resolve(p *Plugin, rel string, recursive bool) []string {
 		}
 		return []string{path}
 	}
-	var out []string
-	for _, f := range s.w.files {
-		if !strings.HasSuffix(f, ".md") || !strings.HasPrefix(f, path+string(filepath.Separator)) {
-			continue
-		}
-		if recursive || filepath.Dir(f) == path {
-			out = append(out, f)
-		}
-	}
-	return out
+	return s.mdIn(path, recursive)
 }
 
 // mcp finds the plugin's MCP server declarations.
@@ -627,19 +700,13 @@ func (s *sorter) loose(claudeDirs []string) {
 			continue
 		}
 		seen[cd] = true
-		agentsDir := filepath.Join(cd, "agents")
-		cmdDir := filepath.Join(cd, "commands") + string(filepath.Separator)
-		for _, f := range s.w.files {
-			if !strings.HasSuffix(f, ".md") {
-				continue
-			}
-			if filepath.Dir(f) == agentsDir {
-				s.l.Agents = append(s.l.Agents, Loose{Path: f, Name: strings.TrimSuffix(filepath.Base(f), ".md")})
-			}
-			if strings.HasPrefix(f, cmdDir) {
-				rel := strings.TrimSuffix(f[len(cmdDir):], ".md")
-				s.l.Commands = append(s.l.Commands, Loose{Path: f, Name: strings.ReplaceAll(filepath.ToSlash(rel), "/", ":")})
-			}
+		for _, f := range s.mdIn(filepath.Join(cd, "agents"), false) {
+			s.l.Agents = append(s.l.Agents, Loose{Path: f, Name: strings.TrimSuffix(filepath.Base(f), ".md")})
+		}
+		cmdDir := filepath.Join(cd, "commands")
+		for _, f := range s.mdIn(cmdDir, true) {
+			rel := strings.TrimSuffix(f[len(cmdDir)+1:], ".md")
+			s.l.Commands = append(s.l.Commands, Loose{Path: f, Name: strings.ReplaceAll(filepath.ToSlash(rel), "/", ":")})
 		}
 	}
 }
