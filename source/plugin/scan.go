@@ -196,9 +196,9 @@ func Scan(root string, opts *ScanOptions) (*Layout, error) {
 type walker struct {
 	l          *Layout
 	visited    map[string]bool // real paths of the trees walked
-	files      []string // .md .json .yaml .yml .jsonl
-	manifests  []string // .claude-plugin/plugin.json
-	markets    []string // .claude-plugin/marketplace.json
+	files      []string        // .md .json .yaml .yml .jsonl
+	manifests  []string        // .claude-plugin/plugin.json
+	markets    []string        // .claude-plugin/marketplace.json
 	skillMDs   []string
 	claudeDirs []string
 	extraRoots []string
