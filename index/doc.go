@@ -13,7 +13,7 @@
 // # The index file
 //
 // dir/index.bin holds a header (a magic line, the format [Version], the
-// payload length and its SHA-256) and a gob payload: one entry per source
+// payload length and its SHA-256) and a compact binary payload (see codec.go): one entry per source
 // with its cards, report, [source.Stamp] and the SHA-256 of each file it
 // was read from. [Open] validates it and starts empty, saying why in
 // [Index.Status], when it is missing, empty, truncated, garbage, of

@@ -6,7 +6,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
-	"encoding/gob"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -21,7 +20,7 @@ import (
 
 // Version is the index file format version. A file of another version is
 // rebuilt.
-const Version = 1
+const Version = 2
 
 // FileName is the index file in the index folder.
 const FileName = "index.bin"
@@ -217,8 +216,9 @@ func decode(data []byte) ([]*entry, error) {
 	if !bytes.Equal(got[:], sum) {
 		return nil, &badIndex{reason: "checksum mismatch"}
 	}
-	var p payload
-	if err := gob.NewDecoder(bytes.NewReader(body)).Decode(&p); err != nil {
+	d := &decoder{s: string(body), b: body}
+	p, err := d.payload()
+	if err != nil {
 		return nil, &badIndex{reason: "undecodable", err: err}
 	}
 	return p.Entries, nil
@@ -226,10 +226,9 @@ func decode(data []byte) ([]*entry, error) {
 
 // encode writes the header and payload.
 func encode(w io.Writer, p *payload) error {
-	var body bytes.Buffer
-	if err := gob.NewEncoder(&body).Encode(p); err != nil {
-		return err
-	}
+	e := &encoder{}
+	e.payload(p)
+	body := bytes.NewBuffer(e.buf)
 	sum := sha256.Sum256(body.Bytes())
 	hdr := make([]byte, 0, headerSize)
 	hdr = append(hdr, magic...)
