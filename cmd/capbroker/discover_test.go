@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -11,15 +9,6 @@ import (
 
 	"github.com/capbroker/capbroker/internal/testenv"
 )
-
-// runEnv drives the CLI with the given environment (no real $HOME).
-func runEnv(t *testing.T, env map[string]string, args ...string) (string, string, int) {
-	t.Helper()
-	var out, errb bytes.Buffer
-	m := &Main{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return env[k] }}
-	code := m.ExitCode(m.Run(context.Background(), args))
-	return out.String(), errb.String(), code
-}
 
 func TestDiscoverJSON(t *testing.T) {
 	corpus := testenv.NeedShared(t, "corpus")

@@ -122,3 +122,37 @@ func TestUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestEvalJSON(t *testing.T) {
+	dir := t.TempDir()
+	tools := filepath.Join(dir, "tools.jsonl")
+	queries := filepath.Join(dir, "queries.jsonl")
+	os.WriteFile(tools, []byte(`{"name":"get_weather","description":"Get the weather forecast for a city.","parameters":null,"source":"t"}
+{"name":"send_email","description":"Send an email message.","parameters":null,"source":"t"}
+{"name":"translate_text","description":"Translate text into another language.","parameters":null,"source":"t"}
+`), 0o644)
+	os.WriteFile(queries, []byte(`{"id":"1","query":"what is the weather forecast in Paris","gold":["get_weather"]}
+{"id":"2","query":"translate this text to German","gold":["translate_text"]}
+{"id":"3","query":"mail my boss","gold":["send_email"],"gold_groups":[["send_email","draft_email"]]}
+`), 0o644)
+	out, errOut, code := run(t, "eval", "--tools", tools, "--queries", queries, "--k", "1,5", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep map[string]any
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"queries", "tools", "top1", "mrr", "recall", "ndcg", "comp", "index_ms", "p50_us", "p99_us"} {
+		if _, ok := rep[k]; !ok {
+			t.Errorf("eval --json lacks %q: %s", k, out)
+		}
+	}
+	// Two of three queries are answerable by words; "mail my boss" shares none.
+	if rep["queries"] != 3.0 || rep["top1"].(float64) < 0.66 || rep["top1"].(float64) > 0.67 {
+		t.Errorf("queries %v top1 %v, want 3 and 2/3", rep["queries"], rep["top1"])
+	}
+	if _, _, code := run(t, "eval", "--tools", tools); code != 2 {
+		t.Errorf("eval without --queries: exit %d, want 2", code)
+	}
+}

@@ -38,3 +38,6 @@ func firstLine(s string, n int) string {
 	}
 	return s
 }
+
+// discardLogger drops every log line.
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }

@@ -75,6 +75,10 @@ func (m *Main) commands() []*cobra.Command {
 		m.newSelectCmd(),
 		m.newFindCmd(),
 		m.newServeCmd(),
+		m.newEvalCmd(),
+		m.newRouteCmd(),
+		m.newCapabilitiesCmd(),
+		m.newEmbedCmd(),
 		m.newDiscoverCmd(),
 		m.newApproveCmd(),
 	}

@@ -73,7 +73,9 @@ function renderSelection(sel) {
       el("td", {}, el("div", { class: "score" }, bar, p.score ? p.score.toFixed(2) : "–")),
       el("td", {}, el("span", { class: "badge " + p.confidence }, p.confidence)),
       el("td", { class: p.risk }, p.risk),
-      el("td", {}, p.reason, el("br"), terms(p.matches))));
+      el("td", {}, ...(p.matches && p.matches.length
+        ? [terms(p.matches), el("br"), el("span", { class: "terms" }, `coverage ${Math.round(100 * p.coverage)}%` + (p.floor ? " · floor" : ""))]
+        : [p.reason]))));
   });
   body.append(el("tr", { class: "pick hatch-row", "data-name": sel.hatch },
     el("td", {}, "+"), el("td", {}, el("b", {}, sel.hatch)), el("td", {}, ""),

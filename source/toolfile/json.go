@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 )
 
 // wrapperKeys name the fields under which a wrapping object lists tools:
@@ -48,7 +49,7 @@ func (p *parser) listItems(raw []byte, base, depth int) ([]item, error) {
 		}
 		items := make([]item, len(elems))
 		for i, e := range elems {
-			line, col := position(p.data, e.off)
+			line, col := p.position(e.off)
 			items[i] = item{raw: e.raw, line: line, col: col, index: i + 1}
 		}
 		return items, nil
@@ -60,7 +61,7 @@ func (p *parser) listItems(raw []byte, base, depth int) ([]item, error) {
 		if m, ok := wrapped(ms, depth); ok {
 			return p.listItems(m.raw, m.off, depth+1)
 		}
-		line, col := position(p.data, base)
+		line, col := p.position(base)
 		return []item{{raw: raw, line: line, col: col}}, nil
 	}
 	return nil, p.errAt(base, fmt.Errorf("the file holds %s; want a tool object, a list of tools or {\"tools\": [...]}", kindOf(raw)))
@@ -125,7 +126,7 @@ func (p *parser) concatenatedItems() []item {
 		if err != nil {
 			return lines
 		}
-		line, col := position(p.data, start)
+		line, col := p.position(start)
 		items = append(items, item{raw: v, line: line, col: col, index: len(items) + 1})
 	}
 }
@@ -150,12 +151,12 @@ func (p *parser) jsonlItems() []item {
 			continue
 		}
 		start := lineStart + (len(line) - len(bytes.TrimLeft(line, " \t\r")))
-		var raw json.RawMessage
-		if err := json.Unmarshal(trimmed, &raw); err != nil {
+		if !json.Valid(trimmed) {
+			err := json.Unmarshal(trimmed, new(json.RawMessage))
 			items = append(items, item{line: lineNo, err: p.syntaxError(trimmed, start, err)})
 			continue
 		}
-		_, col := position(p.data, start)
+		col := 1 + utf8.RuneCount(p.data[lineStart:start])
 		items = append(items, item{raw: trimmed, line: lineNo, col: col})
 	}
 	return items

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/capbroker/capbroker/card"
 )
@@ -256,20 +257,32 @@ type parser struct {
 	file   string
 	source string
 	data   []byte
+	lines  []int // offsets of line starts, built by position
 }
 
 // errAt makes an *Error located at byte offset off of the file.
 func (p *parser) errAt(off int, err error) *Error {
-	line, col := position(p.data, off)
+	line, col := p.position(off)
 	return &Error{File: p.file, Line: line, Col: col, Err: err}
 }
 
 // position turns a byte offset into a 1-based line and column (in runes).
-func position(data []byte, off int) (line, col int) {
-	off = max(0, min(off, len(data)))
-	before := data[:off]
-	line = 1 + bytes.Count(before, []byte{'\n'})
-	start := bytes.LastIndexByte(before, '\n') + 1
-	col = 1 + len([]rune(string(before[start:])))
-	return line, col
+// The first call indexes the line starts, so that locating every item of
+// a large file stays linear.
+func (p *parser) position(off int) (line, col int) {
+	if p.lines == nil {
+		p.lines = []int{0}
+		for i, b := range p.data {
+			if b == '\n' {
+				p.lines = append(p.lines, i+1)
+			}
+		}
+	}
+	off = max(0, min(off, len(p.data)))
+	// The last line start at or before off.
+	i, found := slices.BinarySearch(p.lines, off)
+	if !found {
+		i--
+	}
+	return i + 1, 1 + utf8.RuneCount(p.data[p.lines[i]:off])
 }

@@ -159,10 +159,24 @@ type yamlConv struct {
 	active map[*yaml.Node]bool // aliases being expanded, to catch cycles
 }
 
+// errTooBig stops conversions that aliases or merge keys blow up.
+var errTooBig = errors.New("YAML expands to too many values (alias bomb?)")
+
+// spend counts n more values visited and fails past the budget.
+func (c *yamlConv) spend(n int) error {
+	c.nodes += n
+	if c.nodes > maxYAMLNodes {
+		return errTooBig
+	}
+	return nil
+}
+
 func (c *yamlConv) write(buf *bytes.Buffer, n *yaml.Node, depth int) error {
-	c.nodes++
-	if c.nodes > maxYAMLNodes || buf.Len() > maxYAMLBytes {
-		return errors.New("YAML expands to too many values (alias bomb?)")
+	if err := c.spend(1); err != nil {
+		return err
+	}
+	if buf.Len() > maxYAMLBytes {
+		return errTooBig
 	}
 	if depth > maxYAMLDepth {
 		return fmt.Errorf("line %d: YAML nested more than %d deep", n.Line, maxYAMLDepth)
@@ -231,6 +245,9 @@ type yamlPair struct {
 // merged entries come first and explicit entries override them. A key
 // written twice is an error, as YAML requires.
 func (c *yamlConv) pairs(n *yaml.Node, depth int) ([]yamlPair, error) {
+	if err := c.spend(len(n.Content)/2 + 1); err != nil {
+		return nil, err
+	}
 	var explicit, merged []yamlPair
 	seen := map[string]int{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
