@@ -81,6 +81,8 @@ func (m *Main) commands() []*cobra.Command {
 		m.newEmbedCmd(),
 		m.newPlanCmd(),
 		m.newAssembleCmd(),
+		m.newDiscoverCmd(),
+		m.newApproveCmd(),
 	}
 }
 
