@@ -70,5 +70,7 @@ find_capability always exposed to find more.`,
 
 // commands lists every subcommand; each lives in a file of its own.
 func (m *Main) commands() []*cobra.Command {
-	return []*cobra.Command{}
+	return []*cobra.Command{
+		m.newGatewayCmd(),
+	}
 }
