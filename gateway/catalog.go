@@ -257,7 +257,6 @@ func (c *catalog) sortedTools() []*toolEntry {
 	return out
 }
 
-
 // tokens counts the tokens of the named tools' definitions in MCP form.
 func (c *catalog) tokens(names []string) int {
 	n := 0

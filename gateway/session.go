@@ -619,4 +619,3 @@ func (g *Gateway) protocolError(u *upstream, method string, err error) error {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
