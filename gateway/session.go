@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"sort"
 	"strings"
@@ -485,7 +486,7 @@ func (g *Gateway) explain(u *upstream, tool string, err error) string {
 		return fmt.Sprintf("capbroker gateway: server %q did not answer %s within %s; the call was cancelled (%v)", u.cfg.Name, tool, u.timeout, err)
 	case errors.Is(err, ErrUpstreamDown):
 		return fmt.Sprintf("capbroker gateway: server %q is not connected and is being restarted; try again shortly (%v)", u.cfg.Name, err)
-	case errors.Is(err, mcp.ErrConnectionClosed):
+	case errors.Is(err, mcp.ErrConnectionClosed), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return fmt.Sprintf("capbroker gateway: server %q closed the connection during %s (it is being restarted; try again): %v", u.cfg.Name, tool, err)
 	}
 	return fmt.Sprintf("capbroker gateway: calling %s on server %q failed: %v", tool, u.cfg.Name, err)
@@ -497,10 +498,23 @@ func (g *Gateway) explain(u *upstream, tool string, err error) string {
 func (u *upstream) do(ctx context.Context, ss *mcp.ServerSession, meta mcp.Meta, f func(context.Context, *mcp.ClientSession, mcp.Meta) error) error {
 	ctx, cancel := context.WithTimeout(ctx, u.timeout)
 	defer cancel()
-	cs, err := u.session(ctx)
-	if err != nil {
+	for attempt := 0; ; attempt++ {
+		cs, err := u.session(ctx)
+		if err != nil {
+			return err
+		}
+		err = u.doOn(ctx, cs, ss, meta, f)
+		if attempt == 0 && errors.Is(err, mcp.ErrConnectionClosed) && ctx.Err() == nil {
+			// The connection was already closing: the request never left,
+			// so it is safe to send it again on the restarted one.
+			u.dead(cs)
+			continue
+		}
 		return err
 	}
+}
+
+func (u *upstream) doOn(ctx context.Context, cs *mcp.ClientSession, ss *mcp.ServerSession, meta mcp.Meta, f func(context.Context, *mcp.ClientSession, mcp.Meta) error) error {
 	var token any
 	if meta != nil {
 		token = meta["progressToken"]

@@ -168,8 +168,10 @@ func (u *upstream) run(ctx context.Context, firstDone chan<- struct{}) {
 				return
 			case werr := <-done:
 				u.mu.Lock()
-				u.cs = nil
-				u.ready = make(chan struct{})
+				if u.cs == cs {
+					u.cs = nil
+					u.ready = make(chan struct{})
+				}
 				u.restarts++
 				u.lastErr = fmt.Errorf("connection lost: %v", orClosed(werr))
 				u.mu.Unlock()
@@ -584,6 +586,17 @@ func (l *lineLogger) Write(p []byte) (int, error) {
 }
 
 var _ io.Writer = (*lineLogger)(nil)
+
+// dead marks cs as unusable, if it is still the current session, so calls
+// wait for the restart instead of using it.
+func (u *upstream) dead(cs *mcp.ClientSession) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.cs == cs {
+		u.cs = nil
+		u.ready = make(chan struct{})
+	}
+}
 
 // connected returns the live session, or nil while disconnected.
 func (u *upstream) connected() *mcp.ClientSession {
