@@ -1,10 +1,12 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -109,15 +111,57 @@ func TestModes(t *testing.T) {
 	})
 }
 
-func TestFloor(t *testing.T) {
-	// The coding floor names read_file and list_directory; a server that
-	// offers them gets them listed from the start.
-	g := startGateway(t, []ServerConfig{testServer("alpha")}, &Options{Mode: ModeSearch, Task: "echo the text back"})
-	cs := connect(t, serveHTTP(t, g, nil), nil, nil)
+func TestTaskAndTrace(t *testing.T) {
+	var trace syncBuffer
+	g := startGateway(t, []ServerConfig{testServer("alpha")}, &Options{Mode: ModeSearch, Task: "echo the text back", Trace: NewJSONLTracer(&trace)})
+	cs := connect(t, serveHTTP(t, g, nil), nil, map[string]string{SessionHeader: "traced"})
 	got := listNames(t, cs)
 	if !slices.Contains(got, "alpha__echo") || !slices.Contains(got, policy.HatchName) {
-		t.Errorf("with --task, tools = %v, want alpha__echo and the hatch", got)
+		t.Errorf("with a task, tools = %v, want alpha__echo and the hatch", got)
 	}
+	findNames(t, cs, "process id")
+	callText(t, cs, "alpha__pid", nil)
+	var kinds []string
+	for _, line := range strings.Split(strings.TrimSpace(trace.String()), "\n") {
+		var e Event
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("trace line %q: %v", line, err)
+		}
+		if e.Session != "traced" {
+			t.Errorf("event of session %q", e.Session)
+		}
+		switch e.Kind {
+		case "select", "find":
+			if e.TokensFull == 0 || e.TokensExposed == 0 {
+				t.Errorf("%s event tokens: exposed %d of %d", e.Kind, e.TokensExposed, e.TokensFull)
+			}
+		case "call":
+			if e.Tool != "alpha__pid" || e.Upstream != "alpha" || e.Outcome != "ok" {
+				t.Errorf("call event %+v", e)
+			}
+		}
+		kinds = append(kinds, e.Kind)
+	}
+	if diff := cmp.Diff([]string{"select", "find", "call"}, kinds); diff != "" {
+		t.Errorf("traced events (-want +got):\n%s", diff)
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 func TestIrreversible(t *testing.T) {
