@@ -37,6 +37,7 @@ func TestMain(m *testing.M) {
 //	sleep(ms)     sleeps, then returns "slept"
 //	hang()        never returns
 //	delete_all()  an irreversible tool (destructiveHint), returns "deleted"
+//	grow()        adds the tool grown(), which returns "grown"
 func runTestServer(name string) {
 	s := mcp.NewServer(&mcp.Implementation{Name: "test-" + name, Version: "1"}, nil)
 	type textArgs struct {
@@ -70,6 +71,14 @@ func runTestServer(name string) {
 	mcp.AddTool(s, &mcp.Tool{Name: "delete_all", Description: "Delete every record.", Annotations: &mcp.ToolAnnotations{DestructiveHint: &yes}},
 		func(context.Context, *mcp.CallToolRequest, any) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "deleted"}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "grow", Description: "Add a tool named grown (the server then sends list_changed)."},
+		func(context.Context, *mcp.CallToolRequest, any) (*mcp.CallToolResult, any, error) {
+			mcp.AddTool(s, &mcp.Tool{Name: "grown", Description: "A tool added at run time."},
+				func(context.Context, *mcp.CallToolRequest, any) (*mcp.CallToolResult, any, error) {
+					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "grown"}}}, nil, nil
+				})
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "grew"}}}, nil, nil
 		})
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -44,7 +44,7 @@ func TestModes(t *testing.T) {
 		cs := connect(t, url, nil, map[string]string{ModeHeader: "all"})
 		got := listNames(t, cs)
 		// delete_all is irreversible and not allowed: held back.
-		want := []string{"alpha__echo", "alpha__hang", "alpha__pid", "alpha__sleep", "beta__echo", "beta__hang", "beta__pid", "beta__sleep"}
+		want := []string{"alpha__echo", "alpha__grow", "alpha__hang", "alpha__pid", "alpha__sleep", "beta__echo", "beta__grow", "beta__hang", "beta__pid", "beta__sleep"}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("tools (-want +got):\n%s", diff)
 		}
@@ -229,7 +229,7 @@ func TestIrreversible(t *testing.T) {
 
 func TestNamespaceCollisions(t *testing.T) {
 	g := startGateway(t, []ServerConfig{testServer("a"), testServer("b")}, &Options{Mode: ModeAll, Namespace: NamespaceCollisions})
-	if diff := cmp.Diff([]string{"a__echo", "a__hang", "a__pid", "a__sleep", "b__echo", "b__hang", "b__pid", "b__sleep"}, g.Tools()); diff != "" {
+	if diff := cmp.Diff([]string{"a__echo", "a__grow", "a__hang", "a__pid", "a__sleep", "b__echo", "b__grow", "b__hang", "b__pid", "b__sleep"}, g.Tools()); diff != "" {
 		t.Errorf("colliding names (-want +got):\n%s", diff)
 	}
 	var reported int
@@ -238,11 +238,43 @@ func TestNamespaceCollisions(t *testing.T) {
 			reported++
 		}
 	}
-	if reported != 8 {
-		t.Errorf("%d renames reported, want 8: %v", reported, g.Warnings())
+	if reported != 10 {
+		t.Errorf("%d renames reported, want 10: %v", reported, g.Warnings())
 	}
 	g1 := startGateway(t, []ServerConfig{testServer("solo")}, &Options{Mode: ModeAll, Namespace: NamespaceCollisions})
-	if diff := cmp.Diff([]string{"echo", "hang", "pid", "sleep"}, g1.Tools()); diff != "" {
+	if diff := cmp.Diff([]string{"echo", "grow", "hang", "pid", "sleep"}, g1.Tools()); diff != "" {
 		t.Errorf("without collisions (-want +got):\n%s", diff)
+	}
+}
+
+// TestUpstreamListChanged checks that a tool an upstream adds at run time
+// reaches a connected client, with list_changed.
+func TestUpstreamListChanged(t *testing.T) {
+	g := startGateway(t, []ServerConfig{testServer("a")}, &Options{Mode: ModeAll})
+	changed := make(chan struct{}, 10)
+	cs := connect(t, serveHTTP(t, g, nil), &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+		changed <- struct{}{}
+	}}, nil)
+	if slices.Contains(listNames(t, cs), "a__grown") {
+		t.Fatal("a__grown listed before it exists")
+	}
+	if text, isErr := callText(t, cs, "a__grow", nil); isErr {
+		t.Fatal(text)
+	}
+	select {
+	case <-changed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no list_changed after the upstream added a tool")
+	}
+	// The notification may come before the catalog holds the tool if the
+	// upstream sent two; wait for it.
+	for i := 0; !slices.Contains(listNames(t, cs), "a__grown"); i++ {
+		if i == 100 {
+			t.Fatalf("a__grown never listed: %v", listNames(t, cs))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if text, isErr := callText(t, cs, "a__grown", nil); isErr || text != "grown" {
+		t.Errorf("a__grown: isError=%v %q", isErr, text)
 	}
 }
