@@ -83,6 +83,7 @@ func (m *Main) commands() []*cobra.Command {
 		m.newAssembleCmd(),
 		m.newDiscoverCmd(),
 		m.newApproveCmd(),
+		m.newGatewayCmd(),
 	}
 }
 
