@@ -13,23 +13,33 @@ import (
 	"github.com/capbroker/capbroker/source/toolfile"
 )
 
-// catalogFlags are the flags every command that needs a catalog shares.
+// catalogFlags are the flags every command that needs a catalog shares:
+// --tools, or the discovery flags (--root, --mcp-config, --config, ...).
 type catalogFlags struct {
 	tools []string
+	discoveryFlags
 }
 
 func (f *catalogFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVar(&f.tools, "tools", nil,
 		"tool file or directory of tool files (JSON, YAML, JSONL; OpenAI, Anthropic, MCP shapes); repeatable; replaces the configured sources")
+	f.discoveryFlags.register(cmd)
 }
 
-// loadCards returns the cards the flags name: tool files when --tools is
-// given, else the embedded example catalog. Problems in some files are
-// printed as warnings and the good files still load; it fails only when
-// nothing loads at all.
+// loadCards returns the cards the flags name:
+//   - with --tools, those tool files and nothing else;
+//   - else what discovery finds (the --root, --tool-file and --mcp-config
+//     flags, capbroker.yaml, and the default places ./.claude, ./.mcp.json
+//     and ~/.claude), through the card index; MCP tools whose pinned
+//     digest changed are held back until approved;
+//   - when discovery finds nothing and no place was named, the embedded
+//     example catalog, with a note on stderr.
+//
+// Problems in some files are printed as warnings and the good files still
+// load; it fails only when nothing loads at all.
 func (m *Main) loadCards(ctx context.Context, f *catalogFlags) ([]card.Card, error) {
 	if len(f.tools) == 0 {
-		return examples.Cards()
+		return m.discoveredCards(ctx, f)
 	}
 	cards, errs := toolfile.LoadAll(f.tools)
 	for _, err := range errs {
@@ -81,4 +91,27 @@ func (m *Main) printWarnings(warns []card.Warning) {
 		fmt.Fprintf(m.Stderr, "note: %d cards renamed to source__name because several sources offer the name: %s\n",
 			len(renamed), strings.Join(renamed, ", "))
 	}
+}
+
+// discoveredCards runs discovery for loadCards.
+func (m *Main) discoveredCards(ctx context.Context, f *catalogFlags) ([]card.Card, error) {
+	res, _, err := m.discover(ctx, &f.discoveryFlags)
+	if err != nil {
+		return nil, err
+	}
+	if n := len(res.Report.Skipped); n > 0 {
+		fmt.Fprintf(m.Stderr, "note: discovery skipped %d files or entries; capbroker discover lists them with the reasons\n", n)
+	}
+	if n := len(res.Held); n > 0 {
+		fmt.Fprintf(m.Stderr, "note: %d MCP tools changed since they were approved and are held back; see capbroker approve --list\n", n)
+	}
+	if len(res.Cards) > 0 {
+		return res.Cards, nil
+	}
+	named := len(f.roots)+len(f.toolFiles)+len(f.mcpConfigs) > 0 || f.config != ""
+	if named {
+		return nil, fmt.Errorf("no capabilities found in the places named (see capbroker discover)")
+	}
+	fmt.Fprintln(m.Stderr, "note: no capabilities found in ./.claude, ./.mcp.json or ~/.claude; using the embedded example catalog (108 tools)")
+	return examples.Cards()
 }

@@ -26,8 +26,25 @@ func runEnv(t *testing.T, env map[string]string, args ...string) (string, string
 // runIO is run with environment variables and standard input.
 func runIO(t *testing.T, env map[string]string, stdin string, args ...string) (string, string, int) {
 	t.Helper()
+	// A home and an index of the test's own: never the user's ~/.claude.
+	// A test that names HOME gets the index under it.
+	home, index := t.TempDir(), t.TempDir()
+	getenv := func(k string) string {
+		if v, ok := env[k]; ok {
+			return v
+		}
+		switch k {
+		case "HOME":
+			return home
+		case "CAPBROKER_INDEX":
+			if _, ok := env["HOME"]; !ok {
+				return index
+			}
+		}
+		return ""
+	}
 	var out, errb bytes.Buffer
-	m := &Main{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return env[k] }}
+	m := &Main{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb, Getenv: getenv}
 	code := m.ExitCode(m.Run(context.Background(), args))
 	return out.String(), errb.String(), code
 }
