@@ -70,6 +70,9 @@ func (s *Session) Validate() error {
 	if len(s.ID) > 200 {
 		return fmt.Errorf("session id is longer than 200 bytes")
 	}
+	if strings.ContainsRune(s.ID, 0) || strings.ContainsRune(s.Task, 0) {
+		return fmt.Errorf("session %q: id or task holds a NUL byte", s.ID)
+	}
 	if len(s.Selection) > 0 && !json.Valid(s.Selection) {
 		return fmt.Errorf("session %s: selection is not valid JSON", s.ID)
 	}
