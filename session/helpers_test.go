@@ -77,7 +77,7 @@ func newPostgres(tb testing.TB) *postgres.Store {
 	tb.Helper()
 	dsn := testenv.Postgres(tb)
 	var b [6]byte
-	rand(b[:])
+	randBytes(b[:])
 	schema := "capbroker_session_" + hexs(b[:])
 	st, err := postgres.Open(context.Background(), dsn, &postgres.Options{Schema: schema})
 	if err != nil {

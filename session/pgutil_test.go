@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-func rand(b []byte)        { crand.Read(b) }
+func randBytes(b []byte)   { crand.Read(b) }
 func hexs(b []byte) string { return hex.EncodeToString(b) }
 
 func dropSchema(tb testing.TB, dsn, schema string) {
