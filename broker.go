@@ -38,6 +38,7 @@ type Broker struct {
 	cat      *card.Catalog
 	warnings []card.Warning
 	index    *rank.Index
+	ranker   policy.Ranker
 	sel      *policy.Selector
 	defaults policy.Options
 	log      *slog.Logger
@@ -68,6 +69,7 @@ func New(ctx context.Context, opts *Options) (*Broker, error) {
 		b.index = rank.New(cat.Cards(), o.Rank)
 		ranker = b.index
 	}
+	b.ranker = ranker
 	counter, err := payload.NewCounter(o.Encoding)
 	if err != nil {
 		return nil, fmt.Errorf("creating broker: %w", err)
@@ -158,4 +160,11 @@ func (b *Broker) merge(o *policy.Options) policy.Options {
 		r.Allow = o.Allow
 	}
 	return r
+}
+
+// Rank returns the raw ranking behind [Broker.Find] and [Broker.Select]:
+// the best k cards for query with their explanations, before any floor,
+// hatch or relevance threshold. The eval harness measures this.
+func (b *Broker) Rank(ctx context.Context, query string, k int) ([]rank.Hit, error) {
+	return b.ranker.Rank(ctx, query, k)
 }

@@ -18,9 +18,12 @@ const (
 )
 
 // Counter counts tokens with one vocabulary. It is safe for concurrent use.
+// The vocabulary loads on the first count (tens of milliseconds), so
+// creating a counter costs nothing.
 type Counter struct {
 	enc   Encoding
-	codec tokenizer.Codec
+	name  tokenizer.Encoding
+	codec func() tokenizer.Codec
 }
 
 var (
@@ -28,8 +31,8 @@ var (
 	counters   = map[Encoding]*Counter{}
 )
 
-// NewCounter returns the counter for enc ("" means o200k). Vocabularies
-// load once per process (tens of milliseconds) and are shared.
+// NewCounter returns the counter for enc ("" means o200k). Counters are
+// shared by the whole process.
 func NewCounter(enc Encoding) (*Counter, error) {
 	if enc == "" {
 		enc = O200k
@@ -48,11 +51,14 @@ func NewCounter(enc Encoding) (*Counter, error) {
 	default:
 		return nil, fmt.Errorf("unknown token encoding %q (want o200k or cl100k)", enc)
 	}
-	codec, err := tokenizer.Get(name)
-	if err != nil {
-		return nil, fmt.Errorf("loading %s vocabulary: %w", enc, err)
-	}
-	c := &Counter{enc: enc, codec: codec}
+	c := &Counter{enc: enc, name: name, codec: sync.OnceValue(func() tokenizer.Codec {
+		codec, err := tokenizer.Get(name)
+		if err != nil {
+			// Get fails only for encodings it does not know; both of ours are built in.
+			panic(fmt.Sprintf("loading %s vocabulary: %v", enc, err))
+		}
+		return codec
+	})}
 	counters[enc] = c
 	return c, nil
 }
@@ -63,11 +69,12 @@ func (c *Counter) Encoding() Encoding { return c.enc }
 // Count returns the number of tokens in s. Invalid UTF-8 is counted as
 // the replacement runes a provider would see.
 func (c *Counter) Count(s string) int {
-	n, err := c.codec.Count(s)
+	codec := c.codec()
+	n, err := codec.Count(s)
 	if err != nil {
 		// The codec rejects invalid UTF-8; count it as the API would
 		// after replacing the bad bytes.
-		n, _ = c.codec.Count(toValidUTF8(s))
+		n, _ = codec.Count(toValidUTF8(s))
 	}
 	return n
 }

@@ -33,7 +33,7 @@ var familyWords = map[Family][]string{
 	Data: {"data", "dataset", "csv", "sql", "query", "table", "database", "spreadsheet", "excel",
 		"chart", "plot", "graph", "statistics", "statistical", "analysis", "analyze", "analyse", "average", "mean",
 		"median", "regression", "metrics", "aggregate", "pivot", "column", "columns", "rows", "json", "parquet", "etl"},
-	Writing: {"write", "writing", "draft", "essay", "blog", "post", "email", "letter", "story", "edit",
+	Writing: {"write", "writing", "draft", "essay", "blog", "email", "letter", "story", "edit",
 		"proofread", "grammar", "rewrite", "tone", "copy", "article", "document", "summary", "translate", "poem", "outline"},
 	Ops: {"deploy", "deployment", "server", "servers", "kubernetes", "k8s", "docker", "container",
 		"cluster", "infrastructure", "terraform", "ci", "cd", "pipeline", "monitor", "monitoring", "alert",

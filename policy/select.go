@@ -30,9 +30,14 @@ const (
 // HatchName is the name of the always-exposed escape hatch.
 const HatchName = "find_capability"
 
-// Hatch returns the card of the escape hatch tool.
+// Hatch returns (a copy of) the card of the escape hatch tool.
 func Hatch() *card.Card {
-	return &card.Card{
+	c := hatchCard
+	return &c
+}
+
+var hatchCard = func() card.Card {
+	c := card.Card{
 		Name: HatchName,
 		Kind: card.KindTool,
 		Description: "Find more capabilities (tools, agents, commands, skills) when none of the exposed tools fits. " +
@@ -43,7 +48,9 @@ func Hatch() *card.Card {
 		RiskFrom:    "explicit",
 		Source:      "capbroker",
 	}
-}
+	c.Digest = c.ComputeDigest()
+	return c
+}()
 
 // Default bounds and thresholds.
 const (
@@ -51,6 +58,11 @@ const (
 	DefaultMinCoverage = 0.2
 	DefaultMinRelative = 0.3
 	DefaultFindK       = 5
+
+	// An irreversible capability must cover more of the query and
+	// score within 80% of the best hit: it needs stronger evidence.
+	IrreversibleMinCoverage = 0.35
+	IrreversibleMinRelative = 0.8
 )
 
 // DefaultFloors are the floors of the built-in families.
@@ -175,9 +187,14 @@ func (s *Selection) Exposed() []string {
 
 // Selector selects from one catalog. It is safe for concurrent use.
 type Selector struct {
-	cat    *card.Catalog
-	ranker Ranker
+	cat     *card.Catalog
+	ranker  Ranker
 	counter *payload.Counter
+
+	// aliases maps an original or unprefixed name ("read_file" for
+	// "fs__read_file") to the first card, in name order, that bears it, so
+	// floors resolve in constant time.
+	aliases map[string]int
 
 	mu     sync.Mutex
 	tokens map[tokenKey]int // per-card token counts
@@ -199,7 +216,15 @@ func NewSelector(cat *card.Catalog, r Ranker, counter *payload.Counter) (*Select
 		}
 		counter = c
 	}
-	return &Selector{cat: cat, ranker: r, counter: counter, tokens: map[tokenKey]int{}, full: map[payload.Format]int{}}, nil
+	s := &Selector{cat: cat, ranker: r, counter: counter, aliases: map[string]int{}, tokens: map[tokenKey]int{}, full: map[payload.Format]int{}}
+	for i, c := range cat.Cards() {
+		for _, alias := range []string{c.OriginalName, unprefixed(c.Name)} {
+			if _, taken := s.aliases[alias]; alias != "" && !taken {
+				s.aliases[alias] = i
+			}
+		}
+	}
+	return s, nil
 }
 
 // Catalog returns the selector's catalog.
@@ -329,7 +354,7 @@ func (s *Selector) reject(c *card.Card, h rank.Hit, top float64, o Options) stri
 	minCov, minRel := o.MinCoverage, o.MinRelative
 	if c.Risk == card.RiskIrreversible {
 		// Stronger evidence for what cannot be undone.
-		minCov, minRel = max(minCov, 0)+0.2, max(minRel, 0)+0.3
+		minCov, minRel = max(minCov, IrreversibleMinCoverage), max(minRel, IrreversibleMinRelative)
 	}
 	if minCov > 0 && h.Coverage < minCov {
 		return fmt.Sprintf("below threshold: coverage %.2f < %.2f%s", h.Coverage, minCov, riskNote(c))
@@ -400,12 +425,19 @@ func (s *Selector) findFloor(name string) int {
 	if i := s.cat.Index(name); i >= 0 {
 		return i
 	}
-	for i, c := range s.cat.Cards() {
-		if c.OriginalName == name || strings.HasSuffix(c.Name, card.Separator+name) {
-			return i
-		}
+	if i, ok := s.aliases[name]; ok {
+		return i
 	}
 	return -1
+}
+
+// unprefixed returns the part of a namespaced name after its source
+// prefix, or "" when the name has none.
+func unprefixed(name string) string {
+	if i := strings.LastIndex(name, card.Separator); i >= 0 {
+		return name[i+len(card.Separator):]
+	}
+	return ""
 }
 
 // degrade fills sel with the full tool set after a ranking failure.
