@@ -115,15 +115,24 @@ func readState(t *testing.T, sc *bufio.Scanner) childState {
 	return cs
 }
 
-func kill(t *testing.T, cmd *exec.Cmd) {
+// kill sends SIGKILL to the child, reads what it wrote before dying and
+// returns its last reported state (last if it reported nothing more).
+func kill(t *testing.T, cmd *exec.Cmd, sc *bufio.Scanner, last childState) childState {
 	t.Helper()
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
+	}
+	for sc.Scan() {
+		var cs childState
+		if json.Unmarshal(sc.Bytes(), &cs) == nil {
+			last = cs
+		} // a line cut by the kill is not a report
 	}
 	err := cmd.Wait()
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
 		t.Fatalf("the child was not killed by SIGKILL: %v", err)
 	}
+	return last
 }
 
 // TestCrashRightAfterFind kills the process holding a session right after
@@ -131,8 +140,7 @@ func kill(t *testing.T, cmd *exec.Cmd) {
 func TestCrashRightAfterFind(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "capbroker.db")
 	cmd, sc := startChild(t, path, "once")
-	before := readState(t, sc)
-	kill(t, cmd)
+	before := kill(t, cmd, sc, readState(t, sc))
 
 	if !slices.Contains(before.Exposed, "git_blame") {
 		t.Fatalf("the child's find did not expose git_blame: %v", before.Exposed)
@@ -150,7 +158,8 @@ func TestCrashRightAfterFind(t *testing.T) {
 }
 
 // TestCrashMidRun kills the child while it keeps finding: everything it
-// reported is stored, and at most the one write in flight is beyond it.
+// reported before dying is stored, and at most the one write in flight
+// (committed, not yet reported) is beyond it.
 func TestCrashMidRun(t *testing.T) {
 	for round := range 3 {
 		t.Run(strconv.Itoa(round), func(t *testing.T) {
@@ -160,7 +169,7 @@ func TestCrashMidRun(t *testing.T) {
 			for range 5 + 7*round {
 				last = readState(t, sc)
 			}
-			kill(t, cmd)
+			last = kill(t, cmd, sc, last)
 
 			r, err := session.NewManager(newSelector(t), openSQLite(t, path), nil).Resume(context.Background(), last.ID)
 			if err != nil {

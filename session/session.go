@@ -187,6 +187,16 @@ func (m *Manager) Start(ctx context.Context, task string, opts *StartOptions) (*
 // iterations and budget. Names no longer in the catalog are reported in
 // [Session.Missing] and in a resume trace record, and kept.
 func (m *Manager) Resume(ctx context.Context, id string) (*Session, error) {
+	return m.load(ctx, id, true)
+}
+
+// Load is Resume without the resume record, for a process that handles
+// one event of a run and exits (the CLI's session find and call).
+func (m *Manager) Load(ctx context.Context, id string) (*Session, error) {
+	return m.load(ctx, id, false)
+}
+
+func (m *Manager) load(ctx context.Context, id string, record bool) (*Session, error) {
 	begin := m.o.Now()
 	var st *store.Session
 	var err error
@@ -220,15 +230,20 @@ func (m *Manager) Resume(ctx context.Context, id string) (*Session, error) {
 			s.missing = append(s.missing, n)
 		}
 	}
-	rec := trace.Record{SessionID: id, Kind: trace.KindResume, At: begin, Task: st.Task}
+	var f *trace.Failure
+	reason := fmt.Sprintf("resumed with %d exposed tools, all in the catalog", len(st.Exposed))
 	if len(s.missing) > 0 {
-		f := trace.Failure{Tier: trace.TierCatalog, Message: fmt.Sprintf("%d exposed tool(s) no longer in the catalog, kept and refused on call: %s",
+		f = &trace.Failure{Tier: trace.TierCatalog, Message: fmt.Sprintf("%d exposed tool(s) no longer in the catalog, kept and refused on call: %s",
 			len(s.missing), strings.Join(s.missing, ", "))}
-		rec.Failures = append(rec.Failures, f)
-		s.failures = append(s.failures, f)
-		rec.CapabilityReason = fmt.Sprintf("resumed with %d exposed tools; %d missing from the current catalog", len(st.Exposed), len(s.missing))
-	} else {
-		rec.CapabilityReason = fmt.Sprintf("resumed with %d exposed tools, all in the catalog", len(st.Exposed))
+		s.failures = append(s.failures, *f)
+		reason = fmt.Sprintf("resumed with %d exposed tools; %d missing from the current catalog", len(st.Exposed), len(s.missing))
+	}
+	if !record {
+		return s, nil
+	}
+	rec := trace.Record{SessionID: id, Kind: trace.KindResume, At: begin, Task: st.Task, CapabilityReason: reason}
+	if f != nil {
+		rec.Failures = append(rec.Failures, *f)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

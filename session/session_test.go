@@ -509,3 +509,23 @@ func ExampleManager() {
 	// [git_blame]
 	// <nil>
 }
+
+func TestLoadRecordsNothing(t *testing.T) {
+	ctx := context.Background()
+	st := newSQLite(t)
+	s, err := session.NewManager(newSelector(t), st, nil).Start(ctx, codingTask, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := session.NewManager(newSelector(t, "run_tests"), st, nil).Load(ctx, s.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(s.State(), l.State()); d != "" || !slices.Equal(l.Missing(), []string{"run_tests"}) {
+		t.Errorf("loaded state diff %s, missing %v", d, l.Missing())
+	}
+	recs, _ := st.Traces(ctx, &store.TraceQuery{SessionID: s.ID()})
+	if len(recs) != 1 {
+		t.Errorf("Load recorded %v", kinds(recs))
+	}
+}
