@@ -109,7 +109,7 @@ func (s *Session) check(name string) error {
 }
 
 // minSimilarity is the least similarity a suggestion needs.
-const minSimilarity = 0.45
+const minSimilarity = 0.55
 
 // suggestionSpread is how far below the best a suggestion may score.
 const suggestionSpread = 0.2

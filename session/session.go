@@ -245,10 +245,10 @@ func (m *Manager) load(ctx context.Context, id string, record bool) (*Session, e
 	if f != nil {
 		rec.Failures = append(rec.Failures, *f)
 	}
+	rec.Latency = time.Since(begin)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.fill(&rec, &s.state)
-	rec.Latency = time.Since(begin)
 	s.appendTrace(ctx, rec)
 	return s, nil
 }

@@ -78,6 +78,8 @@ func (m *Main) commands() []*cobra.Command {
 		m.newEvalCmd(),
 		m.newRouteCmd(),
 		m.newCapabilitiesCmd(),
+		m.newSessionCmd(),
+		m.newTraceCmd(),
 	}
 }
 
