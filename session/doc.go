@@ -37,7 +37,8 @@
 // checked against the current catalog: one that is gone is reported in
 // [Session.Missing] and in the resume trace, and stays in the exposed
 // set (a call to it is refused with a clear error); nothing is dropped
-// or replaced silently.
+// or replaced silently. [Manager.Load] does the same without recording a
+// resume, for a process that handles one event and exits (the CLI).
 //
 // Several processes may share a store (PostgreSQL, or one SQLite file):
 // writes name the version they read, and on a conflict the session

@@ -36,12 +36,16 @@ type Selector interface {
 	Catalog() *card.Catalog
 }
 
+var _ Selector = (*policy.Selector)(nil)
+
 // tokenCounter is implemented by selectors that count payload tokens
 // (*policy.Selector); records of finds and calls then carry token counts.
 type tokenCounter interface {
 	ExposedTokens(names []string, f payload.Format) int
 	FullTokens(f payload.Format) int
 }
+
+var _ tokenCounter = (*policy.Selector)(nil)
 
 // Options configures a Manager. A nil *Options uses every default.
 type Options struct {
