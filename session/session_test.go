@@ -3,6 +3,7 @@ package session_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"fmt"
 	"slices"
 	"strings"
@@ -18,6 +19,9 @@ import (
 )
 
 const codingTask = "fix the failing test in parser.go"
+
+// quiet keeps the expected store-failure logs out of the test output.
+var quiet = &session.Options{Logger: slog.New(slog.DiscardHandler)}
 
 // stored reads a session back from the store.
 func stored(t *testing.T, st store.Store, id string) *store.Session {
@@ -275,7 +279,7 @@ func TestStoreFailureDegrades(t *testing.T) {
 	ctx := context.Background()
 	real := newSQLite(t)
 	st := &flaky{Store: real}
-	m := session.NewManager(newSelector(t), st, nil)
+	m := session.NewManager(newSelector(t), st, quiet)
 	s, err := m.Start(ctx, codingTask, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -327,7 +331,7 @@ func TestStoreDownAtStart(t *testing.T) {
 	ctx := context.Background()
 	st := &flaky{Store: newSQLite(t)}
 	st.broken.Store(true)
-	m := session.NewManager(newSelector(t), st, nil)
+	m := session.NewManager(newSelector(t), st, quiet)
 	s, err := m.Start(ctx, codingTask, nil)
 	if err != nil {
 		t.Fatalf("a store failure stopped the start: %v", err)
