@@ -84,6 +84,8 @@ func (m *Main) commands() []*cobra.Command {
 		m.newDiscoverCmd(),
 		m.newApproveCmd(),
 		m.newGatewayCmd(),
+		m.newSessionCmd(),
+		m.newTraceCmd(),
 	}
 }
 
