@@ -3,8 +3,8 @@ package session_test
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
