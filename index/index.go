@@ -311,7 +311,7 @@ func (ix *Index) Discover(ctx context.Context, opts *source.Options) (*source.Re
 		o = *opts
 	}
 	o.Cache = ix
-	o.Hold = ix.hold
+	o.Hold = ix.holdSynced
 	res, err := source.Discover(ctx, &o)
 	if err != nil {
 		return nil, err

@@ -45,7 +45,8 @@ type pinFile struct {
 	// file could not be read, so that losing it approves nothing.
 	Distrust bool `json:"distrust,omitempty"`
 
-	dirty bool // changed since read
+	dirty bool        // changed since read
+	seen  os.FileInfo // the file as last read or written; nil when there was none
 }
 
 func pinKey(source, tool string) string { return source + "\x00" + tool }
@@ -68,10 +69,21 @@ func toolName(c *card.Card) string {
 // until approved again.
 func readPins(path string) (*pinFile, error) {
 	p := &pinFile{Version: 1, Pins: map[string]Pin{}, Pending: map[string]card.Card{}}
-	data, err := os.ReadFile(path)
+	// Stat the open file, not the path: the stamp must be that of the
+	// content read, even if another process replaces the file meanwhile.
+	fh, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return p, nil
 	}
+	if err != nil {
+		return nil, fmt.Errorf("reading pins: %w", err)
+	}
+	defer fh.Close()
+	fi, err := fh.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("reading pins: %w", err)
+	}
+	data, err := io.ReadAll(fh)
 	if err != nil {
 		return nil, fmt.Errorf("reading pins: %w", err)
 	}
@@ -88,7 +100,72 @@ func readPins(path string) (*pinFile, error) {
 	if f.Pending == nil {
 		f.Pending = map[string]card.Card{}
 	}
+	f.seen = fi
 	return &f, nil
+}
+
+// syncPinsLocked re-reads pins.json when another process (capbroker
+// approve, a discover run, a gateway) replaced it since this Index last
+// read or wrote it. ix.mu must be held.
+func (ix *Index) syncPinsLocked() error {
+	if !ix.pinsModifiedLocked() {
+		return nil
+	}
+	p, err := readPins(filepath.Join(ix.dir, PinsName))
+	if err != nil {
+		return err
+	}
+	ix.pins = p
+	return nil
+}
+
+func (ix *Index) pinsModifiedLocked() bool {
+	fi, err := os.Stat(filepath.Join(ix.dir, PinsName))
+	seen := ix.pins.seen
+	switch {
+	case err != nil:
+		return seen != nil // removed since read
+	case seen == nil:
+		return true
+	}
+	return !os.SameFile(fi, seen) || !fi.ModTime().Equal(seen.ModTime()) || fi.Size() != seen.Size()
+}
+
+// PinsModified reports whether pins.json changed on disk since this Index
+// last read or wrote it: an approval made by another process. It only
+// looks at the file's identity, time and size, so it is cheap enough to
+// poll.
+func (ix *Index) PinsModified() bool {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	return ix.pinsModifiedLocked()
+}
+
+// Hold judges MCP tool cards against the pins, as discovery does, for a
+// long-running process that lists tools itself (the MCP gateway): it
+// re-reads pins.json if another process changed it, pins tools seen for
+// the first time, holds back those whose digest differs from their pin
+// (recording them as pending for "capbroker approve") and saves the
+// pins. Cards that are not MCP tools (no Meta["server"]) are kept. The
+// read-judge-write runs under a lock file, so an approval made at the
+// same moment by another process is not lost. keep and held are valid
+// even when err (a pins file that could not be read or written) is not
+// nil.
+func (ix *Index) Hold(cards []card.Card) (keep, held []card.Card, err error) {
+	unlock, lerr := lockPins(ix.dir)
+	defer unlock()
+	ix.mu.Lock()
+	serr := ix.syncPinsLocked()
+	ix.mu.Unlock()
+	keep, held = ix.hold(cards)
+	return keep, held, errors.Join(lerr, serr, ix.savePins())
+}
+
+// holdSynced is [Index.hold] for discovery: under the lock file, on the
+// latest pins, saved at once.
+func (ix *Index) holdSynced(cards []card.Card) (keep, held []card.Card) {
+	keep, held, _ = ix.Hold(cards) // a failed save is retried and reported by Discover
+	return keep, held
 }
 
 // hold implements source.Options.Hold: an MCP tool seen for the first time
@@ -141,12 +218,16 @@ func (ix *Index) savePins() error {
 	if err != nil {
 		return err
 	}
-	err = writeAtomic(filepath.Join(ix.dir, PinsName), func(w io.Writer) error {
+	path := filepath.Join(ix.dir, PinsName)
+	err = writeAtomic(path, func(w io.Writer) error {
 		_, err := w.Write(append(data, '\n'))
 		return err
 	})
 	if err == nil {
 		ix.pins.dirty = false
+		if fi, serr := os.Stat(path); serr == nil {
+			ix.pins.seen = fi
+		}
 	}
 	return err
 }
@@ -165,10 +246,13 @@ type Change struct {
 	Diff string
 }
 
-// Changed lists the held-back tools with a diff each, by name.
+// Changed lists the held-back tools with a diff each, by name, as
+// pins.json holds them now.
 func (ix *Index) Changed() []Change {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	// On failure, show what was read before; the next write reports it.
+	_ = ix.syncPinsLocked()
 	var out []Change
 	for key, c := range ix.pins.Pending {
 		old := ix.pins.Pins[key]
@@ -183,7 +267,16 @@ func (ix *Index) Changed() []Change {
 // saves the pins. It returns the names approved; a name that matches no
 // pending change is an error and nothing is approved.
 func (ix *Index) Approve(names ...string) ([]string, error) {
+	unlock, err := lockPins(ix.dir)
+	defer unlock()
+	if err != nil {
+		return nil, err
+	}
 	ix.mu.Lock()
+	if err := ix.syncPinsLocked(); err != nil {
+		ix.mu.Unlock()
+		return nil, err
+	}
 	keys := map[string]bool{}
 	var unknown []string
 	for _, n := range names {
@@ -214,7 +307,16 @@ func (ix *Index) Approve(names ...string) ([]string, error) {
 
 // ApproveAll accepts every changed tool.
 func (ix *Index) ApproveAll() ([]string, error) {
+	unlock, err := lockPins(ix.dir)
+	defer unlock()
+	if err != nil {
+		return nil, err
+	}
 	ix.mu.Lock()
+	if err := ix.syncPinsLocked(); err != nil {
+		ix.mu.Unlock()
+		return nil, err
+	}
 	keys := map[string]bool{}
 	for k := range ix.pins.Pending {
 		keys[k] = true
