@@ -11,6 +11,8 @@ import (
 	capbroker "github.com/capbroker/capbroker"
 	"github.com/capbroker/capbroker/card"
 	"github.com/capbroker/capbroker/payload"
+	srcmcp "github.com/capbroker/capbroker/source/mcp"
+	"github.com/capbroker/capbroker/source/mcpconfig"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -70,14 +72,20 @@ type templateEntry struct {
 
 // catalog is an immutable snapshot of everything the upstreams offer.
 type catalog struct {
-	tools     map[string]*toolEntry
-	names     []string // tool names, sorted
-	held      []card.Warning
-	warnings  []card.Warning
-	broker    *capbroker.Broker
-	prompts   map[string]*promptEntry
-	resources map[string]*resourceEntry
-	templates map[string]*templateEntry
+	tools    map[string]*toolEntry
+	names    []string // tool names, sorted
+	held     []card.Warning
+	warnings []card.Warning
+	// pinHeld are the tools held back because their description or schema
+	// changed since approved: name (server__tool, and the plain name where
+	// it could be listed so) -> why.
+	pinHeld map[string]string
+	broker  *capbroker.Broker
+	// fullTokens are the tokens of every tool's definition.
+	fullTokens int
+	prompts    map[string]*promptEntry
+	resources  map[string]*resourceEntry
+	templates  map[string]*templateEntry
 }
 
 // buildCatalog merges the upstreams' listings.
@@ -85,7 +93,9 @@ func buildCatalog(ctx context.Context, ups []*upstream, opts *Options) (*catalog
 	cat := &catalog{
 		tools: map[string]*toolEntry{}, prompts: map[string]*promptEntry{},
 		resources: map[string]*resourceEntry{}, templates: map[string]*templateEntry{},
+		pinHeld: map[string]string{},
 	}
+	pinned := holdChanged(ups, opts, cat)
 	var cards []card.Card
 	byKey := map[string]*toolEntry{}
 	var promptCards []card.Card
@@ -93,6 +103,9 @@ func buildCatalog(ctx context.Context, ups []*upstream, opts *Options) (*catalog
 	for _, u := range ups {
 		l := u.listing()
 		for _, t := range l.tools {
+			if pinned[u.cfg.Name+"\x00"+t.Name] {
+				continue
+			}
 			c := toolCard(u.cfg.Name, t, opts.Namespace)
 			if c.Risk == card.RiskIrreversible && !(opts.AllowIrreversible || u.cfg.AllowIrreversible) {
 				cat.held = append(cat.held, card.Warning{Name: t.Name, Source: u.cfg.Name,
@@ -143,6 +156,7 @@ func buildCatalog(ctx context.Context, ups []*upstream, opts *Options) (*catalog
 		e.tokens = countTokens(&cc)
 		cat.tools[c.Name] = e
 		cat.names = append(cat.names, c.Name)
+		cat.fullTokens += e.tokens
 	}
 	pc, warns := card.NewCatalog(promptCards)
 	cat.warnings = append(cat.warnings, warns...)
@@ -157,6 +171,49 @@ func buildCatalog(ctx context.Context, ups []*upstream, opts *Options) (*catalog
 	}
 	cat.broker = b
 	return cat, nil
+}
+
+// holdChanged asks opts.Pins which upstream tools changed since a person
+// approved them, and returns them by server and tool name; it records
+// each in cat (held, pinHeld). Without Pins nothing is held.
+func holdChanged(ups []*upstream, opts *Options, cat *catalog) map[string]bool {
+	if opts.Pins == nil || len(ups) == 0 {
+		return nil
+	}
+	var cards []card.Card
+	for _, u := range ups {
+		srv := mcpconfig.Server{Name: u.cfg.Name, Transport: u.cfg.Transport(), File: u.cfg.File, Line: u.cfg.Line}
+		for _, t := range u.listing().tools {
+			c, err := srcmcp.ToolCard(srv, t)
+			if err != nil {
+				continue // a nameless tool; buildCatalog's card.NewCatalog reports it
+			}
+			cards = append(cards, c)
+		}
+	}
+	if len(cards) == 0 {
+		return nil
+	}
+	_, held, err := opts.Pins.Hold(cards)
+	if err != nil {
+		opts.Logger.Error("reading or saving the pinned tool digests", "error", err)
+	}
+	out := map[string]bool{}
+	for _, c := range held {
+		tool := c.OriginalName
+		out[c.Source+"\x00"+tool] = true
+		msg := fmt.Sprintf("tool %q of server %q is held back: its description or input schema changed since it was approved; "+
+			"a person must review the change (capbroker approve --list) and approve it (capbroker approve %s)", tool, c.Source, c.Name)
+		cat.held = append(cat.held, card.Warning{Name: tool, Source: c.Source,
+			Message: "held back: description or input schema changed since approved; see capbroker approve --list"})
+		cat.pinHeld[c.Name] = msg
+		if opts.Namespace == NamespaceCollisions {
+			if _, taken := cat.pinHeld[tool]; !taken {
+				cat.pinHeld[tool] = msg
+			}
+		}
+	}
+	return out
 }
 
 // toolCard turns an upstream tool into a card.

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/capbroker/capbroker/source/mcpconfig"
 )
 
 // Config is what a gateway fronts: the upstream MCP servers, in the shape
@@ -35,10 +37,12 @@ type Config struct {
 type ServerConfig struct {
 	// Name is the key in mcpServers; it is the namespace of its tools.
 	Name string
-	// Command, Args and Env start a stdio server.
+	// Command, Args and Env start a stdio server, in folder Dir (the
+	// gateway's working folder when empty).
 	Command string
 	Args    []string
 	Env     map[string]string
+	Dir     string
 	// URL and Headers reach a streamable HTTP server.
 	URL     string
 	Headers map[string]string
@@ -48,6 +52,21 @@ type ServerConfig struct {
 	// AllowIrreversible exposes this server's irreversible tools (each call
 	// still asks the user where the client can be asked).
 	AllowIrreversible bool
+	// File and Line say where the server is defined, for messages; empty
+	// when it was not read from a file.
+	File string
+	Line int
+}
+
+// Where says where the server is defined ("file:line"), or "" when unknown.
+func (s *ServerConfig) Where() string {
+	switch {
+	case s.File == "":
+		return ""
+	case s.Line > 0:
+		return fmt.Sprintf("%s:%d", s.File, s.Line)
+	}
+	return s.File
 }
 
 // Transport names how the server is reached: "stdio" or "http".
@@ -139,6 +158,107 @@ func ParseConfig(data []byte) (*Config, error) {
 		cfg.Servers = append(cfg.Servers, s)
 	}
 	return cfg, nil
+}
+
+// FromMCPConfig turns a server definition read by package
+// source/mcpconfig (any client's config: .mcp.json, ~/.claude.json,
+// Claude Desktop, VS Code, Cursor; variables expanded) into an upstream.
+// The gateway's own settings ("timeout", "allowIrreversible") are read from
+// the definition as written. The legacy SSE transport is refused.
+func FromMCPConfig(s mcpconfig.Server) (ServerConfig, error) {
+	c := ServerConfig{Name: s.Name, Command: s.Command, Args: s.Args, Env: s.Env, Dir: s.Dir,
+		URL: s.URL, Headers: s.Headers, File: s.File, Line: s.Line}
+	if s.Transport == mcpconfig.SSE {
+		return c, fmt.Errorf("server %q: the legacy SSE transport is not supported; use streamable HTTP", s.Name)
+	}
+	if s.Transport == mcpconfig.Stdio {
+		c.URL, c.Headers = "", nil
+	} else {
+		c.Command, c.Args, c.Env, c.Dir = "", nil, nil, ""
+	}
+	if len(s.Raw) > 0 {
+		var extra struct {
+			Timeout           any `json:"timeout"`
+			AllowIrreversible any `json:"allowIrreversible"`
+		}
+		if err := json.Unmarshal(jsonc(s.Raw), &extra); err == nil {
+			switch v := extra.Timeout.(type) {
+			case nil:
+			case string:
+				d, err := time.ParseDuration(v)
+				if err != nil || d <= 0 {
+					return c, fmt.Errorf("server %q: timeout %q is not a positive duration such as \"30s\"", s.Name, v)
+				}
+				c.Timeout = d
+			case float64:
+				// Some clients (Claude Desktop extensions, Cline) give
+				// milliseconds as a number.
+				if v <= 0 {
+					return c, fmt.Errorf("server %q: timeout %v is not positive", s.Name, v)
+				}
+				c.Timeout = time.Duration(v * float64(time.Millisecond))
+			default:
+				return c, fmt.Errorf("server %q: timeout must be a duration such as \"30s\"", s.Name)
+			}
+			switch v := extra.AllowIrreversible.(type) {
+			case nil:
+			case bool:
+				c.AllowIrreversible = v
+			default:
+				return c, fmt.Errorf("server %q: allowIrreversible must be true or false", s.Name)
+			}
+		}
+	}
+	return c, nil
+}
+
+// jsonc drops // and /* */ comments and trailing commas outside strings,
+// for the gateway settings of a definition written with comments (VS
+// Code).
+func jsonc(data []byte) []byte {
+	var out []byte
+	inStr, esc := false, false
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		if inStr {
+			out = append(out, c)
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				inStr = false
+			}
+			continue
+		}
+		switch {
+		case c == '"':
+			inStr = true
+		case c == '/' && i+1 < len(data) && data[i+1] == '/':
+			for i < len(data) && data[i] != '\n' {
+				i++
+			}
+			continue
+		case c == '/' && i+1 < len(data) && data[i+1] == '*':
+			j := bytes.Index(data[i+2:], []byte("*/"))
+			if j < 0 {
+				return out
+			}
+			i += j + 3
+			continue
+		case c == ',':
+			j := i + 1
+			for j < len(data) && (data[j] == ' ' || data[j] == '\t' || data[j] == '\n' || data[j] == '\r') {
+				j++
+			}
+			if j < len(data) && (data[j] == '}' || data[j] == ']') {
+				continue
+			}
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // jsonError turns a JSON decoding error into one that names the line and

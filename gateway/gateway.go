@@ -77,6 +77,16 @@ type Options struct {
 	// ConfirmUnasked decides an irreversible call when the client cannot
 	// be asked (it has no elicitation): true runs it, false refuses it.
 	ConfirmUnasked bool
+	// Pins judges upstream tools against the digests a person approved
+	// (an *index.Index is one). A tool whose description or input schema
+	// changed since is held back: not listed, not callable, not findable,
+	// until approved ("capbroker approve"); this holds for changes seen at
+	// run time through an upstream's list_changed too. If nil, nothing is
+	// held for this reason.
+	Pins Pinner
+	// PinsInterval is how often the gateway looks for approvals made
+	// meanwhile (Pins.PinsModified). If zero, 2s.
+	PinsInterval time.Duration
 	// Store keeps each session's exposed tools. If nil, an in-memory store.
 	Store ExposedStore
 	// Metrics receives counters and latencies. If nil, a fresh set on its
@@ -123,6 +133,9 @@ func (o *Options) resolved() *Options {
 	if r.Store == nil {
 		r.Store = NewMemoryStore()
 	}
+	if r.PinsInterval <= 0 {
+		r.PinsInterval = 2 * time.Second
+	}
 	if r.Metrics == nil {
 		r.Metrics = NewMetrics(nil)
 	}
@@ -133,6 +146,20 @@ func (o *Options) resolved() *Options {
 		r.Logger = slog.Default()
 	}
 	return r
+}
+
+// Pinner judges MCP tool cards (as package source/mcp makes them: named
+// server__tool, Source the server, Meta["server"] set) against the
+// digests a person approved. *index.Index implements it. Methods must be
+// safe for concurrent use.
+type Pinner interface {
+	// Hold returns the cards to keep and those held back because they
+	// changed since approved, recording the held ones for approval. keep
+	// and held are valid even when err is not nil.
+	Hold(cards []card.Card) (keep, held []card.Card, err error)
+	// PinsModified reports whether approvals may have changed since the
+	// last Hold. It is polled, so it must be cheap.
+	PinsModified() bool
 }
 
 // Gateway is one MCP server in front of many. Create it with [New], start
@@ -252,10 +279,24 @@ func (g *Gateway) changed(*upstream) {
 }
 
 func (g *Gateway) rebuilder(ctx context.Context) {
+	var poll <-chan time.Time
+	if g.opts.Pins != nil {
+		t := time.NewTicker(g.opts.PinsInterval)
+		defer t.Stop()
+		poll = t.C
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-poll:
+			if !g.opts.Pins.PinsModified() {
+				continue
+			}
+			g.opts.Logger.Info("pinned tool digests changed (an approval?); rebuilding the catalog")
+			if err := g.refresh(ctx); err != nil && ctx.Err() == nil {
+				g.opts.Logger.Error("rebuilding the catalog", "error", err)
+			}
 		case <-g.rebuild:
 			if err := g.refresh(ctx); err != nil && ctx.Err() == nil {
 				g.opts.Logger.Error("rebuilding the catalog", "error", err)
@@ -329,10 +370,11 @@ func (g *Gateway) upstream(name string) *upstream {
 
 // ServeStdio serves one client over in and out (newline-delimited JSON-RPC)
 // until the client disconnects or ctx is done. key names the session for
-// the exposed-set store; "" uses "stdio".
+// the exposed-set store and the trace; "" makes a new session each time
+// ("stdio-" and a random ID).
 func (g *Gateway) ServeStdio(ctx context.Context, in io.ReadCloser, out io.WriteCloser, key string) error {
 	if key == "" {
-		key = "stdio"
+		key = "stdio-" + newID()
 	}
 	s, err := g.newSession(ctx, key, "", g.opts.Mode)
 	if err != nil {

@@ -150,21 +150,37 @@ var ErrTokenRequired = errors.New("a bearer token is required to listen on an ad
 // host (":8080") binds loopback (127.0.0.1). Any other address needs a
 // bearer token.
 func Listen(addr, token string) (net.Listener, error) {
+	hostPort, err := listenAddr(addr, token)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", hostPort)
+	if err != nil {
+		return nil, fmt.Errorf("listening on %s: %w", addr, err)
+	}
+	return ln, nil
+}
+
+// CheckAddr reports what [Listen] would refuse in addr and token without
+// listening: a malformed address, or one that is not loopback without a
+// token.
+func CheckAddr(addr, token string) error {
+	_, err := listenAddr(addr, token)
+	return err
+}
+
+func listenAddr(addr, token string) (string, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return nil, fmt.Errorf("listen address %q: %w", addr, err)
+		return "", fmt.Errorf("listen address %q: %w", addr, err)
 	}
 	if host == "" {
 		host = "127.0.0.1"
 	}
 	if !isLoopback(host) && token == "" {
-		return nil, fmt.Errorf("listening on %s: %w", addr, ErrTokenRequired)
+		return "", fmt.Errorf("listening on %s: %w", addr, ErrTokenRequired)
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(host, port))
-	if err != nil {
-		return nil, fmt.Errorf("listening on %s: %w", addr, err)
-	}
-	return ln, nil
+	return net.JoinHostPort(host, port), nil
 }
 
 func isLoopback(host string) bool {

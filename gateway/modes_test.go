@@ -44,7 +44,8 @@ func TestModes(t *testing.T) {
 		cs := connect(t, url, nil, map[string]string{ModeHeader: "all"})
 		got := listNames(t, cs)
 		// delete_all is irreversible and not allowed: held back.
-		want := []string{"alpha__echo", "alpha__grow", "alpha__hang", "alpha__pid", "alpha__sleep", "beta__echo", "beta__grow", "beta__hang", "beta__pid", "beta__sleep"}
+		want := []string{"alpha__echo", "alpha__grow", "alpha__hang", "alpha__pid", "alpha__reword", "alpha__sleep",
+			"beta__echo", "beta__grow", "beta__hang", "beta__pid", "beta__reword", "beta__sleep"}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("tools (-want +got):\n%s", diff)
 		}
@@ -229,7 +230,8 @@ func TestIrreversible(t *testing.T) {
 
 func TestNamespaceCollisions(t *testing.T) {
 	g := startGateway(t, []ServerConfig{testServer("a"), testServer("b")}, &Options{Mode: ModeAll, Namespace: NamespaceCollisions})
-	if diff := cmp.Diff([]string{"a__echo", "a__grow", "a__hang", "a__pid", "a__sleep", "b__echo", "b__grow", "b__hang", "b__pid", "b__sleep"}, g.Tools()); diff != "" {
+	if diff := cmp.Diff([]string{"a__echo", "a__grow", "a__hang", "a__pid", "a__reword", "a__sleep",
+		"b__echo", "b__grow", "b__hang", "b__pid", "b__reword", "b__sleep"}, g.Tools()); diff != "" {
 		t.Errorf("colliding names (-want +got):\n%s", diff)
 	}
 	var reported int
@@ -238,11 +240,11 @@ func TestNamespaceCollisions(t *testing.T) {
 			reported++
 		}
 	}
-	if reported != 10 {
-		t.Errorf("%d renames reported, want 10: %v", reported, g.Warnings())
+	if reported != 12 {
+		t.Errorf("%d renames reported, want 12: %v", reported, g.Warnings())
 	}
 	g1 := startGateway(t, []ServerConfig{testServer("solo")}, &Options{Mode: ModeAll, Namespace: NamespaceCollisions})
-	if diff := cmp.Diff([]string{"echo", "grow", "hang", "pid", "sleep"}, g1.Tools()); diff != "" {
+	if diff := cmp.Diff([]string{"echo", "grow", "hang", "pid", "reword", "sleep"}, g1.Tools()); diff != "" {
 		t.Errorf("without collisions (-want +got):\n%s", diff)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -30,9 +31,11 @@ type session struct {
 	server *mcp.Server
 
 	mu        sync.Mutex
-	exposed   map[string]bool   // callable upstream tools (search, call)
-	listed    map[string]string // tool name -> definition key, as listed
-	initial   map[string]bool   // call mode: the tools listed from the start
+	exposed   map[string]bool       // callable upstream tools (search, call)
+	order     []string              // exposed, in the order given: selected, then found
+	listed    map[string]string     // tool name -> definition key, as listed
+	initial   map[string]bool       // call mode: the tools listed from the start
+	onStart   func(context.Context) // saves and traces the start; run once, when initialized
 	prompts   map[string]string
 	resources map[string]string
 	templates map[string]string
@@ -68,6 +71,7 @@ func (g *Gateway) newSession(ctx context.Context, key, id string, mode Mode) (*s
 		SubscribeHandler:   s.subscribe,
 		UnsubscribeHandler: s.unsubscribe,
 		InitializedHandler: func(_ context.Context, r *mcp.InitializedRequest) {
+			s.started()
 			ss := r.Session
 			go func() {
 				ss.Wait()
@@ -87,17 +91,41 @@ func (g *Gateway) newSession(ctx context.Context, key, id string, mode Mode) (*s
 		if err != nil {
 			g.opts.Logger.Warn("loading a session's exposed tools; starting afresh", "session", key, "error", err)
 		}
+		// What is stored and traced waits for the client's initialized
+		// notification: a request that opens a session the client then
+		// drops (a version probe) leaves nothing behind.
 		if !ok || err != nil {
 			sel := cat.broker.Select(ctx, g.opts.Task, &policy.Options{Family: g.opts.Family})
 			names = sel.Names()
-			if err := g.opts.Store.Save(ctx, key, names); err != nil {
-				g.opts.Logger.Warn("saving a session's exposed tools", "session", key, "error", err)
+			s.onStart = func(ctx context.Context) {
+				if err := g.opts.Store.Save(ctx, key, names); err != nil {
+					g.opts.Logger.Warn("saving a session's exposed tools", "session", key, "error", err)
+				}
+				g.opts.Metrics.tokensSaved(sel.Tokens.Full - sel.Tokens.Exposed)
+				g.opts.Trace.Record(ctx, Event{Session: key, Kind: "select", Mode: string(mode), Query: g.opts.Task,
+					Names: names, Exposed: names, Reason: sel.Reason,
+					TokensExposed: cat.tokens(names), TokensFull: cat.fullTokens})
 			}
-			g.opts.Metrics.tokensSaved(sel.Tokens.Full - sel.Tokens.Exposed)
-			g.opts.Trace.Record(ctx, Event{Session: key, Kind: "select", Mode: string(mode), Query: g.opts.Task,
-				Names: names, Reason: sel.Reason, TokensExposed: sel.Tokens.Exposed, TokensFull: sel.Tokens.Full})
+		} else {
+			var missing []string
+			for _, n := range names {
+				if _, ok := cat.tools[n]; !ok {
+					missing = append(missing, n)
+				}
+			}
+			reason := fmt.Sprintf("resumed with %d exposed tools", len(names))
+			ev := Event{Session: key, Kind: "resume", Mode: string(mode), Exposed: names, Reason: reason,
+				TokensExposed: cat.tokens(names), TokensFull: cat.fullTokens}
+			if len(missing) > 0 {
+				ev.Failure = fmt.Sprintf("%d exposed tool(s) not offered now (their server is down, stopped listing them, or they are held back), kept: %s",
+					len(missing), strings.Join(missing, ", "))
+			}
+			s.onStart = func(ctx context.Context) { g.opts.Trace.Record(ctx, ev) }
 		}
 		for _, n := range names {
+			if !s.exposed[n] {
+				s.order = append(s.order, n)
+			}
 			s.exposed[n] = true
 			s.initial[n] = true
 		}
@@ -138,6 +166,18 @@ func (g *Gateway) dropSession(s *session) {
 	n := len(g.sessions)
 	g.mu.Unlock()
 	g.opts.Metrics.sessions(n)
+}
+
+// started runs once the client has initialized the session: it saves
+// and traces the session's start.
+func (s *session) started() {
+	s.mu.Lock()
+	f := s.onStart
+	s.onStart = nil
+	s.mu.Unlock()
+	if f != nil {
+		f(context.Background())
+	}
 }
 
 // isHatch reports whether name is one of the gateway's own tools in mode.
@@ -277,14 +317,23 @@ func catchPanic(f func()) (err error) {
 }
 
 // guard answers calls to tools this session was not given with an error
-// that names find_capability (search and call modes).
+// that names find_capability (search and call modes), and calls to tools
+// held back for a changed digest with what to do (every mode).
 func (s *session) guard(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method != "tools/call" || s.mode == ModeAll {
+		if method != "tools/call" {
 			return next(ctx, method, req)
 		}
 		p, ok := req.GetParams().(*mcp.CallToolParamsRaw)
 		if !ok {
+			return next(ctx, method, req)
+		}
+		if s.mode == ModeAll {
+			// Every offered tool is listed; a held one gets told why.
+			if msg, held := s.g.catalog().pinHeld[p.Name]; held {
+				s.traceRefused(p.Name, "held", msg)
+				return errorResult(msg), nil
+			}
 			return next(ctx, method, req)
 		}
 		s.mu.Lock()
@@ -302,10 +351,39 @@ func (s *session) notExposed(name string) *mcp.CallToolResult {
 	if s.mode == ModeCall {
 		how = "call find_capability with what you need, then call what it finds with call_capability"
 	}
-	if _, ok := s.g.catalog().tools[name]; !ok {
-		return errorResult(fmt.Sprintf("unknown tool %q: no server offers it; %s", name, how))
+	cat := s.g.catalog()
+	if msg, ok := cat.pinHeld[name]; ok {
+		s.traceRefused(name, "held", msg)
+		return errorResult(msg)
 	}
-	return errorResult(fmt.Sprintf("tool %q is not exposed in this session; %s", name, how))
+	if _, ok := cat.tools[name]; !ok {
+		msg := fmt.Sprintf("unknown tool %q: no server offers it; %s", name, how)
+		s.traceRefused(name, "unknown", msg)
+		return errorResult(msg)
+	}
+	msg := fmt.Sprintf("tool %q is not exposed in this session; %s", name, how)
+	s.traceRefused(name, "not_exposed", msg)
+	return errorResult(msg)
+}
+
+// traceRefused records a call the gateway refused without reaching an
+// upstream.
+func (s *session) traceRefused(name, outcome, msg string) {
+	cat := s.g.catalog()
+	exposed := s.exposedNames(cat)
+	s.g.opts.Trace.Record(context.Background(), Event{Session: s.key, Kind: "call", Mode: string(s.mode), Tool: name,
+		Outcome: outcome, Failure: msg, Exposed: exposed, TokensExposed: cat.tokens(exposed), TokensFull: cat.fullTokens})
+}
+
+// exposedNames are the upstream tools the session may call now: every
+// tool in ModeAll, else what it was given and found.
+func (s *session) exposedNames(cat *catalog) []string {
+	if s.mode == ModeAll {
+		return slices.Clone(cat.names)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.order)
 }
 
 func errorResult(msg string) *mcp.CallToolResult {
@@ -372,16 +450,17 @@ func (s *session) find(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 		}
 	}
 	s.mu.Lock()
-	added := false
+	var added []string
 	for _, n := range names {
 		if !s.exposed[n] {
 			s.exposed[n] = true
-			added = true
+			s.order = append(s.order, n)
+			added = append(added, n)
 		}
 	}
-	all := sortedKeys(s.exposed)
+	all := slices.Clone(s.order)
 	s.mu.Unlock()
-	if added {
+	if len(added) > 0 {
 		if err := s.g.opts.Store.Save(ctx, s.key, all); err != nil {
 			s.g.opts.Logger.Warn("saving a session's exposed tools", "session", s.key, "error", err)
 		}
@@ -389,10 +468,10 @@ func (s *session) find(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 			s.sync(cat)
 		}
 	}
-	exposedTok := cat.tokens(names)
 	s.g.opts.Metrics.find(len(names))
 	s.g.opts.Trace.Record(ctx, Event{Session: s.key, Kind: "find", Mode: string(s.mode), Query: a.Query, Names: names,
-		Reason: res.Reason, TokensExposed: exposedTok, TokensFull: cat.tokens(cat.names), DurationMS: ms(time.Since(start))})
+		Found: added, Exposed: all, Reason: res.Reason, TokensFound: cat.tokens(names),
+		TokensExposed: cat.tokens(all), TokensFull: cat.fullTokens, DurationMS: ms(time.Since(start))})
 	b, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
 		return nil, err
@@ -426,12 +505,21 @@ func (s *session) callCapability(ctx context.Context, req *mcp.CallToolRequest) 
 // it is irreversible.
 func (g *Gateway) callTool(ctx context.Context, s *session, ss *mcp.ServerSession, name string, args json.RawMessage, meta mcp.Meta) (*mcp.CallToolResult, error) {
 	start := time.Now()
-	e, ok := g.catalog().tools[name]
+	cat := g.catalog()
+	e, ok := cat.tools[name]
 	if !ok {
-		return errorResult(fmt.Sprintf("tool %q is no longer offered: its server stopped listing it", name)), nil
+		if msg, held := cat.pinHeld[name]; held {
+			s.traceRefused(name, "held", msg)
+			return errorResult(msg), nil
+		}
+		msg := fmt.Sprintf("tool %q is no longer offered: its server stopped listing it", name)
+		s.traceRefused(name, "unknown", msg)
+		return errorResult(msg), nil
 	}
 	u := e.up
-	ev := Event{Session: s.key, Kind: "call", Mode: string(s.mode), Tool: name, Upstream: u.cfg.Name}
+	exposed := s.exposedNames(cat)
+	ev := Event{Session: s.key, Kind: "call", Mode: string(s.mode), Tool: name, Upstream: u.cfg.Name,
+		Exposed: exposed, TokensExposed: cat.tokens(exposed), TokensFull: cat.fullTokens}
 	record := func(outcome string) {
 		ev.Outcome, ev.DurationMS = outcome, ms(time.Since(start))
 		g.opts.Metrics.call(u.cfg.Name, outcome, time.Since(start))

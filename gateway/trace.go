@@ -12,22 +12,36 @@ import (
 type Event struct {
 	Time    time.Time `json:"time"`
 	Session string    `json:"session"`
-	// Kind is "select" (a session's first tools), "find" or "call".
-	Kind  string   `json:"kind"`
-	Mode  string   `json:"mode,omitempty"`
-	Query string   `json:"query,omitempty"`
+	// Kind is "select" (a session's first tools), "resume" (a session
+	// reopened under a stored name), "find" or "call".
+	Kind  string `json:"kind"`
+	Mode  string `json:"mode,omitempty"`
+	Query string `json:"query,omitempty"`
+	// Names are the tools selected (select) or found (find).
 	Names []string `json:"names,omitempty"`
+	// Found are the tools a find newly exposed.
+	Found []string `json:"found,omitempty"`
+	// Exposed are the upstream tools the session may call after the event,
+	// in the order given (selected, then found); every tool in mode all.
+	Exposed []string `json:"exposed,omitempty"`
 	// Reason explains a selection or a find.
 	Reason   string `json:"reason,omitempty"`
 	Tool     string `json:"tool,omitempty"`
 	Upstream string `json:"upstream,omitempty"`
-	// Outcome of a call: ok, tool_error, error, timeout, denied, cancelled.
+	// Outcome of a call: ok, tool_error, error, timeout, denied,
+	// cancelled; or, for calls refused without reaching a server,
+	// not_exposed, unknown or held (changed since approved).
 	Outcome    string  `json:"outcome,omitempty"`
 	DurationMS float64 `json:"duration_ms,omitempty"`
-	// TokensExposed are the tokens of the tools listed (select) or found
-	// (find); TokensFull those of every tool the gateway could list.
+	// Failure says what went wrong: why a call was refused, which exposed
+	// tools a resumed session no longer finds.
+	Failure string `json:"failure,omitempty"`
+	// TokensExposed are the tokens of the Exposed tools' definitions (MCP
+	// JSON, o200k); TokensFull those of every tool the gateway could list;
+	// TokensFound those of the tools a find returned.
 	TokensExposed int `json:"tokens_exposed,omitempty"`
 	TokensFull    int `json:"tokens_full,omitempty"`
+	TokensFound   int `json:"tokens_found,omitempty"`
 }
 
 // Tracer records events. Record must be safe for concurrent use and should

@@ -215,6 +215,7 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 		}
 	} else {
 		cmd := exec.Command(u.cfg.Command, u.cfg.Args...)
+		cmd.Dir = u.cfg.Dir
 		cmd.Env = os.Environ()
 		for _, k := range sortedKeys(u.cfg.Env) {
 			cmd.Env = append(cmd.Env, k+"="+u.cfg.Env[k])

@@ -250,3 +250,13 @@ func (s *mcpSource) Load(ctx context.Context) (*Batch, error) {
 	b.Info.Counts.Add(cards)
 	return b, nil
 }
+
+// MCPServer returns the MCP server definition a planned source connects
+// to, and whether s is such a source. The MCP gateway uses it to front
+// the servers discovery finds (see [Plan]) without listing them itself.
+func MCPServer(s Source) (mcpconfig.Server, bool) {
+	if m, ok := s.(*mcpSource); ok {
+		return m.s, true
+	}
+	return mcpconfig.Server{}, false
+}

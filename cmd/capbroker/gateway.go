@@ -1,7 +1,9 @@
 package main
 
 import (
-	"errors"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
@@ -9,23 +11,33 @@ import (
 	"time"
 
 	"github.com/capbroker/capbroker/gateway"
+	"github.com/capbroker/capbroker/index"
 	"github.com/capbroker/capbroker/policy"
+	"github.com/capbroker/capbroker/store"
 	"github.com/spf13/cobra"
 )
 
 func (m *Main) newGatewayCmd() *cobra.Command {
 	var (
-		configPath, mode, httpAddr, token, namespace, sessionKey string
-		family, task, tracePath, logLevel                        string
-		timeout, startTimeout                                    time.Duration
-		allowIrreversible, confirmUnasked                        bool
+		configs                                              []string
+		mode, httpAddr, token, namespace, sessionKey, family string
+		task, tracePath, logLevel, indexDir                  string
+		dbf                                                  storeFlags
+		timeout, startTimeout                                time.Duration
+		allowIrreversible, confirmUnasked                    bool
 	)
 	cmd := &cobra.Command{
-		Use:   "gateway --config FILE [--mode all|search|call] [--http ADDR]",
+		Use:   "gateway [--config FILE]... [--mode all|search|call] [--http ADDR]",
 		Short: "Serve one MCP server in front of all your MCP servers, exposing only what each session needs",
-		Long: `gateway fronts the MCP servers of an .mcp.json-style file ({"mcpServers": {...}})
-and serves them as one MCP server, over stdio or, with --http, streamable HTTP at
-/mcp (plus /metrics and /status).
+		Long: `gateway fronts your MCP servers and serves them as one MCP server, over stdio
+or, with --http, streamable HTTP at /mcp (plus /metrics and /status).
+
+Which servers: with --config FILE (repeatable), the servers of those files
+({"mcpServers": {...}}, any client's shape; ${VAR} expanded). Without it, the
+servers your MCP clients are configured with: ./.mcp.json, ./.vscode/mcp.json,
+./.cursor/mcp.json, ~/.claude.json (user and this project's), Claude Desktop,
+VS Code and Cursor user configs, and what ./capbroker.yaml names (mcp_configs,
+roots). An entry that runs "capbroker gateway" itself is left out.
 
 Modes:
   all     every upstream tool, a plain pass-through
@@ -37,15 +49,20 @@ Modes:
 Tools are named server__tool (--namespace collisions keeps plain names unless
 two servers offer the same one). Irreversible tools are held back unless
 allowed (--allow-irreversible, or "allowIrreversible": true on a server); each
-such call then asks the user through MCP elicitation.
+such call then asks the user through MCP elicitation. A tool whose description
+or input schema changed since it was first seen (pins in the --index folder,
+shared with capbroker discover) is held back until "capbroker approve".
+
+Each session's tools and trace go to the session database (--db, as for
+capbroker session): a client that reconnects under the same session name
+(--session for stdio, the Capbroker-Session header over HTTP) gets the same
+tools; "capbroker trace --session NAME" shows what it was given, found and
+called.
 
 --http binds loopback when ADDR has no host (":8080"); any other address needs
 a bearer token (--token or $CAPBROKER_GATEWAY_TOKEN).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if configPath == "" {
-				return usageError{errors.New("gateway: --config FILE is required")}
-			}
 			md, err := gateway.ParseMode(mode)
 			if err != nil {
 				return usageError{fmt.Errorf("gateway: --mode: %w", err)}
@@ -58,19 +75,65 @@ a bearer token (--token or $CAPBROKER_GATEWAY_TOKEN).`,
 			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
 				return usageError{fmt.Errorf("gateway: --log-level: %w", err)}
 			}
-			cfg, err := gateway.LoadConfig(configPath)
-			if err != nil {
-				return err
-			}
 			if token == "" {
 				token = m.Getenv("CAPBROKER_GATEWAY_TOKEN")
 			}
+			if httpAddr != "" {
+				// Refuse a bad address before reading anything.
+				if err := gateway.CheckAddr(httpAddr, token); err != nil {
+					return usageError{fmt.Errorf("gateway: --http: %w", err)}
+				}
+			}
+			ctx := cmd.Context()
+			var up *upstreams
+			if len(configs) > 0 {
+				up, err = m.explicitUpstreams(configs)
+			} else {
+				up, err = m.discoveredUpstreams(ctx)
+			}
+			if err != nil {
+				return err
+			}
 			// stdout carries MCP in stdio mode: the log goes to stderr.
 			logger := slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: level}))
+			for _, n := range up.notes {
+				logger.Warn("upstream configuration", "note", n)
+			}
+			for _, s := range up.servers {
+				logger.Debug("upstream", "server", s.Name, "transport", s.Transport(), "from", s.Where())
+			}
+
+			if indexDir == "" {
+				indexDir = up.index
+			}
+			if indexDir == "" {
+				indexDir = index.DefaultDir(m.Getenv)
+			}
+			pins, err := index.Open(indexDir, nil)
+			if err != nil {
+				return fmt.Errorf("gateway: the pinned tool digests: %w", err)
+			}
+
 			opts := &gateway.Options{
 				Mode: md, Namespace: ns, Family: policy.ParseFamily(family), Task: task,
-				CallTimeout: timeout, StartTimeout: startTimeout,
+				CallTimeout: timeout, StartTimeout: startTimeout, Pins: pins,
 				AllowIrreversible: allowIrreversible, ConfirmUnasked: confirmUnasked, Logger: logger,
+			}
+			var tracers gateway.Tracers
+			st, err := m.gatewayStore(ctx, &dbf, logger)
+			if err != nil {
+				return err
+			}
+			if st != nil {
+				defer st.Close()
+				taskName := task
+				if taskName == "" {
+					taskName = "capbroker gateway (" + string(md) + " mode)"
+				}
+				ss := gateway.NewStoreSessions(st, &gateway.StoreOptions{Task: taskName, Logger: logger})
+				defer ss.Close() // before st.Close: writes what is queued
+				opts.Store = ss
+				tracers = append(tracers, ss)
 			}
 			if tracePath != "" {
 				f, err := os.OpenFile(tracePath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
@@ -78,53 +141,85 @@ a bearer token (--token or $CAPBROKER_GATEWAY_TOKEN).`,
 					return fmt.Errorf("gateway: opening the trace: %w", err)
 				}
 				defer f.Close()
-				opts.Trace = gateway.NewJSONLTracer(f)
+				tracers = append(tracers, gateway.NewJSONLTracer(f))
 			}
-			g, err := gateway.New(cfg, opts)
+			if len(tracers) > 0 {
+				opts.Trace = tracers
+			}
+			g, err := gateway.New(&gateway.Config{Servers: up.servers}, opts)
 			if err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			var ln interface{ Close() error }
 			if httpAddr != "" {
-				// Refuse a bad address before starting any upstream.
 				l, err := gateway.Listen(httpAddr, token)
 				if err != nil {
 					return usageError{fmt.Errorf("gateway: --http: %w", err)}
 				}
-				ln = l
-				defer ln.Close()
+				defer l.Close()
 				if err := g.Start(ctx); err != nil {
 					return err
 				}
 				defer g.Close()
-				logger.Info("gateway listening", "url", "http://"+l.Addr().String()+"/mcp", "mode", md, "tools", len(g.Tools()))
+				logger.Info("gateway listening", "url", "http://"+l.Addr().String()+"/mcp", "mode", md,
+					"servers", len(up.servers), "tools", len(g.Tools()))
 				return gateway.Serve(ctx, l, g.Handler(&gateway.HTTPOptions{Token: token}))
 			}
 			if err := g.Start(ctx); err != nil {
 				return err
 			}
 			defer g.Close()
-			logger.Info("gateway serving stdio", "mode", md, "tools", len(g.Tools()))
-			return g.ServeStdio(ctx, readCloser{m.Stdin}, writeCloser{m.Stdout}, sessionKey)
+			key := sessionKey
+			if key == "" {
+				key = "stdio-" + time.Now().UTC().Format("20060102-150405") + "-" + randomHex(4)
+			}
+			logger.Info("gateway serving stdio", "mode", md, "session", key, "servers", len(up.servers), "tools", len(g.Tools()))
+			return g.ServeStdio(ctx, readCloser{m.Stdin}, writeCloser{m.Stdout}, key)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&configPath, "config", "", `MCP servers file ({"mcpServers": {name: {command,args,env} | {url,headers}}})`)
+	f.StringArrayVar(&configs, "config", nil, `MCP servers file ({"mcpServers": {name: {command,args,env} | {url,headers}}}); repeatable; replaces the default places`)
 	f.StringVar(&mode, "mode", "search", "exposure mode: all, search or call")
 	f.StringVar(&httpAddr, "http", "", "serve streamable HTTP at ADDR (path /mcp) instead of stdio")
 	f.StringVar(&token, "token", "", "bearer token required on HTTP requests (default $CAPBROKER_GATEWAY_TOKEN)")
 	f.StringVar(&namespace, "namespace", "always", "tool names: always server__tool, or collisions (only names two servers share)")
-	f.StringVar(&sessionKey, "session", "", "session name for the stdio client (keeps its exposed tools across reconnects)")
+	f.StringVar(&sessionKey, "session", "", "session name for the stdio client: the same name gets the same tools back (default: a new session each run)")
 	f.StringVar(&family, "family", string(policy.Coding), "task family whose floor every session starts with")
 	f.StringVar(&task, "task", "", "also select tools for this task when a session starts")
 	f.DurationVar(&timeout, "timeout", 60*time.Second, "per-call timeout for upstreams that set none")
 	f.DurationVar(&startTimeout, "start-timeout", 30*time.Second, "timeout to start an upstream and list its tools")
 	f.BoolVar(&allowIrreversible, "allow-irreversible", false, "expose irreversible tools of every server (each call asks the user)")
 	f.BoolVar(&confirmUnasked, "confirm-unasked", false, "run irreversible calls for clients that cannot be asked (no elicitation)")
-	f.StringVar(&tracePath, "trace", "", "append selections, finds and calls as JSON lines to FILE")
+	f.StringVar(&tracePath, "trace", "", "also append selections, finds and calls as JSON lines to FILE")
+	f.StringVar(&indexDir, "index", "", "folder of the pinned tool digests, shared with discover and approve (default: capbroker.yaml's index, else $CAPBROKER_INDEX, else $XDG_CACHE_HOME/capbroker, else ~/.cache/capbroker)")
 	f.StringVar(&logLevel, "log-level", "info", "log level on stderr: debug, info, warn, error")
+	dbf.register(cmd)
 	return cmd
+}
+
+// gatewayStore opens the session database for the gateway. An explicit
+// --db (or $CAPBROKER_DB) that cannot be opened is an error; when the
+// default one cannot be, the gateway keeps sessions in memory and says so
+// (nil store).
+func (m *Main) gatewayStore(ctx context.Context, f *storeFlags, log *slog.Logger) (store.Store, error) {
+	explicit := f.db != "" || m.Getenv("CAPBROKER_DB") != ""
+	dsn, err := m.dbPath(f)
+	if err == nil {
+		var st store.Store
+		if st, err = store.Open(ctx, dsn); err == nil {
+			return st, nil
+		}
+		if explicit {
+			return nil, fmt.Errorf("gateway: --db: %w", err)
+		}
+	}
+	log.Warn("sessions are kept in memory only: the session database cannot be opened (pass --db)", "error", err)
+	return nil, nil
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 type readCloser struct{ io.Reader }

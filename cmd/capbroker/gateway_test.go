@@ -18,19 +18,21 @@ func TestGatewayUsageErrors(t *testing.T) {
 	good := filepath.Join(dir, "servers.json")
 	os.WriteFile(good, []byte(`{"mcpServers": {"a": {"command": "true"}}}`), 0o644)
 	bad := filepath.Join(dir, "bad.json")
-	os.WriteFile(bad, []byte("{\n\"mcpServers\": {\"a\": {\"command\": \"a\",}}}"), 0o644)
+	os.WriteFile(bad, []byte("{\n\"mcpServers\": {\"a\": {\"command\": }}}"), 0o644)
+	sse := filepath.Join(dir, "sse.json")
+	os.WriteFile(sse, []byte(`{"mcpServers": {"old": {"type": "sse", "url": "http://127.0.0.1:1/sse"}}}`), 0o644)
 	tests := []struct {
 		name     string
 		args     []string
 		wantCode int
 		wantErr  string
 	}{
-		{"no config", []string{"gateway"}, 2, "--config FILE is required"},
 		{"bad mode", []string{"gateway", "--config", good, "--mode", "most"}, 2, "--mode"},
 		{"bad namespace", []string{"gateway", "--config", good, "--namespace", "never"}, 2, "--namespace"},
 		{"public address without token", []string{"gateway", "--config", good, "--http", "0.0.0.0:0"}, 2, "bearer token is required"},
 		{"missing file", []string{"gateway", "--config", filepath.Join(dir, "nope.json")}, 1, "nope.json"},
 		{"malformed file", []string{"gateway", "--config", bad}, 1, "bad.json: line 2"},
+		{"only unusable servers", []string{"gateway", "--config", sse}, 1, "no usable MCP server in " + sse + "\n  " + sse + ":1: server \"old\": the legacy SSE transport is not supported"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -57,7 +59,8 @@ func TestGatewayStdio(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- m.Run(ctx, []string{"gateway", "--config", cfg, "--mode", "search", "--family", "general"})
+		done <- m.Run(ctx, []string{"gateway", "--config", cfg, "--mode", "search", "--family", "general",
+			"--index", filepath.Join(dir, "index"), "--db", filepath.Join(dir, "sessions.db")})
 		outW.Close()
 	}()
 	defer func() {

@@ -165,7 +165,7 @@ func List(ctx context.Context, s mcpconfig.Server, opts *Options) (cards []card.
 		if len(cards) >= max {
 			return nil, fmt.Errorf("listing tools: more than %d tools", max)
 		}
-		c, err := toolCard(s, tool)
+		c, err := ToolCard(s, tool)
 		if err != nil {
 			return nil, err
 		}
@@ -174,8 +174,10 @@ func List(ctx context.Context, s mcpconfig.Server, opts *Options) (cards []card.
 	return cards, nil
 }
 
-// toolCard turns one listed tool into a card.
-func toolCard(s mcpconfig.Server, t *sdk.Tool) (card.Card, error) {
+// ToolCard turns one listed tool of server s into a card, named
+// server__tool, with its digest computed. The MCP gateway uses it so the
+// digests it pins are the ones discovery pins.
+func ToolCard(s mcpconfig.Server, t *sdk.Tool) (card.Card, error) {
 	if strings.TrimSpace(t.Name) == "" {
 		return card.Card{}, fmt.Errorf("listing tools: a tool has no name")
 	}

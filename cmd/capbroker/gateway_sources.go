@@ -1,0 +1,347 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/capbroker/capbroker/gateway"
+	"github.com/capbroker/capbroker/source"
+	"github.com/capbroker/capbroker/source/mcpconfig"
+)
+
+// upstreams are the servers the gateway fronts, with what was left out
+// and why, and every place looked at.
+type upstreams struct {
+	servers []gateway.ServerConfig
+	notes   []string // servers left out, duplicates, repaired entries
+	looked  []string // "path (what was there)"
+	index   string   // the index folder (pins): capbroker.yaml's, else the default
+}
+
+// clientConfig is a well-known MCP client configuration file.
+type clientConfig struct {
+	path   string
+	client string
+	rank   int // lower wins when two files define a server of the same name
+}
+
+// Precedence of server definitions, most specific first, as Claude Code
+// orders its scopes (local, project, user).
+const (
+	rankLocal   = iota // ~/.claude.json, this project's entry
+	rankProject        // files in the working folder
+	rankNamed          // capbroker.yaml's mcp_configs and roots
+	rankUser           // ~/.claude.json, user scope
+	rankDesktop        // Claude Desktop
+	rankEditor         // VS Code, Cursor user configs
+)
+
+// clientConfigs lists the MCP client configs the gateway reads by default,
+// besides discovery's places: the project's editor configs and the user's
+// Claude Desktop, VS Code and Cursor configs. appData is %APPDATA% on
+// Windows.
+func clientConfigs(home, wd, appData, goos string) []clientConfig {
+	out := []clientConfig{
+		{filepath.Join(wd, ".mcp.json"), "Claude Code (project)", rankProject},
+		{filepath.Join(wd, ".vscode", "mcp.json"), "VS Code (workspace)", rankProject},
+		{filepath.Join(wd, ".cursor", "mcp.json"), "Cursor (project)", rankProject},
+	}
+	if home == "" {
+		return out
+	}
+	var desktop, code string
+	switch goos {
+	case "darwin":
+		support := filepath.Join(home, "Library", "Application Support")
+		desktop, code = filepath.Join(support, "Claude"), filepath.Join(support, "Code", "User")
+	case "windows":
+		if appData == "" {
+			appData = filepath.Join(home, "AppData", "Roaming")
+		}
+		desktop, code = filepath.Join(appData, "Claude"), filepath.Join(appData, "Code", "User")
+	default:
+		cfg := filepath.Join(home, ".config")
+		desktop, code = filepath.Join(cfg, "Claude"), filepath.Join(cfg, "Code", "User")
+	}
+	return append(out,
+		clientConfig{filepath.Join(desktop, "claude_desktop_config.json"), "Claude Desktop", rankDesktop},
+		clientConfig{filepath.Join(code, "mcp.json"), "VS Code (user)", rankEditor},
+		clientConfig{filepath.Join(home, ".cursor", "mcp.json"), "Cursor (user)", rankEditor},
+	)
+}
+
+// mcpOptions expands variables the way the clients do.
+func (m *Main) mcpOptions(home, wd string) *mcpconfig.Options {
+	vars := map[string]string{"workspaceFolder": wd}
+	if home != "" {
+		vars["userHome"] = home
+	}
+	return &mcpconfig.Options{Getenv: m.Getenv, Vars: vars}
+}
+
+// explicitUpstreams reads the --config files: every server they define
+// (bad ones are notes; a file that cannot be read is an error).
+func (m *Main) explicitUpstreams(files []string) (*upstreams, error) {
+	home := m.Getenv("HOME")
+	wd, _ := os.Getwd()
+	up := &upstreams{}
+	var found []mcpconfig.Server
+	for _, f := range files {
+		servers, probs, err := mcpconfig.Load(f, m.mcpOptions(home, wd))
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range probs {
+			up.notes = append(up.notes, p.String())
+		}
+		found = append(found, servers...)
+		up.looked = append(up.looked, fmt.Sprintf("%s (%d servers)", f, len(servers)))
+	}
+	up.add(found, func(string) int { return 0 })
+	if len(up.servers) == 0 {
+		return nil, fmt.Errorf("gateway: no usable MCP server in %s%s", strings.Join(files, ", "), up.why())
+	}
+	return up, nil
+}
+
+// discoveredUpstreams finds the servers to front when no --config is
+// given: the MCP servers discovery finds (./.mcp.json and what
+// ./capbroker.yaml names: mcp_configs, roots, plugin servers with
+// plugin_mcp), plus the user's client configs (~/.claude.json, Claude
+// Desktop, VS Code, Cursor) unless capbroker.yaml says "defaults: false".
+func (m *Main) discoveredUpstreams(ctx context.Context) (*upstreams, error) {
+	home := m.Getenv("HOME")
+	opts, indexDir, err := m.sourceOptions(&discoveryFlags{})
+	if err != nil {
+		return nil, err
+	}
+	wd := opts.WorkDir
+	up := &upstreams{}
+	defaults := true
+	if p := filepath.Join(wd, source.ConfigName); fileExists(p) {
+		cfg, err := source.LoadConfig(p)
+		if err != nil {
+			return nil, err
+		}
+		defaults = cfg.UseDefaults()
+		up.looked = append(up.looked, p+" (mcp_configs, roots)")
+	} else {
+		up.looked = append(up.looked, p+" (not found)")
+	}
+	up.index = indexDir
+
+	rank := map[string]int{}
+	var known []clientConfig
+	if defaults {
+		known = clientConfigs(home, wd, m.Getenv("APPDATA"), runtime.GOOS)
+		for _, c := range known {
+			rank[c.path] = c.rank
+			if fileExists(c.path) && !slices.Contains(opts.MCPConfigs, c.path) {
+				opts.MCPConfigs = append(opts.MCPConfigs, c.path)
+			}
+		}
+	}
+	for _, f := range opts.MCPConfigs {
+		if _, ok := rank[f]; !ok {
+			rank[f] = rankNamed
+		}
+	}
+
+	sources, skipped, warnings := source.Plan(ctx, opts)
+	var found []mcpconfig.Server
+	perFile := map[string]int{}
+	for _, s := range sources {
+		if srv, ok := source.MCPServer(s); ok {
+			found = append(found, srv)
+			perFile[srv.File]++
+		}
+	}
+	for _, s := range append(skipped, warnings...) {
+		if _, ok := rank[s.Path]; ok || isClientConfigName(s.Path) {
+			up.notes = append(up.notes, s.String())
+		}
+	}
+
+	// ~/.claude.json: Claude Code's user servers and this project's own.
+	if defaults && home != "" {
+		p := filepath.Join(home, ".claude.json")
+		local, user, state := m.claudeJSON(p, wd)
+		up.looked = append(up.looked, p+" ("+state+")")
+		for _, s := range local {
+			rank[s.File] = rankLocal
+		}
+		found = append(found, local...)
+		found = append(found, user...)
+		rank[p] = rankUser
+	}
+	for _, c := range known {
+		state := "not found"
+		if fileExists(c.path) {
+			state = fmt.Sprintf("%d servers", perFile[c.path])
+		}
+		up.looked = append(up.looked, fmt.Sprintf("%s (%s: %s)", c.path, c.client, state))
+	}
+	for _, f := range opts.MCPConfigs {
+		if _, isKnown := rankOf(known, f); !isKnown {
+			up.looked = append(up.looked, fmt.Sprintf("%s (capbroker.yaml: %d servers)", f, perFile[f]))
+		}
+	}
+	if !defaults {
+		up.looked = append(up.looked, "(the default places are off: capbroker.yaml says defaults: false)")
+	}
+	up.add(found, func(file string) int {
+		if r, ok := rank[file]; ok {
+			return r
+		}
+		if strings.HasPrefix(file, wd+string(filepath.Separator)) {
+			return rankProject
+		}
+		return rankNamed
+	})
+	if len(up.servers) == 0 {
+		return nil, fmt.Errorf("gateway: no MCP server found to front%s\nlooked in:\n  %s\n"+
+			"give a servers file with --config FILE ({\"mcpServers\": {name: {command, args, env} | {url, headers}}}), "+
+			"or name your client configs under mcp_configs in ./%s",
+			up.why(), strings.Join(up.looked, "\n  "), source.ConfigName)
+	}
+	return up, nil
+}
+
+// isClientConfigName reports whether path is named like an MCP client
+// config, for notes about configs found while scanning roots.
+func isClientConfigName(path string) bool {
+	switch filepath.Base(path) {
+	case ".mcp.json", "mcp.json", "claude_desktop_config.json":
+		return true
+	}
+	return false
+}
+
+func rankOf(known []clientConfig, path string) (int, bool) {
+	for _, c := range known {
+		if c.path == path {
+			return c.rank, true
+		}
+	}
+	return 0, false
+}
+
+// claudeJSON reads Claude Code's ~/.claude.json: the servers of this
+// project (its "local" scope, under projects[wd]) and the user's (top
+// level). state says what was found, for the places-looked list.
+func (m *Main) claudeJSON(path, wd string) (local, user []mcpconfig.Server, state string) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil, "not found"
+	}
+	if err != nil {
+		return nil, nil, err.Error()
+	}
+	var top struct {
+		MCPServers json.RawMessage `json:"mcpServers"`
+		Projects   map[string]struct {
+			MCPServers json.RawMessage `json:"mcpServers"`
+		} `json:"projects"`
+	}
+	if err := json.Unmarshal(data, &top); err != nil {
+		return nil, nil, "not JSON: " + err.Error()
+	}
+	opts := m.mcpOptions(m.Getenv("HOME"), wd)
+	if len(top.MCPServers) > 0 {
+		user, _, _ = mcpconfig.Parse(path, data, opts)
+	}
+	if p, ok := top.Projects[wd]; ok && len(p.MCPServers) > 0 {
+		doc, _ := json.Marshal(map[string]json.RawMessage{"mcpServers": p.MCPServers})
+		local, _, _ = mcpconfig.Parse(path+" (project "+wd+")", doc, opts)
+		for i := range local {
+			local[i].Line = 0 // a line of the extract, not of the file
+		}
+	}
+	return local, user, fmt.Sprintf("%d user servers, %d for this project", len(user), len(local))
+}
+
+// add turns the definitions into upstreams: the gateway itself is left
+// out (it would start itself again, and again), and of two definitions
+// with one name the one with the lowest rank (then file name) wins; an
+// identical copy is dropped silently, a different one is noted.
+func (up *upstreams) add(found []mcpconfig.Server, rank func(file string) int) {
+	sort.SliceStable(found, func(i, j int) bool {
+		ri, rj := rank(found[i].File), rank(found[j].File)
+		if ri != rj {
+			return ri < rj
+		}
+		return found[i].File < found[j].File
+	})
+	kept := map[string]mcpconfig.Server{}
+	for _, s := range found {
+		where := s.File
+		if s.Line > 0 {
+			where = fmt.Sprintf("%s:%d", s.File, s.Line)
+		}
+		if isGatewayItself(s) {
+			up.notes = append(up.notes, fmt.Sprintf("%s: server %s runs capbroker gateway itself; left out", where, s.Name))
+			continue
+		}
+		if prev, ok := kept[s.Name]; ok {
+			if !sameServer(prev, s) {
+				up.notes = append(up.notes, fmt.Sprintf("%s: server %s is also defined in %s, which wins; left out", where, s.Name, prev.File))
+			}
+			continue
+		}
+		c, err := gateway.FromMCPConfig(s)
+		if err != nil {
+			up.notes = append(up.notes, fmt.Sprintf("%s: %v; left out", where, err))
+			continue
+		}
+		kept[s.Name] = s
+		up.servers = append(up.servers, c)
+	}
+	sort.Slice(up.servers, func(i, j int) bool { return up.servers[i].Name < up.servers[j].Name })
+}
+
+// why lists the notes, for an error.
+func (up *upstreams) why() string {
+	if len(up.notes) == 0 {
+		return ""
+	}
+	return "\n  " + strings.Join(up.notes, "\n  ")
+}
+
+func sameServer(a, b mcpconfig.Server) bool {
+	return a.Transport == b.Transport && a.Command == b.Command && slices.Equal(a.Args, b.Args) &&
+		maps.Equal(a.Env, b.Env) && a.Dir == b.Dir && a.URL == b.URL && maps.Equal(a.Headers, b.Headers)
+}
+
+// isGatewayItself reports whether a server definition runs "capbroker
+// gateway": the capbroker command (by name, or this very executable)
+// with gateway among its arguments.
+func isGatewayItself(s mcpconfig.Server) bool {
+	if s.Command == "" || !slices.Contains(s.Args, "gateway") {
+		return false
+	}
+	base := strings.TrimSuffix(strings.ToLower(filepath.Base(s.Command)), ".exe")
+	if base == "capbroker" {
+		return true
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return false
+	}
+	p, err := exec.LookPath(s.Command)
+	if err != nil {
+		return false
+	}
+	a, err1 := os.Stat(self)
+	b, err2 := os.Stat(p)
+	return err1 == nil && err2 == nil && os.SameFile(a, b)
+}

@@ -1,0 +1,321 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/capbroker/capbroker/store"
+	"github.com/capbroker/capbroker/trace"
+)
+
+// StoreOptions configures [NewStoreSessions]. A nil *StoreOptions uses
+// every default.
+type StoreOptions struct {
+	// Task is stored as the task of the sessions the gateway creates. If
+	// empty, "capbroker gateway".
+	Task string
+	// Queue is how many trace records may wait to be written before
+	// Record blocks. If zero, 1024.
+	Queue int
+	// Logger receives write failures. If nil, slog.Default().
+	Logger *slog.Logger
+}
+
+// StoreSessions persists the gateway's client sessions in a [store.Store]
+// (SQLite or PostgreSQL), the store "capbroker session" and "capbroker
+// trace" read. It is both the gateway's [ExposedStore] and its [Tracer]:
+//
+//   - each client session is a store.Session whose ID is the session's
+//     name, whose Selected are the tools it was first given and whose
+//     Exposed are those plus what find_capability found, in order, so a
+//     client that reconnects under the same name, to this gateway or to
+//     another one sharing the database, gets the same tools;
+//   - each event (select, resume, find, call) becomes a trace.Record of
+//     that session, with the tools exposed after it and their tokens
+//     against the full catalog's ("capbroker trace --session NAME").
+//
+// Exposed sets are written before Save returns. Trace records are written
+// in order by one background writer, so a proxied call never waits for
+// the database; [StoreSessions.Close] writes what is queued. Write
+// failures are logged, never returned to the client.
+type StoreSessions struct {
+	st   store.Store
+	task string
+	log  *slog.Logger
+
+	mu     sync.Mutex // guards closed and sends on q
+	closed bool
+	q      chan Event
+	done   chan struct{}
+}
+
+// NewStoreSessions returns sessions persisted in st. The caller closes
+// st after [StoreSessions.Close].
+func NewStoreSessions(st store.Store, opts *StoreOptions) *StoreSessions {
+	var o StoreOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Task == "" {
+		o.Task = "capbroker gateway"
+	}
+	if o.Queue <= 0 {
+		o.Queue = 1024
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	s := &StoreSessions{st: st, task: o.Task, log: o.Logger, q: make(chan Event, o.Queue), done: make(chan struct{})}
+	go s.writer()
+	return s
+}
+
+// Interface guards.
+var (
+	_ ExposedStore = (*StoreSessions)(nil)
+	_ Tracer       = (*StoreSessions)(nil)
+)
+
+// maxConflicts bounds the re-read and retry rounds of one write that
+// races with another writer of the same session.
+const maxConflicts = 32
+
+// Load implements ExposedStore: the stored session's exposed tools.
+func (s *StoreSessions) Load(ctx context.Context, key string) ([]string, bool, error) {
+	sess, err := s.st.Session(ctx, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("loading session %s: %w", key, err)
+	}
+	return slices.Clone(sess.Exposed), true, nil
+}
+
+// Save implements ExposedStore: it creates the session with names as
+// its selection, or replaces the stored exposed tools, keeping the stored
+// order of those that remain and appending the others in the order given.
+func (s *StoreSessions) Save(ctx context.Context, key string, names []string) error {
+	ctx = context.WithoutCancel(ctx) // a client hanging up must not lose its tools
+	for range maxConflicts {
+		sess, err := s.st.Session(ctx, key)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			err = s.st.CreateSession(ctx, &store.Session{ID: key, Task: s.task,
+				Selected: slices.Clone(names), Exposed: slices.Clone(names)})
+			if errors.Is(err, store.ErrExists) {
+				continue // created meanwhile by another connection: update it
+			}
+			if err != nil {
+				return fmt.Errorf("saving session %s: %w", key, err)
+			}
+			return nil
+		case err != nil:
+			return fmt.Errorf("saving session %s: %w", key, err)
+		}
+		sess.Exposed = merge(sess.Exposed, names)
+		err = s.st.UpdateSession(ctx, sess)
+		if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("saving session %s: %w", key, err)
+		}
+		return nil
+	}
+	return fmt.Errorf("saving session %s: %d conflicting writes in a row: %w", key, maxConflicts, store.ErrConflict)
+}
+
+// merge returns the names of want, in have's order first, then in want's.
+func merge(have, want []string) []string {
+	in := make(map[string]bool, len(want))
+	for _, n := range want {
+		in[n] = true
+	}
+	out := make([]string, 0, len(want))
+	seen := map[string]bool{}
+	for _, n := range have {
+		if in[n] && !seen[n] {
+			out = append(out, n)
+			seen[n] = true
+		}
+	}
+	for _, n := range want {
+		if !seen[n] {
+			out = append(out, n)
+			seen[n] = true
+		}
+	}
+	return out
+}
+
+// Record implements Tracer: it queues e for the background writer. It
+// blocks only when the queue is full; after Close it drops e.
+func (s *StoreSessions) Record(_ context.Context, e Event) {
+	if e.Time.IsZero() {
+		e.Time = time.Now()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		s.log.Warn("trace record after the store closed; dropped", "session", e.Session, "kind", e.Kind)
+		return
+	}
+	s.q <- e
+}
+
+// Close writes the queued records and stops the writer. It does not
+// close the store. It may be called more than once.
+func (s *StoreSessions) Close() error {
+	s.mu.Lock()
+	if !s.closed {
+		s.closed = true
+		close(s.q)
+	}
+	s.mu.Unlock()
+	<-s.done
+	return nil
+}
+
+func (s *StoreSessions) writer() {
+	defer close(s.done)
+	ctx := context.Background()
+	for e := range s.q {
+		batch := []Event{e}
+		// Take what else is waiting, to write it in one transaction.
+	more:
+		for len(batch) < 256 {
+			select {
+			case e, ok := <-s.q:
+				if !ok {
+					break more
+				}
+				batch = append(batch, e)
+			default:
+				break more
+			}
+		}
+		s.write(ctx, batch)
+	}
+}
+
+// write stores a batch of events in order. A find also counts in its
+// session's find_capability_calls, in the same transaction as its record.
+func (s *StoreSessions) write(ctx context.Context, batch []Event) {
+	var recs []trace.Record
+	flush := func() {
+		if len(recs) == 0 {
+			return
+		}
+		if err := s.st.AppendTraces(ctx, recs...); err != nil {
+			s.log.Error("writing gateway trace records", "records", len(recs), "error", err)
+		}
+		recs = recs[:0]
+	}
+	for _, e := range batch {
+		rec := Record(e)
+		if e.Kind != "find" {
+			recs = append(recs, rec)
+			continue
+		}
+		flush()
+		if err := s.writeFind(ctx, rec); err != nil {
+			s.log.Error("writing a gateway find record", "session", e.Session, "error", err)
+		}
+	}
+	flush()
+}
+
+func (s *StoreSessions) writeFind(ctx context.Context, rec trace.Record) error {
+	for range maxConflicts {
+		sess, err := s.st.Session(ctx, rec.SessionID)
+		if errors.Is(err, store.ErrNotFound) {
+			return s.st.AppendTraces(ctx, rec) // the session was never saved
+		}
+		if err != nil {
+			return err
+		}
+		sess.FindCalls++
+		rec.FindCapabilityCalls = sess.FindCalls
+		rec.Task = sess.Task
+		err = s.st.UpdateSession(ctx, sess, rec)
+		if errors.Is(err, store.ErrConflict) {
+			continue
+		}
+		return err
+	}
+	return fmt.Errorf("%d conflicting writes in a row: %w", maxConflicts, store.ErrConflict)
+}
+
+// Record converts a gateway event to a trace record: the session, the
+// tools exposed after the event (SelectedTools), what a find added
+// (Found), the tokens of the exposed tools against the full catalog's, a
+// refusal or missing tools as a failure, and the gateway's own details
+// (mode, upstream, outcome, duration) in Detail.
+func Record(e Event) trace.Record {
+	rec := trace.Record{
+		SessionID: e.Session, At: e.Time, Query: e.Query, Tool: e.Tool,
+		SelectedTools: slices.Clone(e.Exposed), Found: slices.Clone(e.Found),
+		CapabilityReason: e.Reason,
+		Tokens:           trace.Tokens{Exposed: e.TokensExposed, Full: e.TokensFull, Format: "mcp"},
+		Latency:          time.Duration(e.DurationMS * float64(time.Millisecond)),
+	}
+	switch e.Kind {
+	case "select":
+		rec.Kind = trace.KindSelect
+		rec.Task = e.Query
+		rec.Query = ""
+	case "resume":
+		rec.Kind = trace.KindResume
+	case "find":
+		rec.Kind = trace.KindFind
+	default:
+		rec.Kind = trace.KindCall
+	}
+	if rec.At.IsZero() {
+		rec.At = time.Now()
+	}
+	if e.Failure != "" {
+		tier := trace.TierExposure
+		if e.Kind == "resume" {
+			tier = trace.TierCatalog
+		}
+		rec.Failures = []trace.Failure{{Tier: tier, Message: e.Failure}}
+	}
+	d := detail{Gateway: true, Mode: e.Mode, Upstream: e.Upstream, Outcome: e.Outcome, TokensFound: e.TokensFound}
+	if e.Kind == "call" && e.Upstream != "" && rec.CapabilityReason == "" {
+		rec.CapabilityReason = fmt.Sprintf("%s: %s in %.1f ms", e.Upstream, e.Outcome, e.DurationMS)
+	}
+	rec.Detail, _ = json.Marshal(d)
+	return rec
+}
+
+// detail is the gateway's part of a trace record.
+type detail struct {
+	Gateway     bool   `json:"gateway"`
+	Mode        string `json:"mode,omitempty"`
+	Upstream    string `json:"upstream,omitempty"`
+	Outcome     string `json:"outcome,omitempty"`
+	TokensFound int    `json:"tokens_found,omitempty"`
+}
+
+// Tracers sends each event to every tracer, in order.
+type Tracers []Tracer
+
+// Record implements Tracer.
+func (ts Tracers) Record(ctx context.Context, e Event) {
+	if e.Time.IsZero() {
+		e.Time = time.Now().UTC()
+	}
+	for _, t := range ts {
+		t.Record(ctx, e)
+	}
+}
+
+var _ Tracer = Tracers(nil)
