@@ -99,8 +99,10 @@ func (s *StoreSessions) Load(ctx context.Context, key string) ([]string, bool, e
 }
 
 // Save implements ExposedStore: it creates the session with names as
-// its selection, or replaces the stored exposed tools, keeping the stored
-// order of those that remain and appending the others in the order given.
+// its selection, or adds names to the stored exposed tools, keeping the
+// stored order and appending new names in the order given. Names stored
+// meanwhile by another writer (another gateway sharing the database) are
+// kept: a session's tools only grow.
 func (s *StoreSessions) Save(ctx context.Context, key string, names []string) error {
 	ctx = context.WithoutCancel(ctx) // a client hanging up must not lose its tools
 	for range maxConflicts {
@@ -132,16 +134,13 @@ func (s *StoreSessions) Save(ctx context.Context, key string, names []string) er
 	return fmt.Errorf("saving session %s: %d conflicting writes in a row: %w", key, maxConflicts, store.ErrConflict)
 }
 
-// merge returns the names of want, in have's order first, then in want's.
+// merge returns have followed by the names of want it lacks, in order,
+// without duplicates.
 func merge(have, want []string) []string {
-	in := make(map[string]bool, len(want))
-	for _, n := range want {
-		in[n] = true
-	}
-	out := make([]string, 0, len(want))
+	out := make([]string, 0, len(have)+len(want))
 	seen := map[string]bool{}
 	for _, n := range have {
-		if in[n] && !seen[n] {
+		if !seen[n] {
 			out = append(out, n)
 			seen[n] = true
 		}

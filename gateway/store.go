@@ -15,7 +15,9 @@ type ExposedStore interface {
 	// Load returns the exposed tool names of session key; ok is false
 	// when the session is unknown.
 	Load(ctx context.Context, key string) (names []string, ok bool, err error)
-	// Save replaces the exposed tool names of session key.
+	// Save stores names as the exposed tools of session key. A session's
+	// tools only grow, so an implementation shared by several gateways
+	// may keep names another one stored meanwhile.
 	Save(ctx context.Context, key string, names []string) error
 }
 
