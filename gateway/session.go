@@ -321,6 +321,11 @@ func catchPanic(f func()) (err error) {
 // held back for a changed digest with what to do (every mode).
 func (s *session) guard(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "initialize" && method != "server/discover" {
+			// The session is in use (clients of protocol 2026-07-28 and
+			// later send no initialized notification).
+			s.started()
+		}
 		if method != "tools/call" {
 			return next(ctx, method, req)
 		}
@@ -609,12 +614,33 @@ func (u *upstream) doOn(ctx context.Context, cs *mcp.ClientSession, ss *mcp.Serv
 	}
 	c, end := u.begin(ctx, ss, token)
 	defer end()
-	m := meta
+	m := forwardMeta(meta)
 	if token != nil {
-		m = maps.Clone(meta)
 		m["progressToken"] = progressToken(u.cfg.Name, c.id)
 	}
 	return f(ctx, cs, m)
+}
+
+// hopMeta are the _meta keys that describe the client's own connection
+// (protocol 2026-07-28 and later send them with every request): they
+// belong to the hop between the client and the gateway, and an upstream
+// that speaks another version refuses requests that carry them.
+var hopMeta = []string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientInfo, mcp.MetaKeyClientCapabilities, mcp.MetaKeyLogLevel}
+
+// forwardMeta returns a copy of a downstream request's _meta to send
+// upstream, without the hop's own keys; nil stays nil.
+func forwardMeta(meta mcp.Meta) mcp.Meta {
+	if meta == nil {
+		return nil
+	}
+	m := maps.Clone(meta)
+	for _, k := range hopMeta {
+		delete(m, k)
+	}
+	if len(m) == 0 && meta["progressToken"] == nil {
+		return nil
+	}
+	return m
 }
 
 func (s *session) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
