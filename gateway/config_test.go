@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/capbroker/capbroker/source/mcpconfig"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -81,5 +82,63 @@ func TestTemplateRegexp(t *testing.T) {
 		if got := templateRegexp(tc.tmpl).MatchString(tc.uri); got != tc.want {
 			t.Errorf("%s ~ %s = %v, want %v", tc.tmpl, tc.uri, got, tc.want)
 		}
+	}
+}
+
+// TestFromMCPConfig maps definitions read from any client's config (by
+// source/mcpconfig, variables expanded) to upstreams, with the gateway's
+// own settings read from the definition as written.
+func TestFromMCPConfig(t *testing.T) {
+	const file = "/home/me/.config/Code/User/mcp.json"
+	data := `{
+  // VS Code allows comments
+  "servers": {
+    "fs": {"command": "mcp-fs", "args": ["${userHome}/src"], "env": {"K": "${env:K}"}, "cwd": "/w", "allowIrreversible": true, "timeout": "5s",},
+    "web": {"type": "http", "url": "https://x/mcp", "headers": {"Authorization": "Bearer ${env:TOKEN}"}, "timeout": 1500},
+    "old": {"type": "sse", "url": "https://x/sse"},
+    "badtime": {"command": "a", "timeout": "soon"},
+    "badallow": {"command": "a", "allowIrreversible": "yes"}
+  }
+}`
+	env := map[string]string{"K": "v", "TOKEN": "t0k"}
+	servers, probs, err := mcpconfig.Parse(file, []byte(data), &mcpconfig.Options{
+		Getenv: func(k string) string { return env[k] }, Vars: map[string]string{"userHome": "/home/me"}})
+	if err != nil || len(probs) != 1 { // "not strict JSON"
+		t.Fatalf("parse: %v %v", err, probs)
+	}
+	var got []ServerConfig
+	var errs []string
+	for _, s := range servers {
+		c, err := FromMCPConfig(s)
+		if err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		got = append(got, c)
+	}
+	want := []ServerConfig{
+		{Name: "fs", Command: "mcp-fs", Args: []string{"/home/me/src"}, Env: map[string]string{"K": "v"}, Dir: "/w",
+			AllowIrreversible: true, Timeout: 5 * time.Second, File: file, Line: 4},
+		{Name: "web", URL: "https://x/mcp", Headers: map[string]string{"Authorization": "Bearer t0k"},
+			Timeout: 1500 * time.Millisecond, File: file, Line: 5},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("servers (-want +got):\n%s", diff)
+	}
+	wantErrs := []string{
+		`server "badallow": allowIrreversible must be true or false`,
+		`server "badtime": timeout "soon" is not a positive duration`,
+		`server "old": the legacy SSE transport is not supported`,
+	}
+	if len(errs) != len(wantErrs) {
+		t.Fatalf("errors %q, want %d", errs, len(wantErrs))
+	}
+	for i, w := range wantErrs {
+		if !strings.Contains(errs[i], w) {
+			t.Errorf("error %d = %q, want %q", i, errs[i], w)
+		}
+	}
+	if got[0].Where() != file+":4" {
+		t.Errorf("Where = %q", got[0].Where())
 	}
 }

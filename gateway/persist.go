@@ -208,6 +208,20 @@ func (s *StoreSessions) writer() {
 // session's find_capability_calls, in the same transaction as its record.
 func (s *StoreSessions) write(ctx context.Context, batch []Event) {
 	var recs []trace.Record
+	// Each record carries its session's find_capability count so far, read
+	// once per batch and session.
+	finds := map[string]int{}
+	findsOf := func(id string) int {
+		if n, ok := finds[id]; ok {
+			return n
+		}
+		n := 0
+		if sess, err := s.st.Session(ctx, id); err == nil {
+			n = sess.FindCalls
+		}
+		finds[id] = n
+		return n
+	}
 	flush := func() {
 		if len(recs) == 0 {
 			return
@@ -219,26 +233,37 @@ func (s *StoreSessions) write(ctx context.Context, batch []Event) {
 	}
 	for _, e := range batch {
 		rec := Record(e)
+		if rec.Task == "" {
+			rec.Task = s.task
+		}
 		if e.Kind != "find" {
+			if rec.SessionID != "" {
+				rec.FindCapabilityCalls = findsOf(rec.SessionID)
+			}
 			recs = append(recs, rec)
 			continue
 		}
 		flush()
-		if err := s.writeFind(ctx, rec); err != nil {
+		n, err := s.writeFind(ctx, rec)
+		if err != nil {
 			s.log.Error("writing a gateway find record", "session", e.Session, "error", err)
 		}
+		finds[rec.SessionID] = n
 	}
 	flush()
 }
 
-func (s *StoreSessions) writeFind(ctx context.Context, rec trace.Record) error {
+// writeFind stores a find's record and counts it in its session, in one
+// transaction. It returns the session's find count after it.
+func (s *StoreSessions) writeFind(ctx context.Context, rec trace.Record) (int, error) {
 	for range maxConflicts {
 		sess, err := s.st.Session(ctx, rec.SessionID)
 		if errors.Is(err, store.ErrNotFound) {
-			return s.st.AppendTraces(ctx, rec) // the session was never saved
+			rec.FindCapabilityCalls = 1
+			return 1, s.st.AppendTraces(ctx, rec) // the session was never saved
 		}
 		if err != nil {
-			return err
+			return 0, err
 		}
 		sess.FindCalls++
 		rec.FindCapabilityCalls = sess.FindCalls
@@ -247,9 +272,9 @@ func (s *StoreSessions) writeFind(ctx context.Context, rec trace.Record) error {
 		if errors.Is(err, store.ErrConflict) {
 			continue
 		}
-		return err
+		return sess.FindCalls, err
 	}
-	return fmt.Errorf("%d conflicting writes in a row: %w", maxConflicts, store.ErrConflict)
+	return 0, fmt.Errorf("%d conflicting writes in a row: %w", maxConflicts, store.ErrConflict)
 }
 
 // Record converts a gateway event to a trace record: the session, the

@@ -151,7 +151,12 @@ func TestStoreSessions(t *testing.T) {
 				t.Fatalf("trace records (-want +got):\n%s", diff)
 			}
 			sel, find, okCall, refused, resume := recs[0], recs[1], recs[2], recs[3], recs[4]
-			if sel.Task != "" || len(sel.SelectedTools) != 0 || sel.Tokens.Full == 0 || sel.CapabilityReason == "" {
+			for _, r := range recs[2:] {
+				if r.FindCapabilityCalls != 1 || r.Task != "gateway test" {
+					t.Errorf("%s record after the find: %d finds, task %q", r.Kind, r.FindCapabilityCalls, r.Task)
+				}
+			}
+			if sel.Task != "gateway test" || sel.FindCapabilityCalls != 0 || len(sel.SelectedTools) != 0 || sel.Tokens.Full == 0 || sel.CapabilityReason == "" {
 				t.Errorf("select record: %+v", sel)
 			}
 			if find.Query != "echo the text back" || find.FindCapabilityCalls != 1 || !cmp.Equal(find.Found, found) ||
