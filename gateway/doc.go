@@ -1,14 +1,18 @@
 // Package gateway is capbroker's MCP gateway: one MCP server in front of
 // all of a user's MCP servers that exposes only what each session needs.
 //
-// A user puts "capbroker gateway --config servers.json" in their MCP
-// client's configuration instead of their ten servers; the client sees a
-// handful of tools instead of hundreds, and finds the rest on demand.
+// A user puts "capbroker gateway" in their MCP client's configuration
+// instead of their ten servers; the client sees a handful of tools instead
+// of hundreds, and finds the rest on demand.
 //
 // # Upstreams
 //
 // [LoadConfig] reads the servers in the shape clients already use
-// ({"mcpServers": {name: {command, args, env} | {url, headers}}}). [New]
+// ({"mcpServers": {name: {command, args, env} | {url, headers}}});
+// [FromMCPConfig] turns a definition read by package source/mcpconfig
+// from any client's config (.mcp.json, ~/.claude.json, Claude Desktop, VS
+// Code, Cursor) into a [ServerConfig]; the capbroker command uses it to
+// front, by default, the servers discovery finds. [New]
 // makes a [Gateway] over them and [Gateway.Start] connects to each one, over
 // stdio (the command runs as a child process) or streamable HTTP. Each
 // upstream keeps one connection; when it drops (the process crashed, the
@@ -18,6 +22,17 @@
 // upstream that hangs fails its own calls and never blocks the others.
 // An upstream's list_changed notifications re-list it and refresh every
 // session.
+//
+// # Pinned digests
+//
+// With [Options.Pins] (an *index.Index, whose pins.json "capbroker
+// discover" and "capbroker approve" share), each upstream tool's digest
+// (name, description, input schema) is checked against the one approved:
+// a tool seen for the first time is pinned, and one that changed since,
+// at start or at run time through list_changed, is held back: not listed,
+// not callable (a call is answered with what changed and how to approve
+// it), not findable. The gateway polls the pins ([Options.PinsInterval])
+// and brings an approved tool back by itself, with list_changed.
 //
 // Tool and prompt names are namespaced server__tool ([NamespaceAlways]) or
 // only where two servers offer the same name ([NamespaceCollisions]);
@@ -38,10 +53,12 @@
 //
 // A call to a tool the session was not given is answered with an error
 // that names find_capability. The exposed set of each session is kept in
-// an [ExposedStore] ([Options.Store], in memory by default) under the
-// session's name (the Capbroker-Session header, the "session" query
-// parameter, or --session for stdio), so a client that reconnects under the
-// same name sees the same tools.
+// an [ExposedStore] ([Options.Store], in memory by default;
+// [StoreSessions] keeps it in SQLite or PostgreSQL through package store)
+// under the session's name (the Capbroker-Session header, the "session"
+// query parameter, or the key given to [Gateway.ServeStdio]), so a client
+// that reconnects under the same name, even to a restarted gateway, sees
+// the same tools.
 //
 // # Faithful proxying
 //
@@ -71,5 +88,9 @@
 //
 // [Metrics] exports Prometheus counters and latencies per upstream, at
 // /metrics over HTTP. A [Tracer] ([Options.Trace]) receives every
-// session's selection, finds and calls with token counts.
+// session's selection, resumption, finds and calls ([Event]) with the
+// tokens of its exposed tools against the full catalog's. [StoreSessions]
+// writes them as trace.Record rows of the session ("capbroker trace
+// --session NAME"); [JSONLTracer] as JSON lines; [Tracers] sends to
+// several.
 package gateway
