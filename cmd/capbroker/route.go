@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -16,34 +18,23 @@ import (
 	"github.com/capbroker/capbroker/route"
 )
 
-// loadRoutingCards returns the plugin agents and commands found under
-// roots. Plugin discovery (the source packages that read
-// .claude-plugin/plugin.json, agents/*.md and commands/*.md) is not built
-// into capbroker yet, so the default says so; tests and builds that have
-// discovery replace it.
-var loadRoutingCards = func(ctx context.Context, m *Main, roots []string) ([]card.Card, error) {
-	return nil, errNoPluginLoader
-}
-
-var errNoPluginLoader = errors.New("no plugin loader: plugin discovery is not built into this capbroker yet")
-
-// routingFlags are the flags of route and capabilities.
+// routingFlags are the flags of route and capabilities: where to discover
+// the plugin agents and commands (the same flags as discover), and how to
+// score and cache them.
 type routingFlags struct {
-	roots         []string
+	discoveryFlags
 	taxonomy      string
 	cache         string
-	refresh       bool
 	maxAge        time.Duration
 	minConfidence string
 	asJSON        bool
 }
 
 func (f *routingFlags) register(cmd *cobra.Command) {
+	f.discoveryFlags.register(cmd)
 	fl := cmd.Flags()
-	fl.StringArrayVar(&f.roots, "root", nil, "plugins directory to scan; repeatable (default ~/.claude/plugins)")
 	fl.StringVar(&f.taxonomy, "taxonomy", "", "YAML file that extends or replaces the capability taxonomy (see capabilities --print-taxonomy)")
-	fl.StringVar(&f.cache, "cache", "", "capability cache file (default <user cache dir>/capbroker/route-<roots hash>.json; \"none\" keeps it in memory)")
-	fl.BoolVar(&f.refresh, "refresh", false, "scan the plugins again whatever the age of the cache")
+	fl.StringVar(&f.cache, "cache", "", "capability cache file (default <user cache dir>/capbroker/route-<places hash>.json; \"none\" keeps it in memory)")
 	fl.DurationVar(&f.maxAge, "max-age", route.DefaultMaxAge, "how long a scan stays fresh")
 	fl.StringVar(&f.minConfidence, "min-confidence", "Low", "lowest confidence delegated to: Low, Medium or High")
 	fl.BoolVar(&f.asJSON, "json", false, "print JSON")
@@ -59,6 +50,68 @@ func (m *Main) cacheDir() string {
 		return filepath.Join(h, ".cache", "capbroker")
 	}
 	return ""
+}
+
+// placesKey identifies the places the discovery flags scan, so that a
+// capability cache written for other places is not reused.
+func (m *Main) placesKey(f *discoveryFlags) (string, error) {
+	var b strings.Builder
+	list := func(label string, paths []string) error {
+		for _, p := range paths {
+			a, err := filepath.Abs(p)
+			if err != nil {
+				return fmt.Errorf("%s %s: %w", label, p, err)
+			}
+			fmt.Fprintf(&b, "%s %s\n", label, a)
+		}
+		return nil
+	}
+	if err := list("root", f.roots); err != nil {
+		return "", err
+	}
+	if err := list("tool-file", f.toolFiles); err != nil {
+		return "", err
+	}
+	if err := list("mcp-config", f.mcpConfigs); err != nil {
+		return "", err
+	}
+	if len(f.roots)+len(f.toolFiles)+len(f.mcpConfigs) == 0 {
+		// The default places depend on the working folder, the home
+		// folder and the config file.
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", fmt.Errorf("finding the working folder: %w", err)
+		}
+		fmt.Fprintf(&b, "defaults %v\nworkdir %s\nhome %s\nconfig %s\n", !f.noDefaults, wd, m.Getenv("HOME"), f.config)
+	}
+	if f.pluginMCP {
+		b.WriteString("plugin-mcp\n")
+	}
+	return b.String(), nil
+}
+
+// routingCards discovers the cards to route between, in the places the
+// flags name, through the card index (only changed sources are read
+// again). Routing uses the plugin agents and commands and ignores the
+// rest. A --root that does not exist is an error.
+func (m *Main) routingCards(ctx context.Context, f *discoveryFlags) ([]card.Card, error) {
+	for _, r := range f.roots {
+		if _, err := os.Stat(r); err != nil {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return nil, fmt.Errorf("reading %s: %w", r, err)
+		}
+	}
+	res, _, err := m.discover(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	if n := len(res.Report.Skipped); n > 0 {
+		fmt.Fprintf(m.Stderr, "note: discovery skipped %d files or entries; capbroker discover lists them with the reasons\n", n)
+	}
+	return res.Cards, nil
 }
 
 // routing builds the router and its cache from the flags. gaps may be nil.
@@ -86,21 +139,10 @@ func (m *Main) routing(f *routingFlags, gaps route.GapRecorder) (*route.Router, 
 	}
 	r := route.New(tax, &route.Options{MinConfidence: minConf})
 
-	roots := f.roots
-	if len(roots) == 0 {
-		if h := m.Getenv("HOME"); h != "" {
-			roots = []string{filepath.Join(h, ".claude", "plugins")}
-		}
+	key, err := m.placesKey(&f.discoveryFlags)
+	if err != nil {
+		return nil, nil, err
 	}
-	abs := make([]string, len(roots))
-	for i, root := range roots {
-		a, err := filepath.Abs(root)
-		if err != nil {
-			return nil, nil, fmt.Errorf("plugin root %s: %w", root, err)
-		}
-		abs[i] = a
-	}
-	key := strings.Join(abs, "\n")
 	path := f.cache
 	switch {
 	case path == "none":
@@ -109,8 +151,9 @@ func (m *Main) routing(f *routingFlags, gaps route.GapRecorder) (*route.Router, 
 		sum := sha256.Sum256([]byte(key))
 		path = filepath.Join(m.cacheDir(), "route-"+hex.EncodeToString(sum[:6])+".json")
 	}
+	df := f.discoveryFlags
 	scan := func(ctx context.Context) ([]card.Card, error) {
-		return loadRoutingCards(ctx, m, abs)
+		return m.routingCards(ctx, &df)
 	}
 	c := route.NewCache(r, scan, &route.CacheOptions{MaxAge: f.maxAge, Path: path, Key: key, Gaps: gaps})
 	return r, c, nil
