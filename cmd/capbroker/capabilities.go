@@ -31,7 +31,7 @@ YAML, a starting point for --taxonomy.`,
 				return err
 			}
 			ctx := cmd.Context()
-			_, cache, err := m.routing(&rf, nil)
+			_, cache, err := m.routing(&rf.discoveryFlags, &rf.routeFlags, nil, nil)
 			if err != nil {
 				return err
 			}

@@ -23,21 +23,31 @@ import (
 // score and cache them.
 type routingFlags struct {
 	discoveryFlags
-	taxonomy      string
-	cache         string
-	maxAge        time.Duration
-	minConfidence string
-	asJSON        bool
+	routeFlags
+	asJSON bool
 }
 
 func (f *routingFlags) register(cmd *cobra.Command) {
 	f.discoveryFlags.register(cmd)
+	f.routeFlags.register(cmd)
+	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print JSON")
+}
+
+// routeFlags say how to score and cache the capability map; serve shares
+// them with route and capabilities.
+type routeFlags struct {
+	taxonomy      string
+	cache         string
+	maxAge        time.Duration
+	minConfidence string
+}
+
+func (f *routeFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.taxonomy, "taxonomy", "", "YAML file that extends or replaces the capability taxonomy (see capabilities --print-taxonomy)")
 	fl.StringVar(&f.cache, "cache", "", "capability cache file (default <user cache dir>/capbroker/route-<places hash>.json; \"none\" keeps it in memory)")
 	fl.DurationVar(&f.maxAge, "max-age", route.DefaultMaxAge, "how long a scan stays fresh")
 	fl.StringVar(&f.minConfidence, "min-confidence", "Low", "lowest confidence delegated to: Low, Medium or High")
-	fl.BoolVar(&f.asJSON, "json", false, "print JSON")
 }
 
 // cacheDir returns capbroker's cache directory, or "" when the
@@ -114,8 +124,11 @@ func (m *Main) routingCards(ctx context.Context, f *discoveryFlags) ([]card.Card
 	return res.Cards, nil
 }
 
-// routing builds the router and its cache from the flags. gaps may be nil.
-func (m *Main) routing(f *routingFlags, gaps route.GapRecorder) (*route.Router, *route.Cache, error) {
+// routing builds the router and its cache from the flags: the cache scans
+// the places df names. gaps may be nil. first, when set, is given to the
+// cache's first scan instead of discovering again (serve passes the cards
+// it has just discovered).
+func (m *Main) routing(df *discoveryFlags, f *routeFlags, gaps route.GapRecorder, first []card.Card) (*route.Router, *route.Cache, error) {
 	if f.maxAge <= 0 {
 		return nil, nil, usageError{fmt.Errorf("--max-age %v: want a positive duration", f.maxAge)}
 	}
@@ -139,7 +152,7 @@ func (m *Main) routing(f *routingFlags, gaps route.GapRecorder) (*route.Router, 
 	}
 	r := route.New(tax, &route.Options{MinConfidence: minConf})
 
-	key, err := m.placesKey(&f.discoveryFlags)
+	key, err := m.placesKey(df)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -151,9 +164,14 @@ func (m *Main) routing(f *routingFlags, gaps route.GapRecorder) (*route.Router, 
 		sum := sha256.Sum256([]byte(key))
 		path = filepath.Join(m.cacheDir(), "route-"+hex.EncodeToString(sum[:6])+".json")
 	}
-	df := f.discoveryFlags
+	flags := *df
 	scan := func(ctx context.Context) ([]card.Card, error) {
-		return m.routingCards(ctx, &df)
+		if first != nil {
+			cards := first
+			first = nil
+			return cards, nil
+		}
+		return m.routingCards(ctx, &flags)
 	}
 	c := route.NewCache(r, scan, &route.CacheOptions{MaxAge: f.maxAge, Path: path, Key: key, Gaps: gaps})
 	return r, c, nil
@@ -213,7 +231,7 @@ project's FLOW.md) and suggests what kind of plugin to install.`,
 			} else if d := m.cacheDir(); d != "" {
 				gaps.Path = filepath.Join(d, "route-gaps.json")
 			}
-			r, cache, err := m.routing(&rf, gaps)
+			r, cache, err := m.routing(&rf.discoveryFlags, &rf.routeFlags, gaps, nil)
 			if err != nil {
 				return err
 			}
