@@ -20,7 +20,7 @@ func (m *Main) newCapabilitiesCmd() *cobra.Command {
 capability taxonomy and prints, for each capability, its candidates with
 score and confidence (High >= 25, Medium 15-24, Low < 15), then the ones
 that match no capability. --print-taxonomy prints the default taxonomy as
-YAML, a starting point for --taxonomy.`,
+YAML, a starting point for --taxonomy. Plugins are found as by capbroker route.`,
 		Example: `  capbroker capabilities --root ~/.claude/plugins
   capbroker capabilities --json --refresh
   capbroker capabilities --print-taxonomy > taxonomy.yaml`,

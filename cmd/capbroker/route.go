@@ -194,7 +194,13 @@ capability (requirements-gathering, code-review, ...) and delegates it to the
 best installed plugin agent: project-type match first, then exact keyword
 matches, then agents over commands. With no match it names the built-in
 default, logs the gap (JSON, and a "## Capability Warnings" section in the
-project's FLOW.md) and suggests what kind of plugin to install.`,
+project's FLOW.md) and suggests what kind of plugin to install.
+
+Plugins are found the way capbroker discover finds them: in the --root folders
+(plugins folders, marketplaces, single plugins, .claude folders), else in the
+config file's places and the default ones (./.claude, ~/.claude). The scan is
+cached for --max-age (default 24h) and redone on --refresh or when a
+capability has no match.`,
 		Example: `  capbroker route --phase EXECUTE --project . "add the CSV export"
   capbroker route --root ~/.claude/plugins --json "review the pull request"
   capbroker route --capability code-review --state none`,
