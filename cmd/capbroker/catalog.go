@@ -105,7 +105,7 @@ func (m *Main) discoveredCards(ctx context.Context, f *catalogFlags) ([]card.Car
 	if n := len(res.Held); n > 0 {
 		fmt.Fprintf(m.Stderr, "note: %d MCP tools changed since they were approved and are held back; see capbroker approve --list\n", n)
 	}
-	if len(res.Cards) > 0 {
+	if len(res.Cards) > 0 || len(res.Held) > 0 {
 		return res.Cards, nil
 	}
 	named := len(f.roots)+len(f.toolFiles)+len(f.mcpConfigs) > 0 || f.config != ""
