@@ -26,7 +26,9 @@ func TestChangedToolHeldUntilApproved(t *testing.T) {
 		s := mcp.NewServer(&mcp.Implementation{Name: "weather", Version: "1"}, nil)
 		s.AddTool(&mcp.Tool{Name: "forecast", Description: desc.Load().(string),
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}}}`)},
-			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{}, nil
+			})
 		return s
 	}, nil))
 	defer srv.Close()
