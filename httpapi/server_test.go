@@ -94,7 +94,7 @@ func TestEndpoints(t *testing.T) {
 		{"find", "POST", "/v1/find", `{"query":"look up a web page","k":2}`, 200, `"matches"`},
 		{"find no query", "POST", "/v1/find", `{"k":2}`, 400, "invalid"},
 		{"find bad k", "POST", "/v1/find", `{"query":"x","k":1000}`, 400, "invalid"},
-		{"cards", "GET", "/v1/cards", ``, 200, `"count":108`},
+		{"cards", "GET", "/v1/cards", ``, 200, `"count":112`},
 		{"cards by source", "GET", "/v1/cards?source=git", ``, 200, `"count":10`},
 		{"cards bad kind", "GET", "/v1/cards?kind=widget", ``, 400, "invalid"},
 		{"health", "GET", "/healthz", ``, 200, `"ok"`},

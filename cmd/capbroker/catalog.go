@@ -112,6 +112,6 @@ func (m *Main) discoveredCards(ctx context.Context, f *catalogFlags) ([]card.Car
 	if named {
 		return nil, fmt.Errorf("no capabilities found in the places named (see capbroker discover)")
 	}
-	fmt.Fprintln(m.Stderr, "note: no capabilities found in ./.claude, ./.mcp.json or ~/.claude; using the embedded example catalog (108 tools)")
+	fmt.Fprintln(m.Stderr, "note: no capabilities found in ./.claude, ./.mcp.json or ~/.claude; using the embedded example catalog (112 tools)")
 	return examples.Cards()
 }
