@@ -89,6 +89,7 @@ func TestEndpoints(t *testing.T) {
 		{"select no task", "POST", "/v1/select", `{"max":3}`, 400, "invalid"},
 		{"select two values", "POST", "/v1/select", `{"task":"a"}{"task":"b"}`, 400, "invalid"},
 		{"select bad format", "POST", "/v1/select", `{"task":"a","format":"gemini"}`, 400, "invalid"},
+		{"select bad family", "POST", "/v1/select", `{"task":"a","family":"codng"}`, 400, "invalid"},
 		{"select oversize", "POST", "/v1/select", big, 413, "too_large"},
 		{"select wrong method", "GET", "/v1/select", ``, 405, "method_not_allowed"},
 		{"find", "POST", "/v1/find", `{"query":"look up a web page","k":2}`, 200, `"matches"`},
