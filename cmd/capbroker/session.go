@@ -1,10 +1,10 @@
 package main
 
 import (
-	"os"
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
