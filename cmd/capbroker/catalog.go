@@ -10,9 +10,9 @@ import (
 	capbroker "github.com/capbroker/capbroker"
 	"github.com/capbroker/capbroker/card"
 	"github.com/capbroker/capbroker/dense"
+	"github.com/capbroker/capbroker/examples"
 	"github.com/capbroker/capbroker/policy"
 	"github.com/capbroker/capbroker/rank"
-	"github.com/capbroker/capbroker/examples"
 	"github.com/capbroker/capbroker/source/toolfile"
 )
 
