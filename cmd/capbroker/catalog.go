@@ -27,6 +27,9 @@ func (f *catalogFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVar(&f.tools, "tools", nil,
 		"tool file or directory of tool files (JSON, YAML, JSONL; OpenAI, Anthropic, MCP shapes); repeatable; replaces the configured sources")
 	f.discoveryFlags.register(cmd)
+	// --tools covers tool files here; discover's --tool-file (which mixes
+	// them with other places) would only confuse.
+	cmd.Flags().MarkHidden("tool-file")
 }
 
 // loadCards returns the cards the flags name:
