@@ -54,6 +54,10 @@ a bearer token (--token or $CAPBROKER_GATEWAY_TOKEN).`,
 			if err != nil {
 				return usageError{fmt.Errorf("gateway: --namespace: %w", err)}
 			}
+			fam, err := policy.ParseFamily(family)
+			if err != nil {
+				return usageError{fmt.Errorf("gateway: --family: %w", err)}
+			}
 			var level slog.Level
 			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
 				return usageError{fmt.Errorf("gateway: --log-level: %w", err)}
@@ -68,7 +72,7 @@ a bearer token (--token or $CAPBROKER_GATEWAY_TOKEN).`,
 			// stdout carries MCP in stdio mode: the log goes to stderr.
 			logger := slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: level}))
 			opts := &gateway.Options{
-				Mode: md, Namespace: ns, Family: policy.ParseFamily(family), Task: task,
+				Mode: md, Namespace: ns, Family: fam, Task: task,
 				CallTimeout: timeout, StartTimeout: startTimeout,
 				AllowIrreversible: allowIrreversible, ConfirmUnasked: confirmUnasked, Logger: logger,
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -45,6 +46,23 @@ func (m *Main) dbPath(f *storeFlags) (string, error) {
 		return filepath.Join(home, ".local", "share", "capbroker", "capbroker.db"), nil
 	}
 	return "", usageError{errors.New("no data directory: set XDG_DATA_HOME or HOME, or pass --db")}
+}
+
+// embedCachePath returns the SQLite file of the embedding cache: db when
+// given, else the session database of the data directory (the cache is a
+// table beside the sessions). Its folder is created.
+func (m *Main) embedCachePath(db string) (string, error) {
+	path, err := m.dbPath(&storeFlags{db: db})
+	if err != nil {
+		return "", err
+	}
+	if strings.HasPrefix(path, "postgres://") || strings.HasPrefix(path, "postgresql://") {
+		return "", usageError{fmt.Errorf("the embedding cache is a SQLite file; pass --db FILE (the session database is %s)", store.Redact(path))}
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", fmt.Errorf("creating the data directory: %w", err)
+	}
+	return path, nil
 }
 
 // openStore opens the store the flags name.
