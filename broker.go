@@ -19,9 +19,13 @@ type Options struct {
 	Cards []card.Card
 	// Rank tunes the lexical ranker. Nil uses its defaults.
 	Rank *rank.Options
-	// Ranker replaces the lexical ranker (for dense or hybrid ranking).
-	// If nil, a BM25F index over the catalog is used.
+	// Ranker replaces the lexical ranker. If nil, a BM25F index over the
+	// catalog is used.
 	Ranker policy.Ranker
+	// NewRanker, if set (and Ranker is nil), builds the ranker from the
+	// merged catalog's cards and their lexical index: the hook for dense
+	// and hybrid ranking, which must embed the cards the catalog holds.
+	NewRanker func(ctx context.Context, cards []card.Card, lexical *rank.Index) (policy.Ranker, error)
 	// Select holds the default selection options; a call's own options
 	// override them field by field where set.
 	Select policy.Options
@@ -68,6 +72,13 @@ func New(ctx context.Context, opts *Options) (*Broker, error) {
 	if ranker == nil {
 		b.index = rank.New(cat.Cards(), o.Rank)
 		ranker = b.index
+		if o.NewRanker != nil {
+			r, err := o.NewRanker(ctx, cat.Cards(), b.index)
+			if err != nil {
+				return nil, fmt.Errorf("creating broker: building the ranker: %w", err)
+			}
+			ranker = r
+		}
 	}
 	b.ranker = ranker
 	counter, err := payload.NewCounter(o.Encoding)

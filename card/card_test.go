@@ -158,3 +158,17 @@ func TestParams(t *testing.T) {
 		t.Errorf("Params of a non-object schema = %v", p)
 	}
 }
+
+func TestEditDistance(t *testing.T) {
+	for _, tt := range []struct {
+		a, b string
+		want int
+	}{
+		{"", "", 0}, {"read_file", "read_file", 0}, {"read_file", "read_files", 1},
+		{"kitten", "sitting", 3}, {"sitting", "kitten", 3}, {"", "abc", 3}, {"héllo", "hello", 1},
+	} {
+		if got := card.EditDistance(tt.a, tt.b); got != tt.want {
+			t.Errorf("EditDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
+		}
+	}
+}

@@ -11,11 +11,12 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/capbroker/capbroker/internal/retry"
 )
 
 // Embedder turns texts into vectors.
@@ -438,7 +439,7 @@ func (c *Client) post(ctx context.Context, body []byte, n int) ([][]float32, err
 	}
 	if resp.StatusCode != http.StatusOK {
 		e := apiError(c.url, resp.StatusCode, data)
-		e.RetryAfter, e.HasRetryAfter = retryAfter(resp.Header)
+		e.RetryAfter, e.HasRetryAfter = retry.After(resp.Header)
 		return nil, e
 	}
 	var r response
@@ -506,25 +507,4 @@ func snippet(data []byte) string {
 		s = s[:200] + "..."
 	}
 	return s
-}
-
-// retryAfter reads retry-after-ms (OpenAI) or Retry-After (seconds or an
-// HTTP date). ok is false when neither is present and parsable.
-func retryAfter(h http.Header) (d time.Duration, ok bool) {
-	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 {
-			return time.Duration(ms * float64(time.Millisecond)), true
-		}
-	}
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0, false
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
-		return time.Duration(s * float64(time.Second)), true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(time.Until(t), 0), true
-	}
-	return 0, false
 }

@@ -1,8 +1,3 @@
-// Package examples embeds capbroker's example catalog: 108 tools in MCP
-// shape from 18 typical MCP servers (filesystem, git, GitHub, web,
-// browser, Slack, PostgreSQL, memory, calendar, email, Kubernetes, Docker,
-// data, Notion, Jira, Sentry, cloud, misc). The CLI uses it when no other
-// source is configured, so every command works on a fresh clone.
 package examples
 
 import (

@@ -7,17 +7,33 @@
 //	POST /v1/select        {"task","max","budget","family","format"} -> selection
 //	POST /v1/find          {"query","k"}                             -> find result
 //	GET  /v1/cards         ?kind=&source=                            -> cards
+//	POST /v1/plan          {"goal","block_tokens","no_catalog"}      -> plan (Options.Planner)
+//	POST /v1/assemble      {"plan","min","max_inferred"}             -> assembly
+//	POST /v1/route         {"task","phase","capability","project",
+//	                        "project_types","session"}              -> decision (Options.Router)
+//	GET  /v1/capabilities                                            -> capability map (Options.Router)
+//	POST /v1/sessions      {"task","id","max_iterations"}            -> 201 session (Options.Sessions)
+//	GET  /v1/sessions      ?limit=                                   -> sessions, newest first
+//	GET  /v1/sessions/{id}                                           -> session
+//	POST /v1/sessions/{id}/find    {"query","k"}                     -> session + find
+//	POST /v1/sessions/{id}/call    {"tool"}                          -> session + call verdict
+//	POST /v1/sessions/{id}/resume  {"format"} (body optional)        -> session (+ payload)
+//	GET  /v1/traces        ?session=&kind=&after=&limit=             -> trace records (Options.Traces)
 //	GET  /healthz                                                    -> {"status":"ok"}
 //	GET  /metrics                                                    -> Prometheus text
 //	GET  /openapi.json                                               -> OpenAPI 3.1
 //	GET  /                                                           -> explorer page
 //
-// Other parts of capbroker (routing, planning, sessions, traces) add their
-// endpoints through [Options]; an endpoint whose part is not configured
-// answers 501 with the code "not_configured".
+// The parts beyond selection are given in [Options]: a [Router] (a
+// *route.Cache over the discovered plugins), a *session.Manager, a
+// [TraceStore] (a store.Store) and a planner (an llm.Provider). An
+// endpoint whose part is not configured answers 501 with the code
+// "not_configured". A route decision is recorded in the trace: in the
+// session's when the request names one, else in Options.Traces.
 //
 // Request and response bodies are the same JSON the CLI prints with
-// --json. Every error is one shape, {"error":{"code","message"}}, with a
+// --json: both encode the same Go types (policy.Selection, route.Decision,
+// route.Summary, session.View, trace.Record). Every error is one shape, {"error":{"code","message"}}, with a
 // stable code (see [Code]).
 //
 // # Safety

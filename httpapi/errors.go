@@ -11,15 +11,17 @@ type Code string
 // The error codes, mapped to HTTP statuses by [Code.Status]. Add new codes
 // at the end; never rename one.
 const (
-	CodeInvalid       Code = "invalid"      // the request is malformed or fails validation
-	CodeUnauthorized  Code = "unauthorized" // missing or wrong bearer token
-	CodeNotFound      Code = "not_found"    // no such route or object
-	CodeMethod        Code = "method_not_allowed"
-	CodeTooLarge      Code = "too_large"      // the body exceeds the limit
-	CodeNotConfigured Code = "not_configured" // the part behind the endpoint is not set up
-	CodeInternal      Code = "internal"       // a bug or an unexpected failure
-	CodeUnavailable   Code = "unavailable"    // a dependency (LLM, store) cannot be reached
-	CodeBadReply      Code = "bad_reply"      // a dependency answered with something unusable
+	CodeInvalid         Code = "invalid"      // the request is malformed or fails validation
+	CodeUnauthorized    Code = "unauthorized" // missing or wrong bearer token
+	CodeNotFound        Code = "not_found"    // no such route or object
+	CodeMethod          Code = "method_not_allowed"
+	CodeTooLarge        Code = "too_large"        // the body exceeds the limit
+	CodeNotConfigured   Code = "not_configured"   // the part behind the endpoint is not set up
+	CodeInternal        Code = "internal"         // a bug or an unexpected failure
+	CodeUnavailable     Code = "unavailable"      // a dependency (LLM, store) cannot be reached
+	CodeBadReply        Code = "bad_reply"        // a dependency answered with something unusable
+	CodeConflict        Code = "conflict"         // the object exists already (a taken session ID)
+	CodeBudgetExhausted Code = "budget_exhausted" // the session has no iteration left
 )
 
 // Status returns the HTTP status of c.
@@ -41,6 +43,8 @@ func (c Code) Status() int {
 		return http.StatusServiceUnavailable
 	case CodeBadReply:
 		return http.StatusBadGateway
+	case CodeConflict, CodeBudgetExhausted:
+		return http.StatusConflict
 	}
 	return http.StatusInternalServerError
 }

@@ -42,7 +42,12 @@ func (s *Server) handleSelect(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errorf(CodeInvalid, `"max" and "budget" must not be negative`))
 		return
 	}
-	opts := &policy.Options{MaxSelected: req.Max, TokenBudget: req.Budget, Family: policy.Family(req.Family)}
+	fam, err := policy.ParseFamily(req.Family)
+	if err != nil {
+		writeError(w, errorf(CodeInvalid, `"family": `+err.Error()))
+		return
+	}
+	opts := &policy.Options{MaxSelected: req.Max, TokenBudget: req.Budget, Family: fam}
 	if req.Format != "" {
 		f, err := payload.ParseFormat(req.Format)
 		if err != nil {

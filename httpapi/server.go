@@ -18,6 +18,7 @@ import (
 	"github.com/capbroker/capbroker/payload"
 	"github.com/capbroker/capbroker/policy"
 	"github.com/capbroker/capbroker/rank"
+	"github.com/capbroker/capbroker/session"
 )
 
 // Broker is what the API serves; *capbroker.Broker implements it.
@@ -46,9 +47,18 @@ type Options struct {
 	// Planner is the language model behind POST /v1/plan. If nil, that
 	// endpoint answers 501 not_configured.
 	Planner llm.Provider
-	// Extra adds endpoints of other parts (routing, sessions).
-	// Each pattern is a net/http ServeMux pattern ("POST /v1/route").
-	Extra map[string]http.Handler
+	// Router routes tasks and phases to plugin agents: POST /v1/route and
+	// GET /v1/capabilities. If nil, they answer 501 not_configured.
+	Router Router
+	// Sessions starts, shows, resumes sessions and answers their
+	// find_capability and tool calls: the /v1/sessions endpoints. It
+	// should select over the same catalog as the broker. If nil, they
+	// answer 501 not_configured.
+	Sessions *session.Manager
+	// Traces lists the trace (GET /v1/traces) and records the route
+	// decisions made outside sessions. If nil, GET /v1/traces answers 501
+	// not_configured and such decisions are not recorded.
+	Traces TraceStore
 }
 
 // Defaults.
@@ -103,29 +113,16 @@ func New(b Broker, opts *Options) (*Server, error) {
 	s.handle("GET /static/", http.HandlerFunc(s.handleStatic))
 	s.handle("POST /v1/plan", http.HandlerFunc(s.handlePlan))
 	s.handle("POST /v1/assemble", http.HandlerFunc(s.handleAssemble))
-	for _, p := range []string{"POST /v1/route", "GET /v1/capabilities",
-		"POST /v1/sessions", "GET /v1/sessions/{id}", "POST /v1/sessions/{id}/find", "POST /v1/sessions/{id}/resume", "GET /v1/traces"} {
-		h, ok := o.Extra[p]
-		if !ok {
-			h = notConfigured(p)
-		}
-		s.handle(p, h)
-	}
-	for p, h := range o.Extra {
-		if !s.has(p) {
-			s.handle(p, h)
-		}
-	}
+	s.handle("POST /v1/route", http.HandlerFunc(s.handleRoute))
+	s.handle("GET /v1/capabilities", http.HandlerFunc(s.handleCapabilities))
+	s.handle("POST /v1/sessions", http.HandlerFunc(s.handleSessionStart))
+	s.handle("GET /v1/sessions", http.HandlerFunc(s.handleSessionList))
+	s.handle("GET /v1/sessions/{id}", http.HandlerFunc(s.handleSessionShow))
+	s.handle("POST /v1/sessions/{id}/find", http.HandlerFunc(s.handleSessionFind))
+	s.handle("POST /v1/sessions/{id}/call", http.HandlerFunc(s.handleSessionCall))
+	s.handle("POST /v1/sessions/{id}/resume", http.HandlerFunc(s.handleSessionResume))
+	s.handle("GET /v1/traces", http.HandlerFunc(s.handleTraces))
 	return s, nil
-}
-
-func (s *Server) has(pattern string) bool {
-	for _, p := range s.routes {
-		if p == pattern {
-			return true
-		}
-	}
-	return false
 }
 
 func (s *Server) handle(pattern string, h http.Handler) {
@@ -135,12 +132,6 @@ func (s *Server) handle(pattern string, h http.Handler) {
 
 // Routes returns the registered endpoint patterns.
 func (s *Server) Routes() []string { return append([]string(nil), s.routes...) }
-
-func notConfigured(pattern string) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, errorf(CodeNotConfigured, pattern+" is not configured on this server"))
-	})
-}
 
 // Handler returns the API with its middleware: recovery, authentication
 // and request logging.

@@ -17,6 +17,8 @@ import (
 	capbroker "github.com/capbroker/capbroker"
 	"github.com/capbroker/capbroker/examples"
 	"github.com/capbroker/capbroker/httpapi"
+	"github.com/capbroker/capbroker/route"
+	"github.com/capbroker/capbroker/trace"
 )
 
 func testBroker(t testing.TB) *capbroker.Broker {
@@ -89,12 +91,13 @@ func TestEndpoints(t *testing.T) {
 		{"select no task", "POST", "/v1/select", `{"max":3}`, 400, "invalid"},
 		{"select two values", "POST", "/v1/select", `{"task":"a"}{"task":"b"}`, 400, "invalid"},
 		{"select bad format", "POST", "/v1/select", `{"task":"a","format":"gemini"}`, 400, "invalid"},
+		{"select bad family", "POST", "/v1/select", `{"task":"a","family":"codng"}`, 400, "invalid"},
 		{"select oversize", "POST", "/v1/select", big, 413, "too_large"},
 		{"select wrong method", "GET", "/v1/select", ``, 405, "method_not_allowed"},
 		{"find", "POST", "/v1/find", `{"query":"look up a web page","k":2}`, 200, `"matches"`},
 		{"find no query", "POST", "/v1/find", `{"k":2}`, 400, "invalid"},
 		{"find bad k", "POST", "/v1/find", `{"query":"x","k":1000}`, 400, "invalid"},
-		{"cards", "GET", "/v1/cards", ``, 200, `"count":108`},
+		{"cards", "GET", "/v1/cards", ``, 200, `"count":112`},
 		{"cards by source", "GET", "/v1/cards?source=git", ``, 200, `"count":10`},
 		{"cards bad kind", "GET", "/v1/cards?kind=widget", ``, 400, "invalid"},
 		{"health", "GET", "/healthz", ``, 200, `"ok"`},
@@ -103,7 +106,7 @@ func TestEndpoints(t *testing.T) {
 		{"explorer", "GET", "/", ``, 200, "capbroker explorer"},
 		{"explorer script", "GET", "/static/app.js", ``, 200, "renderSelection"},
 		{"unknown path", "GET", "/v2/nothing", ``, 404, "not_found"},
-		{"unconfigured part", "POST", "/v1/route", `{}`, 501, "not_configured"},
+		{"routing not configured", "POST", "/v1/route", `{}`, 501, "not_configured"},
 		{"plan without a model", "POST", "/v1/plan", `{"goal":"launch"}`, 501, "not_configured"},
 		{"assemble", "POST", "/v1/assemble", `{"plan":{"goal":"g","tasks":[{"id":"t1","description":"roll back the kubernetes deployment","depends_on":[],"needs":[]}]}}`, 200, `"origin":"inferred"`},
 		{"assemble named", "POST", "/v1/assemble", `{"plan":{"goal":"g","tasks":[{"id":"t1","description":"x","depends_on":[],"needs":[],"capabilities":["send_email","no_such"]}]},"min":-1}`, 200, `"origin":"plan"`},
@@ -227,26 +230,66 @@ func TestOpenAPIMatchesHandlers(t *testing.T) {
 	if diff := cmp.Diff(documented, routes); diff != "" {
 		t.Errorf("routes differ from /openapi.json (-doc +server):\n%s", diff)
 	}
+	// Request schemas name exactly the request types' fields; the schemas
+	// of the CLI's JSON name exactly the fields of the Go types the CLI
+	// prints.
 	for name, typ := range map[string]reflect.Type{
-		"SelectRequest":   reflect.TypeFor[httpapi.SelectRequest](),
-		"FindRequest":     reflect.TypeFor[httpapi.FindRequest](),
-		"PlanRequest":     reflect.TypeFor[httpapi.PlanRequest](),
-		"AssembleRequest": reflect.TypeFor[httpapi.AssembleRequest](),
+		"SelectRequest":        reflect.TypeFor[httpapi.SelectRequest](),
+		"FindRequest":          reflect.TypeFor[httpapi.FindRequest](),
+		"PlanRequest":          reflect.TypeFor[httpapi.PlanRequest](),
+		"AssembleRequest":      reflect.TypeFor[httpapi.AssembleRequest](),
+		"RouteRequest":         reflect.TypeFor[httpapi.RouteRequest](),
+		"SessionStartRequest":  reflect.TypeFor[httpapi.SessionStartRequest](),
+		"SessionFindRequest":   reflect.TypeFor[httpapi.SessionFindRequest](),
+		"SessionCallRequest":   reflect.TypeFor[httpapi.SessionCallRequest](),
+		"SessionResumeRequest": reflect.TypeFor[httpapi.SessionResumeRequest](),
+		"RouteDecision":        reflect.TypeFor[route.Decision](),
+		"RouteMatch":           reflect.TypeFor[route.Match](),
+		"CapabilityMap":        reflect.TypeFor[route.Summary](),
+		"CapabilityEntry":      reflect.TypeFor[route.Entry](),
+		"Session":              reflect.TypeFor[httpapi.SessionResponse](),
+		"SessionList":          reflect.TypeFor[httpapi.SessionsResponse](),
+		"TraceRecord":          reflect.TypeFor[trace.Record](),
+		"TraceFailure":         reflect.TypeFor[trace.Failure](),
 	} {
-		var fields, props []string
-		for f := range typ.Fields() {
-			tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			fields = append(fields, tag)
+		schema, ok := doc.Components.Schemas[name]
+		if !ok {
+			t.Errorf("no schema %s in /openapi.json", name)
+			continue
 		}
-		for p := range doc.Components.Schemas[name].Properties {
+		var props []string
+		for p := range schema.Properties {
 			props = append(props, p)
 		}
+		fields := jsonFields(typ)
 		sort.Strings(fields)
 		sort.Strings(props)
 		if diff := cmp.Diff(props, fields); diff != "" {
 			t.Errorf("%s: schema properties differ from the Go type (-doc +go):\n%s", name, diff)
 		}
 	}
+}
+
+// jsonFields returns the JSON names of a struct type's fields, with the
+// fields of embedded structs.
+func jsonFields(typ reflect.Type) []string {
+	if typ.Kind() == reflect.Pointer {
+		typ = typ.Elem()
+	}
+	var out []string
+	for f := range typ.Fields() {
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case tag == "-" || !f.IsExported() && !f.Anonymous:
+		case f.Anonymous && tag == "":
+			out = append(out, jsonFields(f.Type)...)
+		case tag == "":
+			out = append(out, f.Name)
+		default:
+			out = append(out, tag)
+		}
+	}
+	return out
 }
 
 func TestRunShutsDownGracefully(t *testing.T) {

@@ -9,9 +9,10 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/capbroker/capbroker/internal/retry"
 )
 
 // Defaults of the HTTP providers.
@@ -84,7 +85,7 @@ func (c *client) post(ctx context.Context, url string, header http.Header, body 
 			}
 			return nil, h, err
 		}
-		wait, fromServer := retryAfter(h)
+		wait, fromServer := retry.After(h)
 		if !fromServer {
 			wait = c.backoff << (attempt - 1)
 			wait += time.Duration(rand.Int64N(int64(wait)/4 + 1)) // jitter, up to +25%
@@ -141,30 +142,6 @@ func (c *client) transportErr(ctx, actx context.Context, url string, err error) 
 			c.provider, ErrUnreachable, url, errors.Unwrap(err), configureHelp)
 	}
 	return fmt.Errorf("%s: %w: %s: %v", c.provider, ErrUnreachable, url, err)
-}
-
-// retryAfter reads how long the server asks to wait: retry-after-ms,
-// then retry-after in seconds or as an HTTP date.
-func retryAfter(h http.Header) (time.Duration, bool) {
-	if h == nil {
-		return 0, false
-	}
-	if v := strings.TrimSpace(h.Get("retry-after-ms")); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 {
-			return time.Duration(ms * float64(time.Millisecond)), true
-		}
-	}
-	v := strings.TrimSpace(h.Get("retry-after"))
-	if v == "" {
-		return 0, false
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
-		return time.Duration(s * float64(time.Second)), true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(time.Until(t), 0), true
-	}
-	return 0, false
 }
 
 // snippet returns the start of a body for an error message.

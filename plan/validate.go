@@ -199,7 +199,7 @@ func (r *resolver) nearest(name string) []string {
 	}
 	var cs []cand
 	for _, c := range r.cat.Cards() {
-		if d := editDistance(low, strings.ToLower(c.Name)); d <= limit {
+		if d := card.EditDistance(low, strings.ToLower(c.Name)); d <= limit {
 			cs = append(cs, cand{c.Name, d})
 		}
 	}
@@ -211,24 +211,3 @@ func (r *resolver) nearest(name string) []string {
 	return out
 }
 
-// editDistance is the Levenshtein distance between a and b, in runes.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
-}

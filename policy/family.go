@@ -1,7 +1,9 @@
 package policy
 
 import (
+	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/capbroker/capbroker/rank"
 )
@@ -93,6 +95,21 @@ func InferFamily(task string) (Family, []string) {
 	return best, evidence[best]
 }
 
-// ParseFamily accepts any non-empty family name; the built-in ones get
-// built-in floors, others get the floors the options configure.
-func ParseFamily(s string) Family { return Family(s) }
+// Families lists the built-in families.
+var Families = []Family{Coding, Research, Data, Writing, Ops, General}
+
+// ParseFamily reads a built-in family name ("" means infer it). Library
+// callers may use other families with floors of their own in
+// [Options.Floors]; command lines and requests name built-in ones.
+func ParseFamily(s string) (Family, error) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	if s == "" {
+		return "", nil
+	}
+	for _, f := range Families {
+		if string(f) == s {
+			return f, nil
+		}
+	}
+	return "", fmt.Errorf("unknown family %q (want coding, research, data, writing, ops or general)", s)
+}

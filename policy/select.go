@@ -266,13 +266,17 @@ func (s *Selector) Select(ctx context.Context, task string, opts *Options) *Sele
 	for _, i := range floor {
 		inFloor[i] = true
 	}
-	budgetLeft := -1
-	if o.TokenBudget > 0 {
-		used := s.cardTokens(Hatch(), o.Format)
+	// The floor and the hatch are always exposed; the budget bounds what
+	// ranking adds on top of them. A floor that alone exceeds the budget
+	// leaves no room for picks, and the reason says so.
+	budgeted := o.TokenBudget > 0
+	budgetLeft, floorTokens := 0, 0
+	if budgeted {
+		floorTokens = s.cardTokens(Hatch(), o.Format)
 		for _, i := range floor {
-			used += s.cardTokens(s.cat.At(i), o.Format)
+			floorTokens += s.cardTokens(s.cat.At(i), o.Format)
 		}
-		budgetLeft = o.TokenBudget - used
+		budgetLeft = o.TokenBudget - floorTokens
 	}
 	var picks []Pick
 	var top float64
@@ -302,11 +306,11 @@ func (s *Selector) Select(ctx context.Context, task string, opts *Options) *Sele
 			sel.Rejected = append(sel.Rejected, Rejection{Name: h.Name, Score: h.Score, Reason: fmt.Sprintf("bound: at most %d picks", o.MaxSelected)})
 			continue
 		}
-		if budgetLeft >= 0 {
+		if budgeted {
 			cost := s.cardTokens(c, o.Format)
 			if cost > budgetLeft {
 				sel.Rejected = append(sel.Rejected, Rejection{Name: h.Name, Score: h.Score,
-					Reason: fmt.Sprintf("token budget: needs %d tokens, %d left of %d", cost, budgetLeft, o.TokenBudget)})
+					Reason: fmt.Sprintf("token budget: needs %d tokens, %d left of %d", cost, max(budgetLeft, 0), o.TokenBudget)})
 				continue
 			}
 			budgetLeft -= cost
@@ -341,6 +345,9 @@ func (s *Selector) Select(ctx context.Context, task string, opts *Options) *Sele
 		if len(floor) > 0 {
 			sel.Reason += fmt.Sprintf(", plus the %s floor", sel.Family)
 		}
+	}
+	if budgeted && floorTokens > o.TokenBudget {
+		sel.Reason += fmt.Sprintf("; the floor and the hatch alone take %d tokens, over the budget of %d", floorTokens, o.TokenBudget)
 	}
 	s.countTokens(sel, o.Format)
 	return sel

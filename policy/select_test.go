@@ -258,6 +258,23 @@ func TestTokenBudget(t *testing.T) {
 	}
 }
 
+func TestTokenBudgetBelowFloor(t *testing.T) {
+	s := newSelector(t, testCards(), nil)
+	task := "fix the failing unit tests in the parser code"
+	sel := s.Select(context.Background(), task, &policy.Options{TokenBudget: 50})
+	for _, p := range sel.Tools {
+		if !p.Floor {
+			t.Errorf("pick %s added although the floor alone exceeds the budget", p.Name)
+		}
+	}
+	if len(sel.Tools) != 5 {
+		t.Errorf("picks = %v, want the five floor tools", sel.Names())
+	}
+	if !strings.Contains(sel.Reason, "over the budget of 50") {
+		t.Errorf("reason %q does not say the floor exceeds the budget", sel.Reason)
+	}
+}
+
 func TestTokens(t *testing.T) {
 	s := newSelector(t, testCards(), nil)
 	for _, f := range payload.Formats {
@@ -332,3 +349,14 @@ func sortedCopy(xs []string) []string {
 }
 
 var _ = fmt.Sprint
+
+func TestParseFamily(t *testing.T) {
+	for in, want := range map[string]policy.Family{"": "", "coding": policy.Coding, " Ops ": policy.Ops} {
+		if got, err := policy.ParseFamily(in); err != nil || got != want {
+			t.Errorf("ParseFamily(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if _, err := policy.ParseFamily("codng"); err == nil || !strings.Contains(err.Error(), `"codng"`) {
+		t.Errorf("ParseFamily(codng) error = %v, want one naming the value", err)
+	}
+}

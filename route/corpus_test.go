@@ -12,10 +12,12 @@ import (
 
 	"github.com/capbroker/capbroker/card"
 	"github.com/capbroker/capbroker/internal/testenv"
+	"github.com/capbroker/capbroker/source"
 )
 
-// corpusCards loads the agents and commands of the real plugins in
-// shared/corpus and checks their number against expected_counts.json.
+// corpusCards discovers the agents and commands of the real plugins in
+// shared/corpus with capbroker's discovery (package source), as the CLI
+// does, and checks their number against expected_counts.json.
 func corpusCards(tb testing.TB) []card.Card {
 	tb.Helper()
 	root := testenv.NeedShared(tb, "corpus")
@@ -31,7 +33,16 @@ func corpusCards(tb testing.TB) []card.Card {
 	for _, c := range counts {
 		want += c.Agents + c.Commands
 	}
-	cards := loadPlugins(tb, root)
+	res, err := source.Discover(context.Background(), &source.Options{Roots: []source.Root{{Path: root}}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var cards []card.Card
+	for _, c := range res.Cards {
+		if c.Kind == card.KindAgent || c.Kind == card.KindCommand {
+			cards = append(cards, c)
+		}
+	}
 	if len(cards) != want {
 		tb.Fatalf("loaded %d agents and commands, expected_counts.json says %d", len(cards), want)
 	}

@@ -6,10 +6,10 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"unicode"
 
 	"github.com/capbroker/capbroker/card"
 	"github.com/capbroker/capbroker/policy"
+	"github.com/capbroker/capbroker/rank"
 )
 
 // ErrNotExposed matches every [*NotExposedError], with errors.Is.
@@ -79,7 +79,7 @@ func (e *NotExposedError) Is(target error) bool { return target == ErrNotExposed
 
 // queryFor turns a tool name into words for a find_capability query.
 func queryFor(name string) string {
-	return strings.Join(nameWords(name), " ")
+	return strings.Join(rank.Words(name), " ")
 }
 
 // CheckCall reports whether the session lets the model call name: nil
@@ -124,7 +124,7 @@ func suggest(name string, exposed []string, cat *card.Catalog, n int) []Suggesti
 			isExposed[e] = true
 		}
 	}
-	words := nameWords(name)
+	words := rank.Words(name)
 	var out []Suggestion
 	consider := func(c string) {
 		if c == name {
@@ -167,11 +167,11 @@ func suggest(name string, exposed []string, cat *card.Catalog, n int) []Suggesti
 // close to "read_file".
 func similarity(a string, aWords []string, b string) float64 {
 	la, lb := strings.ToLower(a), strings.ToLower(b)
-	ed := 1 - float64(levenshtein(la, lb))/float64(max(len([]rune(la)), len([]rune(lb)), 1))
-	bWords := nameWords(b)
+	ed := 1 - float64(card.EditDistance(la, lb))/float64(max(len([]rune(la)), len([]rune(lb)), 1))
+	bWords := rank.Words(b)
 	// A namespaced name ("github__create_issue") also counts by its tail.
 	if _, tail, ok := strings.Cut(lb, card.Separator); ok {
-		ed = max(ed, 1-float64(levenshtein(la, tail))/float64(max(len([]rune(la)), len([]rune(tail)), 1)))
+		ed = max(ed, 1-float64(card.EditDistance(la, tail))/float64(max(len([]rune(la)), len([]rune(tail)), 1)))
 	}
 	return max(ed, overlap(aWords, bWords))
 }
@@ -237,54 +237,4 @@ func sameWord(x, y string) bool {
 	return len(x) >= 4 && strings.HasPrefix(y, x) && len(y)-len(x) <= 3
 }
 
-// nameWords splits a tool name into lower-case words at separators and
-// camelCase boundaries: "fs__readFile" -> fs, read, file.
-func nameWords(name string) []string {
-	var words []string
-	var cur []rune
-	flush := func() {
-		if len(cur) > 0 {
-			words = append(words, strings.ToLower(string(cur)))
-			cur = cur[:0]
-		}
-	}
-	rs := []rune(name)
-	for i, r := range rs {
-		switch {
-		case !unicode.IsLetter(r) && !unicode.IsDigit(r):
-			flush()
-		case unicode.IsUpper(r) && i > 0 && (unicode.IsLower(rs[i-1]) || (i+1 < len(rs) && unicode.IsLower(rs[i+1]) && unicode.IsUpper(rs[i-1]))):
-			flush()
-			cur = append(cur, r)
-		default:
-			cur = append(cur, r)
-		}
-	}
-	flush()
-	return words
-}
 
-// levenshtein is the edit distance between a and b, in runes.
-func levenshtein(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	if len(ra) < len(rb) {
-		ra, rb = rb, ra
-	}
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
-}

@@ -141,8 +141,9 @@ func (m *Manager) Start(ctx context.Context, task string, opts *StartOptions) (*
 		o.MaxIterations = m.o.MaxIterations
 	}
 	begin := m.o.Now()
+	start := time.Now() // latency by the wall clock, whatever Now is
 	sel := m.sel.Select(ctx, task, m.o.Select)
-	latency := time.Since(begin)
+	latency := time.Since(start)
 	selJSON, err := json.Marshal(sel)
 	if err != nil {
 		return nil, fmt.Errorf("starting session: encoding the selection: %w", err)
@@ -202,6 +203,7 @@ func (m *Manager) Load(ctx context.Context, id string) (*Session, error) {
 
 func (m *Manager) load(ctx context.Context, id string, record bool) (*Session, error) {
 	begin := m.o.Now()
+	start := time.Now() // latency by the wall clock, whatever Now is
 	var st *store.Session
 	var err error
 	if m.st == nil {
@@ -249,7 +251,7 @@ func (m *Manager) load(ctx context.Context, id string, record bool) (*Session, e
 	if f != nil {
 		rec.Failures = append(rec.Failures, *f)
 	}
-	rec.Latency = time.Since(begin)
+	rec.Latency = time.Since(start)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.fill(&rec, &s.state)
@@ -550,10 +552,14 @@ type FindResult struct {
 // when no iteration is left. A ranking failure finds nothing and is
 // recorded; it is not an error.
 func (s *Session) Find(ctx context.Context, query string, k int) (*FindResult, error) {
+	if strings.TrimSpace(query) == "" {
+		return nil, fmt.Errorf("finding in session %s: empty query", s.ID())
+	}
 	if k <= 0 {
 		k = s.m.o.FindK
 	}
 	begin := s.m.o.Now()
+	start := time.Now() // latency by the wall clock, whatever Now is
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rec := trace.Record{Kind: trace.KindFind, At: begin, Query: query}
@@ -586,7 +592,7 @@ func (s *Session) Find(ctx context.Context, query string, k int) (*FindResult, e
 		rec.Degraded = true
 		s.failures = append(s.failures, f)
 	}
-	rec.Latency = time.Since(begin)
+	rec.Latency = time.Since(start)
 	rec, err := s.commit(ctx, apply, rec)
 	if err != nil {
 		if errors.Is(err, ErrBudgetExhausted) {
@@ -622,6 +628,7 @@ func (s *Session) Call(ctx context.Context, name string) error {
 		return fmt.Errorf("%s is answered by Session.Find, not Call", policy.HatchName)
 	}
 	begin := s.m.o.Now()
+	start := time.Now() // latency by the wall clock, whatever Now is
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rec := trace.Record{Kind: trace.KindCall, At: begin, Tool: name}
@@ -632,7 +639,7 @@ func (s *Session) Call(ctx context.Context, name string) error {
 	if callErr != nil {
 		rec.Failures = append(rec.Failures, trace.Failure{Tier: trace.TierExposure, Message: callErr.Error()})
 	}
-	rec.Latency = time.Since(begin)
+	rec.Latency = time.Since(start)
 	_, err := s.commit(ctx, func(st *store.Session, rec *trace.Record) error {
 		if rec != nil && st.Iterations >= st.MaxIterations {
 			return budgetError(st)

@@ -20,7 +20,7 @@ func (m *Main) newCapabilitiesCmd() *cobra.Command {
 capability taxonomy and prints, for each capability, its candidates with
 score and confidence (High >= 25, Medium 15-24, Low < 15), then the ones
 that match no capability. --print-taxonomy prints the default taxonomy as
-YAML, a starting point for --taxonomy.`,
+YAML, a starting point for --taxonomy. Plugins are found as by capbroker route.`,
 		Example: `  capbroker capabilities --root ~/.claude/plugins
   capbroker capabilities --json --refresh
   capbroker capabilities --print-taxonomy > taxonomy.yaml`,
@@ -31,7 +31,7 @@ YAML, a starting point for --taxonomy.`,
 				return err
 			}
 			ctx := cmd.Context()
-			_, cache, err := m.routing(&rf, nil)
+			_, cache, err := m.routing(&rf.discoveryFlags, &rf.routeFlags, nil, nil)
 			if err != nil {
 				return err
 			}

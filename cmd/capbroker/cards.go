@@ -6,14 +6,16 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/capbroker/capbroker/card"
+	"github.com/capbroker/capbroker/index"
 )
 
 func (m *Main) newCardsCmd() *cobra.Command {
 	var (
-		cf     catalogFlags
-		asJSON bool
-		kind   string
-		source string
+		cf      catalogFlags
+		asJSON  bool
+		kind    string
+		source  string
+		changed bool
 	)
 	cmd := &cobra.Command{
 		Use:   "cards",
@@ -23,6 +25,9 @@ func (m *Main) newCardsCmd() *cobra.Command {
 			ctx := cmd.Context()
 			if kind != "" && !card.Kind(kind).Valid() {
 				return usageError{fmt.Errorf("--kind %q: want tool, agent, command or skill", kind)}
+			}
+			if changed {
+				return m.printChangedCards(&cf, asJSON)
 			}
 			b, err := m.broker(ctx, &cf, nil)
 			if err != nil {
@@ -56,5 +61,23 @@ func (m *Main) newCardsCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the cards as JSON")
 	cmd.Flags().StringVar(&kind, "kind", "", "only cards of this kind (tool, agent, command, skill)")
 	cmd.Flags().StringVar(&source, "source", "", "only cards from this source")
+	cmd.Flags().BoolVar(&changed, "changed", false, "list MCP tools held back because their description or schema changed since approval, with a diff (approve them with capbroker approve)")
 	return cmd
+}
+
+// printChangedCards lists the held-back tools of the card index.
+func (m *Main) printChangedCards(cf *catalogFlags, asJSON bool) error {
+	_, dir, err := m.sourceOptions(&cf.discoveryFlags)
+	if err != nil {
+		return err
+	}
+	ix, err := index.Open(dir, nil)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(m.Stdout, changedJSON(ix.Changed()))
+	}
+	printChanged(m.Stdout, ix.Changed())
+	return nil
 }

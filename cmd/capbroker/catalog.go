@@ -9,7 +9,10 @@ import (
 
 	capbroker "github.com/capbroker/capbroker"
 	"github.com/capbroker/capbroker/card"
+	"github.com/capbroker/capbroker/dense"
 	"github.com/capbroker/capbroker/examples"
+	"github.com/capbroker/capbroker/policy"
+	"github.com/capbroker/capbroker/rank"
 	"github.com/capbroker/capbroker/source/toolfile"
 )
 
@@ -24,6 +27,9 @@ func (f *catalogFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVar(&f.tools, "tools", nil,
 		"tool file or directory of tool files (JSON, YAML, JSONL; OpenAI, Anthropic, MCP shapes); repeatable; replaces the configured sources")
 	f.discoveryFlags.register(cmd)
+	// --tools covers tool files here; discover's --tool-file (which mixes
+	// them with other places) would only confuse.
+	cmd.Flags().MarkHidden("tool-file")
 }
 
 // loadCards returns the cards the flags name:
@@ -67,6 +73,13 @@ func (m *Main) broker(ctx context.Context, f *catalogFlags, opts *capbroker.Opti
 	}
 	o.Cards = cards
 	o.Logger = m.quietLogger()
+	if o.Ranker == nil && o.NewRanker == nil {
+		nr, err := m.configuredRanker(ctx)
+		if err != nil {
+			return nil, err
+		}
+		o.NewRanker = nr
+	}
 	b, err := capbroker.New(ctx, &o)
 	if err != nil {
 		return nil, err
@@ -105,13 +118,58 @@ func (m *Main) discoveredCards(ctx context.Context, f *catalogFlags) ([]card.Car
 	if n := len(res.Held); n > 0 {
 		fmt.Fprintf(m.Stderr, "note: %d MCP tools changed since they were approved and are held back; see capbroker approve --list\n", n)
 	}
-	if len(res.Cards) > 0 {
+	if len(res.Cards) > 0 || len(res.Held) > 0 {
 		return res.Cards, nil
 	}
 	named := len(f.roots)+len(f.toolFiles)+len(f.mcpConfigs) > 0 || f.config != ""
 	if named {
 		return nil, fmt.Errorf("no capabilities found in the places named (see capbroker discover)")
 	}
-	fmt.Fprintln(m.Stderr, "note: no capabilities found in ./.claude, ./.mcp.json or ~/.claude; using the embedded example catalog (108 tools)")
+	fmt.Fprintln(m.Stderr, "note: no capabilities found in ./.claude, ./.mcp.json or ~/.claude; using the embedded example catalog (112 tools)")
 	return examples.Cards()
+}
+
+// configuredRanker returns the ranker builder the environment asks for:
+// nil (lexical) unless an embeddings endpoint is configured
+// (CAPBROKER_EMBED_MODEL), then hybrid, or what CAPBROKER_RANKER names
+// (lexical, dense or hybrid). Card vectors are cached in the data
+// directory's database. A failing endpoint falls back to lexical ranking
+// per query, with a warning on stderr.
+func (m *Main) configuredRanker(ctx context.Context) (func(context.Context, []card.Card, *rank.Index) (policy.Ranker, error), error) {
+	kind := m.Getenv("CAPBROKER_RANKER")
+	if kind == "" && m.Getenv(dense.EnvModel) != "" {
+		kind = dense.KindHybrid
+	}
+	switch kind {
+	case "", dense.KindLexical:
+		return nil, nil
+	case dense.KindDense, dense.KindHybrid:
+	default:
+		return nil, usageError{fmt.Errorf("CAPBROKER_RANKER=%q: want lexical, dense or hybrid", kind)}
+	}
+	e, err := dense.ClientFromEnv(m.Getenv, nil)
+	if err != nil {
+		return nil, err
+	}
+	path, err := m.embedCachePath("")
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, cards []card.Card, lex *rank.Index) (policy.Ranker, error) {
+		cache, err := dense.OpenCache(ctx, path)
+		if err != nil {
+			return nil, err
+		}
+		di, err := dense.NewIndex(ctx, cards, e, cache, nil)
+		cache.Close()
+		if err != nil {
+			return nil, err
+		}
+		if kind == dense.KindDense {
+			return di, nil
+		}
+		return dense.NewHybrid(lex, di, &dense.Options{OnFallback: func(query string, err error) {
+			fmt.Fprintf(m.Stderr, "warning: embeddings endpoint failed, ranked %q lexically: %v\n", query, err)
+		}}), nil
+	}, nil
 }

@@ -45,6 +45,10 @@ The endpoint is any OpenAI-compatible /v1/embeddings server:
 			}
 			cat, warns := card.NewCatalog(cards)
 			m.printWarnings(warns)
+			db, err := m.embedCachePath(db)
+			if err != nil {
+				return err
+			}
 			cache, err := dense.OpenCache(ctx, db)
 			if err != nil {
 				return err
@@ -85,7 +89,7 @@ The endpoint is any OpenAI-compatible /v1/embeddings server:
 		},
 	}
 	cf.register(cmd)
-	cmd.Flags().StringVar(&db, "db", "capbroker.db", "SQLite database file holding the embedding cache (created if missing)")
+	cmd.Flags().StringVar(&db, "db", "", "SQLite database file holding the embedding cache (default: the session database in the data directory; created if missing)")
 	cmd.Flags().BoolVar(&prune, "prune", false, "also delete cached vectors of this model for cards no longer in the catalog")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return cmd

@@ -99,7 +99,7 @@ where "gold_groups" (when present) lists the alternatives of each gold slot.`,
 	cmd.Flags().IntVar(&misses, "misses", 0, "also list up to N queries whose gold is not in the top k")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as one JSON object")
 	cmd.Flags().StringVar(&ranker, "ranker", "lexical", "lexical, dense or hybrid (dense and hybrid need an embeddings endpoint: CAPBROKER_EMBED_MODEL, CAPBROKER_EMBED_BASE_URL)")
-	cmd.Flags().StringVar(&db, "db", "capbroker.db", "SQLite file of the embedding cache (dense and hybrid)")
+	cmd.Flags().StringVar(&db, "db", "", "SQLite file of the embedding cache (dense and hybrid; default: the session database in the data directory)")
 	return cmd
 }
 
@@ -110,6 +110,10 @@ func (m *Main) denseRanker(ctx context.Context, kind, db string) (eval.BuildFunc
 		return nil, nil, usageError{fmt.Errorf("--ranker %q: want lexical, dense or hybrid", kind)}
 	}
 	e, err := dense.ClientFromEnv(m.Getenv, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	db, err = m.embedCachePath(db)
 	if err != nil {
 		return nil, nil, err
 	}

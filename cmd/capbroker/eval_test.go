@@ -83,3 +83,29 @@ func TestEvalRankers(t *testing.T) {
 		t.Errorf("--ranker psychic: exit %d, want 2", code)
 	}
 }
+
+// TestSelectHybrid shows select using hybrid ranking when an embeddings
+// endpoint is configured, and lexical ranking when it is not.
+func TestSelectHybrid(t *testing.T) {
+	srv := meaningEmbeddings(t)
+	defer srv.Close()
+	dir := t.TempDir()
+	tools := filepath.Join(dir, "tools.json")
+	os.WriteFile(tools, []byte(`[{"name":"fetch_webpage","description":"Fetch a web page and return its text.","inputSchema":{"type":"object"}},
+{"name":"send_email","description":"Send an email message.","inputSchema":{"type":"object"}}]`), 0o644)
+	env := map[string]string{"CAPBROKER_EMBED_MODEL": "fake-embed", "CAPBROKER_EMBED_BASE_URL": srv.URL + "/v1", "HOME": dir}
+	out, errOut, code := runEnv(t, env, "find", "--json", "--tools", tools, "open this url")
+	if code != 0 || !strings.Contains(out, `"fetch_webpage"`) {
+		t.Errorf("hybrid find: exit %d, stderr %s:\n%s", code, errOut, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".local", "share", "capbroker", "capbroker.db")); err != nil {
+		t.Errorf("embedding cache not in the data directory: %v", err)
+	}
+	out, _, _ = runEnv(t, map[string]string{"HOME": dir}, "find", "--json", "--tools", tools, "open this url")
+	if strings.Contains(out, `"fetch_webpage"`) {
+		t.Errorf("lexical find matched fetch_webpage on meaning alone:\n%s", out)
+	}
+	if _, errOut, code := runEnv(t, map[string]string{"HOME": dir, "CAPBROKER_RANKER": "psychic"}, "find", "--tools", tools, "x"); code != 2 || !strings.Contains(errOut, "CAPBROKER_RANKER") {
+		t.Errorf("bad CAPBROKER_RANKER: exit %d %s", code, errOut)
+	}
+}

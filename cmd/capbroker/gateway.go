@@ -71,6 +71,10 @@ a bearer token (--token or $CAPBROKER_GATEWAY_TOKEN).`,
 			if err != nil {
 				return usageError{fmt.Errorf("gateway: --namespace: %w", err)}
 			}
+			fam, err := policy.ParseFamily(family)
+			if err != nil {
+				return usageError{fmt.Errorf("gateway: --family: %w", err)}
+			}
 			var level slog.Level
 			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
 				return usageError{fmt.Errorf("gateway: --log-level: %w", err)}
@@ -115,7 +119,7 @@ a bearer token (--token or $CAPBROKER_GATEWAY_TOKEN).`,
 			}
 
 			opts := &gateway.Options{
-				Mode: md, Namespace: ns, Family: policy.ParseFamily(family), Task: task,
+				Mode: md, Namespace: ns, Family: fam, Task: task,
 				CallTimeout: timeout, StartTimeout: startTimeout, Pins: pins,
 				AllowIrreversible: allowIrreversible, ConfirmUnasked: confirmUnasked, Logger: logger,
 			}

@@ -47,23 +47,6 @@ func (d *dictServer) describe(desc string) {
 		})
 }
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // gatewayRun is "capbroker gateway" running over stdio in this process.
 type gatewayRun struct {
 	cs     *mcp.ClientSession

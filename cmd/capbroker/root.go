@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -95,6 +96,11 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) != n {
 			return usageError{fmt.Errorf("%s takes %s (got %d arguments); see %s --help", cmd.CommandPath(), what, len(args), cmd.CommandPath())}
+		}
+		for i, a := range args {
+			if strings.TrimSpace(a) == "" {
+				return usageError{fmt.Errorf("%s: argument %d is empty; it takes %s", cmd.CommandPath(), i+1, what)}
+			}
 		}
 		return nil
 	}

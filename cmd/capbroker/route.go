@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -16,37 +18,36 @@ import (
 	"github.com/capbroker/capbroker/route"
 )
 
-// loadRoutingCards returns the plugin agents and commands found under
-// roots. Plugin discovery (the source packages that read
-// .claude-plugin/plugin.json, agents/*.md and commands/*.md) is not built
-// into capbroker yet, so the default says so; tests and builds that have
-// discovery replace it.
-var loadRoutingCards = func(ctx context.Context, m *Main, roots []string) ([]card.Card, error) {
-	return nil, errNoPluginLoader
-}
-
-var errNoPluginLoader = errors.New("no plugin loader: plugin discovery is not built into this capbroker yet")
-
-// routingFlags are the flags of route and capabilities.
+// routingFlags are the flags of route and capabilities: where to discover
+// the plugin agents and commands (the same flags as discover), and how to
+// score and cache them.
 type routingFlags struct {
-	roots         []string
-	taxonomy      string
-	cache         string
-	refresh       bool
-	maxAge        time.Duration
-	minConfidence string
-	asJSON        bool
+	discoveryFlags
+	routeFlags
+	asJSON bool
 }
 
 func (f *routingFlags) register(cmd *cobra.Command) {
+	f.discoveryFlags.register(cmd)
+	f.routeFlags.register(cmd)
+	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print JSON")
+}
+
+// routeFlags say how to score and cache the capability map; serve shares
+// them with route and capabilities.
+type routeFlags struct {
+	taxonomy      string
+	cache         string
+	maxAge        time.Duration
+	minConfidence string
+}
+
+func (f *routeFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringArrayVar(&f.roots, "root", nil, "plugins directory to scan; repeatable (default ~/.claude/plugins)")
 	fl.StringVar(&f.taxonomy, "taxonomy", "", "YAML file that extends or replaces the capability taxonomy (see capabilities --print-taxonomy)")
-	fl.StringVar(&f.cache, "cache", "", "capability cache file (default <user cache dir>/capbroker/route-<roots hash>.json; \"none\" keeps it in memory)")
-	fl.BoolVar(&f.refresh, "refresh", false, "scan the plugins again whatever the age of the cache")
+	fl.StringVar(&f.cache, "cache", "", "capability cache file (default <user cache dir>/capbroker/route-<places hash>.json; \"none\" keeps it in memory)")
 	fl.DurationVar(&f.maxAge, "max-age", route.DefaultMaxAge, "how long a scan stays fresh")
 	fl.StringVar(&f.minConfidence, "min-confidence", "Low", "lowest confidence delegated to: Low, Medium or High")
-	fl.BoolVar(&f.asJSON, "json", false, "print JSON")
 }
 
 // cacheDir returns capbroker's cache directory, or "" when the
@@ -61,8 +62,73 @@ func (m *Main) cacheDir() string {
 	return ""
 }
 
-// routing builds the router and its cache from the flags. gaps may be nil.
-func (m *Main) routing(f *routingFlags, gaps route.GapRecorder) (*route.Router, *route.Cache, error) {
+// placesKey identifies the places the discovery flags scan, so that a
+// capability cache written for other places is not reused.
+func (m *Main) placesKey(f *discoveryFlags) (string, error) {
+	var b strings.Builder
+	list := func(label string, paths []string) error {
+		for _, p := range paths {
+			a, err := filepath.Abs(p)
+			if err != nil {
+				return fmt.Errorf("%s %s: %w", label, p, err)
+			}
+			fmt.Fprintf(&b, "%s %s\n", label, a)
+		}
+		return nil
+	}
+	if err := list("root", f.roots); err != nil {
+		return "", err
+	}
+	if err := list("tool-file", f.toolFiles); err != nil {
+		return "", err
+	}
+	if err := list("mcp-config", f.mcpConfigs); err != nil {
+		return "", err
+	}
+	if len(f.roots)+len(f.toolFiles)+len(f.mcpConfigs) == 0 {
+		// The default places depend on the working folder, the home
+		// folder and the config file.
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", fmt.Errorf("finding the working folder: %w", err)
+		}
+		fmt.Fprintf(&b, "defaults %v\nworkdir %s\nhome %s\nconfig %s\n", !f.noDefaults, wd, m.Getenv("HOME"), f.config)
+	}
+	if f.pluginMCP {
+		b.WriteString("plugin-mcp\n")
+	}
+	return b.String(), nil
+}
+
+// routingCards discovers the cards to route between, in the places the
+// flags name, through the card index (only changed sources are read
+// again). Routing uses the plugin agents and commands and ignores the
+// rest. A --root that does not exist is an error.
+func (m *Main) routingCards(ctx context.Context, f *discoveryFlags) ([]card.Card, error) {
+	for _, r := range f.roots {
+		if _, err := os.Stat(r); err != nil {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return nil, fmt.Errorf("reading %s: %w", r, err)
+		}
+	}
+	res, _, err := m.discover(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	if n := len(res.Report.Skipped); n > 0 {
+		fmt.Fprintf(m.Stderr, "note: discovery skipped %d files or entries; capbroker discover lists them with the reasons\n", n)
+	}
+	return res.Cards, nil
+}
+
+// routing builds the router and its cache from the flags: the cache scans
+// the places df names. gaps may be nil. first, when set, is given to the
+// cache's first scan instead of discovering again (serve passes the cards
+// it has just discovered).
+func (m *Main) routing(df *discoveryFlags, f *routeFlags, gaps route.GapRecorder, first []card.Card) (*route.Router, *route.Cache, error) {
 	if f.maxAge <= 0 {
 		return nil, nil, usageError{fmt.Errorf("--max-age %v: want a positive duration", f.maxAge)}
 	}
@@ -86,21 +152,10 @@ func (m *Main) routing(f *routingFlags, gaps route.GapRecorder) (*route.Router, 
 	}
 	r := route.New(tax, &route.Options{MinConfidence: minConf})
 
-	roots := f.roots
-	if len(roots) == 0 {
-		if h := m.Getenv("HOME"); h != "" {
-			roots = []string{filepath.Join(h, ".claude", "plugins")}
-		}
+	key, err := m.placesKey(df)
+	if err != nil {
+		return nil, nil, err
 	}
-	abs := make([]string, len(roots))
-	for i, root := range roots {
-		a, err := filepath.Abs(root)
-		if err != nil {
-			return nil, nil, fmt.Errorf("plugin root %s: %w", root, err)
-		}
-		abs[i] = a
-	}
-	key := strings.Join(abs, "\n")
 	path := f.cache
 	switch {
 	case path == "none":
@@ -109,8 +164,14 @@ func (m *Main) routing(f *routingFlags, gaps route.GapRecorder) (*route.Router, 
 		sum := sha256.Sum256([]byte(key))
 		path = filepath.Join(m.cacheDir(), "route-"+hex.EncodeToString(sum[:6])+".json")
 	}
+	flags := *df
 	scan := func(ctx context.Context) ([]card.Card, error) {
-		return loadRoutingCards(ctx, m, abs)
+		if first != nil {
+			cards := first
+			first = nil
+			return cards, nil
+		}
+		return m.routingCards(ctx, &flags)
 	}
 	c := route.NewCache(r, scan, &route.CacheOptions{MaxAge: f.maxAge, Path: path, Key: key, Gaps: gaps})
 	return r, c, nil
@@ -133,7 +194,13 @@ capability (requirements-gathering, code-review, ...) and delegates it to the
 best installed plugin agent: project-type match first, then exact keyword
 matches, then agents over commands. With no match it names the built-in
 default, logs the gap (JSON, and a "## Capability Warnings" section in the
-project's FLOW.md) and suggests what kind of plugin to install.`,
+project's FLOW.md) and suggests what kind of plugin to install.
+
+Plugins are found the way capbroker discover finds them: in the --root folders
+(plugins folders, marketplaces, single plugins, .claude folders), else in the
+config file's places and the default ones (./.claude, ~/.claude). The scan is
+cached for --max-age (default 24h) and redone on --refresh or when a
+capability has no match.`,
 		Example: `  capbroker route --phase EXECUTE --project . "add the CSV export"
   capbroker route --root ~/.claude/plugins --json "review the pull request"
   capbroker route --capability code-review --state none`,
@@ -170,7 +237,7 @@ project's FLOW.md) and suggests what kind of plugin to install.`,
 			} else if d := m.cacheDir(); d != "" {
 				gaps.Path = filepath.Join(d, "route-gaps.json")
 			}
-			r, cache, err := m.routing(&rf, gaps)
+			r, cache, err := m.routing(&rf.discoveryFlags, &rf.routeFlags, gaps, nil)
 			if err != nil {
 				return err
 			}

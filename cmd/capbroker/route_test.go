@@ -1,55 +1,24 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/capbroker/capbroker/card"
+	"time"
 )
 
-// withPlugins replaces the plugin loader for one test with one that
-// returns cards for the roots it knows, and counts its calls.
-func withPlugins(t *testing.T, byRoot map[string][]card.Card) *int {
+// routingRoot returns a copy of testdata/routing/<name>, a folder of real
+// plugins (plugin.json, agents/*.md, commands/*.md), so tests may change it.
+func routingRoot(t *testing.T, name string) string {
 	t.Helper()
-	calls := new(int)
-	old := loadRoutingCards
-	loadRoutingCards = func(ctx context.Context, m *Main, roots []string) ([]card.Card, error) {
-		*calls++
-		var out []card.Card
-		for _, r := range roots {
-			cs, ok := byRoot[filepath.Base(r)]
-			if !ok {
-				return nil, errors.New("reading " + r + ": no such plugins directory")
-			}
-			out = append(out, cs...)
-		}
-		return out, nil
+	dst := filepath.Join(t.TempDir(), name)
+	if err := os.CopyFS(dst, os.DirFS(filepath.Join("testdata", "routing", name))); err != nil {
+		t.Fatal(err)
 	}
-	t.Cleanup(func() { loadRoutingCards = old })
-	return calls
-}
-
-func pluginCard(name, desc string, kind card.Kind) card.Card {
-	plugin, _, _ := strings.Cut(name, ":")
-	return card.Card{Name: name, Kind: kind, Source: plugin, Description: desc, Meta: map[string]string{"plugin": plugin}}
-}
-
-var testPlugins = map[string][]card.Card{
-	"plugins": {
-		pluginCard("python-development:python-pro", "Master Python with modern features. Use PROACTIVELY for Python development, refactoring and code.", card.KindAgent),
-		pluginCard("csharp:csharp-pro", "Write modern C# code for .NET applications. Implements features.", card.KindAgent),
-		pluginCard("review:code-reviewer", "Expert code review for quality and security. Reviews pull requests.", card.KindAgent),
-		pluginCard("review:review-cmd", "Run a code review.", card.KindCommand),
-	},
-	"more": {
-		pluginCard("tdd:tdd-orchestrator", "Test-driven development with red-green-refactor. Writes unit tests first.", card.KindAgent),
-	},
+	return dst
 }
 
 func pythonProject(t *testing.T) string {
@@ -61,9 +30,8 @@ func pythonProject(t *testing.T) string {
 }
 
 func TestRouteJSON(t *testing.T) {
-	withPlugins(t, testPlugins)
 	proj := pythonProject(t)
-	root := filepath.Join(t.TempDir(), "plugins")
+	root := routingRoot(t, "plugins")
 	out, errOut, code := run(t, "route", "--root", root, "--project", proj, "--phase", "EXECUTE", "--json", "add the CSV export")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -86,10 +54,9 @@ func TestRouteJSON(t *testing.T) {
 }
 
 func TestRouteText(t *testing.T) {
-	calls := withPlugins(t, testPlugins)
 	proj := pythonProject(t)
 	dir := t.TempDir()
-	plugins, more := filepath.Join(dir, "plugins"), filepath.Join(dir, "more")
+	plugins, more := routingRoot(t, "plugins"), routingRoot(t, "more")
 	cache := filepath.Join(dir, "cache.json")
 	gapLog := filepath.Join(dir, "gaps.json")
 	common := []string{"--root", plugins, "--project", proj, "--cache", cache, "--gap-log", gapLog}
@@ -103,9 +70,7 @@ func TestRouteText(t *testing.T) {
 		!strings.Contains(out, "also in VERIFY:\n  → requirements-validation: defaults/validator (no plugin match)\n") {
 		t.Errorf("VERIFY output:\n%s", out)
 	}
-	if *calls != 1 {
-		t.Errorf("%d scans, want 1", *calls)
-	}
+	scanned := cacheScannedAt(t, cache)
 
 	// A gap: the cached map (fresh, from the file) misses, one re-scan,
 	// then the default; the gap goes to the JSON log and to FLOW.md.
@@ -117,15 +82,18 @@ func TestRouteText(t *testing.T) {
 		!strings.Contains(out, "- suggestion: install a plugin with a requirements, product-discovery or business-analysis agent suited to python projects") {
 		t.Errorf("gap output:\n%s", out)
 	}
-	if *calls != 2 {
-		t.Errorf("%d scans, want 2 (cache file reused, then one re-scan on the miss)", *calls)
+	// The cache file was reused (else the map would have been fresh and
+	// not scanned again), then scanned once more on the miss.
+	if again := cacheScannedAt(t, cache); !again.After(scanned) {
+		t.Errorf("cache scanned at %v, then %v: want one re-scan on the miss", scanned, again)
 	}
 	flow, _ := os.ReadFile(filepath.Join(proj, "FLOW.md"))
 	if !strings.HasPrefix(string(flow), "# Flow\n\n## Phase\nEXECUTE\n\n## Capability Warnings\n") ||
 		!strings.Contains(string(flow), "- **requirements-gathering** → defaults/interviewer") {
 		t.Errorf("FLOW.md:\n%s", flow)
 	}
-	if data, err := os.ReadFile(gapLog); err != nil || !strings.Contains(string(data), `"capability": "requirements-gathering"`) {
+	if data, err := os.ReadFile(gapLog); err != nil || !strings.Contains(string(data), `"capability": "requirements-gathering"`) ||
+		!strings.Contains(string(data), `"rescanned": true`) {
 		t.Errorf("gap log: %v %s", err, data)
 	}
 
@@ -145,9 +113,8 @@ func TestRouteText(t *testing.T) {
 }
 
 func TestRouteErrors(t *testing.T) {
-	withPlugins(t, testPlugins)
 	proj := pythonProject(t)
-	root := filepath.Join(t.TempDir(), "plugins")
+	root := routingRoot(t, "plugins")
 	badTax := filepath.Join(t.TempDir(), "tax.yaml")
 	os.WriteFile(badTax, []byte("categories:\n  - name: x\n    default: d\n"), 0o644)
 	tests := []struct {
@@ -162,7 +129,7 @@ func TestRouteErrors(t *testing.T) {
 		{[]string{"route", "--root", root, "--project", proj, "--max-age", "0s", "x"}, 2, "--max-age 0s: want a positive duration"},
 		{[]string{"route", "--root", root, "a", "b"}, 2, "route takes one task in quotes (got 2 arguments)"},
 		{[]string{"route", "--root", root, "--project", filepath.Join(proj, "missing"), "x"}, 1, "detecting project type"},
-		{[]string{"route", "--root", filepath.Join(proj, "nowhere"), "--project", proj, "--cache", "none", "x"}, 1, "scanning plugins: reading"},
+		{[]string{"route", "--root", filepath.Join(proj, "nowhere"), "--project", proj, "--cache", "none", "x"}, 1, "scanning plugins: reading " + filepath.Join(proj, "nowhere") + ": no such file or directory"},
 		{[]string{"route", "--root", root, "--project", proj, "--taxonomy", badTax, "x"}, 1, `tax.yaml:2: category "x" has no keywords`},
 		{[]string{"capabilities", "extra"}, 2, "takes no arguments (got 1 arguments)"},
 	}
@@ -176,16 +143,51 @@ func TestRouteErrors(t *testing.T) {
 	}
 }
 
-func TestRouteWithoutDiscovery(t *testing.T) {
-	_, errOut, code := run(t, "route", "--cache", "none", "--state", "none", "--root", t.TempDir(), "x")
-	if code != 1 || !strings.Contains(errOut, errNoPluginLoader.Error()) {
-		t.Errorf("exit %d: %s", code, errOut)
+// TestRouteDefaultPlaces routes without --root: discovery scans the
+// default places, here the user's ~/.claude folder with a plugin under
+// plugins/ and a loose agent under agents/.
+func TestRouteDefaultPlaces(t *testing.T) {
+	home := t.TempDir()
+	if err := os.CopyFS(filepath.Join(home, ".claude", "plugins"), os.DirFS(filepath.Join("testdata", "routing", "plugins"))); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(home, ".claude", "agents"), 0o755)
+	os.WriteFile(filepath.Join(home, ".claude", "agents", "infra.md"),
+		[]byte("---\nname: infra\ndescription: Terraform and Kubernetes infrastructure, CI/CD pipelines and deployment.\n---\nbody\n"), 0o644)
+	env := map[string]string{"HOME": home, "XDG_CACHE_HOME": filepath.Join(home, ".cache")}
+	proj := pythonProject(t)
+	out, errOut, code := runEnv(t, env, "route", "--project", proj, "--state", "none", "--json", "--capability", "infrastructure", "set up the deployment")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var d struct{ Agent, Capability string }
+	if err := json.Unmarshal([]byte(out), &d); err != nil || d.Agent != "infra" || d.Capability != "infrastructure" {
+		t.Errorf("decision %+v (%v): %s", d, err, out)
+	}
+	out, _, code = runEnv(t, env, "capabilities", "--json")
+	if code != 0 || !strings.Contains(out, `"name": "review:code-reviewer"`) || !strings.Contains(out, `"cards": 5`) {
+		t.Errorf("capabilities from the default places: exit %d\n%.600s", code, out)
 	}
 }
 
+// cacheScannedAt reads the scan time from a capability cache file.
+func cacheScannedAt(t *testing.T, path string) time.Time {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		ScannedAt time.Time `json:"scanned_at"`
+	}
+	if err := json.Unmarshal(data, &f); err != nil {
+		t.Fatal(err)
+	}
+	return f.ScannedAt
+}
+
 func TestCapabilities(t *testing.T) {
-	withPlugins(t, testPlugins)
-	root := filepath.Join(t.TempDir(), "plugins")
+	root := routingRoot(t, "plugins")
 	out, errOut, code := run(t, "capabilities", "--root", root)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)

@@ -31,7 +31,11 @@ func (f *selectFlags) register(cmd *cobra.Command) {
 
 // options validates the flags and turns them into selection options.
 func (f *selectFlags) options() (*policy.Options, error) {
-	o := &policy.Options{MaxSelected: f.max, TokenBudget: f.budget, Family: policy.Family(f.family)}
+	fam, err := policy.ParseFamily(f.family)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("--family: %w", err)}
+	}
+	o := &policy.Options{MaxSelected: f.max, TokenBudget: f.budget, Family: fam}
 	if f.max < 1 {
 		return nil, usageError{fmt.Errorf("--max %d: want at least 1", f.max)}
 	}

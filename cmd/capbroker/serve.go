@@ -3,27 +3,42 @@ package main
 import (
 	"fmt"
 	"log/slog"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/capbroker/capbroker/httpapi"
+	"github.com/capbroker/capbroker/llm"
+	"github.com/capbroker/capbroker/route"
+	"github.com/capbroker/capbroker/session"
 )
 
 func (m *Main) newServeCmd() *cobra.Command {
 	var (
 		cf    catalogFlags
+		rf    routeFlags
+		dbf   storeFlags
 		addr  string
 		token string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the HTTP JSON API, metrics and the explorer page",
-		Long: `Serve runs the HTTP JSON API (POST /v1/select, /v1/find, GET /v1/cards, ...),
-Prometheus metrics at /metrics, the OpenAPI document at /openapi.json and the
-explorer page at /. It binds 127.0.0.1 unless told otherwise; any other
-address requires a bearer token (--token or CAPBROKER_TOKEN). Ctrl-C shuts it
-down gracefully, finishing requests in flight.`,
+		Long: `Serve runs the HTTP JSON API (POST /v1/select, /v1/find, /v1/route,
+/v1/sessions, GET /v1/cards, /v1/capabilities, /v1/traces, ...), Prometheus
+metrics at /metrics, the OpenAPI document at /openapi.json and the explorer page
+at /. It binds 127.0.0.1 unless told otherwise; any other address requires a
+bearer token (--token or CAPBROKER_TOKEN). Ctrl-C shuts it down gracefully,
+finishing requests in flight.
+
+The catalog comes from the same flags as select (--tools, or discovery with
+--root, --mcp-config, ...). Routing scans the discovered plugin agents and
+commands (as capbroker route does, sharing its cache). Sessions and traces live
+in the database --db names (as the session commands). POST /v1/plan needs a
+language model (CAPBROKER_LLM, or the llm: section of the --config file; see
+capbroker plan --help); without one it answers 501.`,
 		Example: `  capbroker serve
+  capbroker serve --root ~/.claude/plugins --db postgres://capbroker@db/capbroker
   capbroker serve --addr 0.0.0.0:8080 --token "$(openssl rand -hex 16)"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -31,12 +46,37 @@ down gracefully, finishing requests in flight.`,
 			if token == "" {
 				token = m.Getenv("CAPBROKER_TOKEN")
 			}
-			b, err := m.broker(ctx, &cf, nil)
+			planner, err := m.servePlanner(cf.config)
 			if err != nil {
 				return err
 			}
+			b, err := m.broker(ctx, &cf, brokerOptions(&selectFlags{encoding: "o200k"}))
+			if err != nil {
+				return err
+			}
+			first := b.Catalog().Cards()
+			if len(cf.tools) > 0 {
+				first = nil // the catalog is tool files; routing discovers the plugins
+			}
+			gaps := &route.GapLog{}
+			if d := m.cacheDir(); d != "" {
+				gaps.Path = filepath.Join(d, "route-gaps.json")
+			}
+			_, router, err := m.routing(&cf.discoveryFlags, &rf, gaps, first)
+			if err != nil {
+				return err
+			}
+			st, err := m.openStore(ctx, &dbf)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
 			logger := slog.New(slog.NewJSONHandler(m.Stderr, nil))
-			srv, err := httpapi.New(b, &httpapi.Options{Addr: addr, Token: token, Logger: logger, Extra: m.apiExtras(ctx, &cf)})
+			mgr := session.NewManager(b.Selector(), st, &session.Options{Logger: logger})
+			srv, err := httpapi.New(b, &httpapi.Options{
+				Addr: addr, Token: token, Logger: logger,
+				Planner: planner, Router: router, Sessions: mgr, Traces: st,
+			})
 			if err != nil {
 				return usageError{err}
 			}
@@ -46,7 +86,34 @@ down gracefully, finishing requests in flight.`,
 		},
 	}
 	cf.register(cmd)
+	rf.register(cmd)
+	dbf.register(cmd)
 	cmd.Flags().StringVar(&addr, "addr", httpapi.DefaultAddr, "listen address")
 	cmd.Flags().StringVar(&token, "token", "", "bearer token clients must send (default $CAPBROKER_TOKEN)")
 	return cmd
+}
+
+// servePlanner returns the language model behind POST /v1/plan, or nil
+// when none is configured (no CAPBROKER_LLM, no llm: provider in the
+// settings file). A model that is configured but unusable is an error.
+func (m *Main) servePlanner(config string) (llm.Provider, error) {
+	explicit := config != ""
+	if !explicit {
+		config = defaultConfig
+	}
+	if !explicit && !fileExists(config) {
+		config = ""
+	}
+	cfg, err := llm.LoadConfig(config, m.Getenv)
+	if err != nil {
+		return nil, fmt.Errorf("planner: %w", err)
+	}
+	if cfg.Provider == "" {
+		return nil, nil
+	}
+	p, err := llm.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("planner: %w", err)
+	}
+	return p, nil
 }

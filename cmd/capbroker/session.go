@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -47,6 +48,23 @@ func (m *Main) dbPath(f *storeFlags) (string, error) {
 	return "", usageError{errors.New("no data directory: set XDG_DATA_HOME or HOME, or pass --db")}
 }
 
+// embedCachePath returns the SQLite file of the embedding cache: db when
+// given, else the session database of the data directory (the cache is a
+// table beside the sessions). Its folder is created.
+func (m *Main) embedCachePath(db string) (string, error) {
+	path, err := m.dbPath(&storeFlags{db: db})
+	if err != nil {
+		return "", err
+	}
+	if strings.HasPrefix(path, "postgres://") || strings.HasPrefix(path, "postgresql://") {
+		return "", usageError{fmt.Errorf("the embedding cache is a SQLite file; pass --db FILE (the session database is %s)", store.Redact(path))}
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", fmt.Errorf("creating the data directory: %w", err)
+	}
+	return path, nil
+}
+
 // openStore opens the store the flags name.
 func (m *Main) openStore(ctx context.Context, f *storeFlags) (store.Store, error) {
 	dsn, err := m.dbPath(f)
@@ -54,56 +72,6 @@ func (m *Main) openStore(ctx context.Context, f *storeFlags) (store.Store, error
 		return nil, err
 	}
 	return store.Open(ctx, dsn)
-}
-
-// sessionView is what the session commands print with --json.
-type sessionView struct {
-	ID            string          `json:"id"`
-	Task          string          `json:"task"`
-	ExposedTools  []string        `json:"exposed_tools"`
-	SelectedTools []string        `json:"selected_tools"`
-	Hatch         string          `json:"hatch"`
-	Iterations    int             `json:"iterations"`
-	MaxIterations int             `json:"max_iterations"`
-	FindCalls     int             `json:"find_capability_calls"`
-	Missing       []string        `json:"missing,omitempty"`
-	Failures      []trace.Failure `json:"failures,omitempty"`
-	Reason        string          `json:"reason,omitempty"`
-	Tokens        *policy.Tokens  `json:"tokens,omitempty"`
-	Degraded      bool            `json:"degraded,omitempty"`
-	CreatedAt     time.Time       `json:"created_at"`
-	UpdatedAt     time.Time       `json:"updated_at"`
-	Find          *findView       `json:"find,omitempty"`
-	Call          *callView       `json:"call,omitempty"`
-}
-
-type findView struct {
-	Query   string              `json:"query"`
-	Reason  string              `json:"reason"`
-	Matches []policy.Capability `json:"matches"`
-	Added   []string            `json:"added"`
-}
-
-type callView struct {
-	Tool        string               `json:"tool"`
-	Allowed     bool                 `json:"allowed"`
-	Error       string               `json:"error,omitempty"`
-	Suggestions []session.Suggestion `json:"suggestions,omitempty"`
-}
-
-func viewOf(s *session.Session) *sessionView {
-	st := s.State()
-	v := &sessionView{
-		ID: st.ID, Task: st.Task, ExposedTools: st.Exposed, SelectedTools: st.Selected, Hatch: policy.HatchName,
-		Iterations: st.Iterations, MaxIterations: st.MaxIterations, FindCalls: st.FindCalls,
-		Missing: s.Missing(), Failures: s.Failures(), CreatedAt: st.CreatedAt, UpdatedAt: st.UpdatedAt,
-	}
-	if sel := s.Selection(); sel != nil {
-		v.Reason = sel.Reason
-		v.Tokens = &sel.Tokens
-		v.Degraded = sel.Degraded
-	}
-	return v
 }
 
 func (m *Main) newSessionCmd() *cobra.Command {
@@ -204,7 +172,7 @@ func (m *Main) newSessionStartCmd() *cobra.Command {
 			}
 			switch {
 			case asJSON:
-				if err := writeJSON(m.Stdout, viewOf(s)); err != nil {
+				if err := writeJSON(m.Stdout, session.NewView(s)); err != nil {
 					return err
 				}
 			case sf.format != "":
@@ -270,8 +238,8 @@ session's budget, like any call.`,
 				return err
 			}
 			if asJSON {
-				v := viewOf(s)
-				v.Find = &findView{Query: res.Query, Reason: res.Reason, Matches: res.Matches, Added: res.Added}
+				v := session.NewView(s)
+				v.Find = session.NewFindView(res)
 				if err := writeJSON(m.Stdout, v); err != nil {
 					return err
 				}
@@ -337,8 +305,8 @@ for the model that names find_capability and the closest names.`,
 				return callErr
 			}
 			if asJSON {
-				v := viewOf(s)
-				v.Call = &callView{Tool: args[1], Allowed: callErr == nil}
+				v := session.NewView(s)
+				v.Call = &session.CallView{Tool: args[1], Allowed: callErr == nil}
 				var ne *session.NotExposedError
 				if errors.As(callErr, &ne) {
 					v.Call.Error, v.Call.Suggestions = ne.Error(), ne.Suggestions
@@ -383,8 +351,7 @@ func (m *Main) newSessionShowCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			v := &sessionView{ID: s.ID, Task: s.Task, ExposedTools: s.Exposed, SelectedTools: s.Selected, Hatch: policy.HatchName,
-				Iterations: s.Iterations, MaxIterations: s.MaxIterations, FindCalls: s.FindCalls, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt}
+			v := session.StoredView(s)
 			if asJSON {
 				return writeJSON(m.Stdout, v)
 			}
@@ -438,7 +405,7 @@ API expects them, ready to send.`,
 			m.warnMissing(s)
 			switch {
 			case asJSON:
-				if err := writeJSON(m.Stdout, viewOf(s)); err != nil {
+				if err := writeJSON(m.Stdout, session.NewView(s)); err != nil {
 					return err
 				}
 			case pf != "":
@@ -456,7 +423,7 @@ API expects them, ready to send.`,
 					return err
 				}
 			default:
-				m.printSession(viewOf(s))
+				m.printSession(session.NewView(s))
 			}
 			return saved(s)
 		},
@@ -492,10 +459,9 @@ func (m *Main) newSessionListCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			views := make([]sessionView, len(list))
-			for i, s := range list {
-				views[i] = sessionView{ID: s.ID, Task: s.Task, ExposedTools: s.Exposed, SelectedTools: s.Selected, Hatch: policy.HatchName,
-					Iterations: s.Iterations, MaxIterations: s.MaxIterations, FindCalls: s.FindCalls, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt}
+			views := make([]*session.View, len(list))
+			for i := range list {
+				views[i] = session.StoredView(&list[i])
 			}
 			if asJSON {
 				return writeJSON(m.Stdout, views)
@@ -515,7 +481,7 @@ func (m *Main) newSessionListCmd() *cobra.Command {
 	return cmd
 }
 
-func (m *Main) printSession(v *sessionView) {
+func (m *Main) printSession(v *session.View) {
 	w := m.Stdout
 	fmt.Fprintf(w, "session: %s\ntask:    %s\n", v.ID, v.Task)
 	if v.Reason != "" {

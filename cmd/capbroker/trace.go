@@ -60,6 +60,9 @@ shape. --export writes them as JSON Lines (one current-version record per line).
 				return m.exportTraces(export, recs)
 			}
 			if asJSON {
+				if recs == nil {
+					recs = []trace.Record{} // [], as GET /v1/traces answers
+				}
 				return writeJSON(m.Stdout, recs)
 			}
 			if len(recs) == 0 {

@@ -111,21 +111,80 @@ function renderCards() {
 }
 ["f-source", "f-kind", "f-text"].forEach((id) => $(id).addEventListener("input", () => cardsCache && renderCards()));
 
-// Capability map.
+// Capability map: GET /v1/capabilities answers what `capbroker
+// capabilities --json` prints: {plugins, cards, capabilities: [{name,
+// purpose, phases, default, internal, candidates: [entry]}], unassigned:
+// [entry]}, an entry being {name, kind, plugin, score, confidence,
+// matched: [{keyword, exact}], technologies}.
+function badge(confidence) {
+  return el("span", { class: "badge " + String(confidence || "").toLowerCase() }, confidence || "");
+}
+
+function entryRow(e, top) {
+  const kw = (e.matched || []).map((m) => m.keyword + (m.exact ? "" : "~"));
+  const tech = Object.keys(e.technologies || {}).sort();
+  const bar = el("div", { class: "bar" }, el("div", { style: `width:${top ? (100 * e.score) / top : 0}%` }));
+  return el("tr", { class: "candidate", "data-name": e.name },
+    el("td", {}, el("b", {}, e.name), el("br"), el("span", { class: "terms" }, e.kind + " · plugin " + e.plugin)),
+    el("td", {}, el("div", { class: "score" }, bar, e.score)),
+    el("td", {}, badge(e.confidence)),
+    el("td", {}, el("span", { class: "terms" }, kw.join(", ")), tech.length ? el("br") : "",
+      tech.length ? el("span", { class: "terms" }, "tech: " + tech.join(", ")) : ""));
+}
+
+function candidateTable(entries) {
+  const top = Math.max(0, ...entries.map((e) => e.score));
+  return el("table", {},
+    el("thead", {}, el("tr", {}, el("th", {}, "agent or command"), el("th", {}, "score"), el("th", {}, "confidence"), el("th", {}, "matched keywords (~ partial)"))),
+    el("tbody", {}, ...entries.map((e) => entryRow(e, top))));
+}
+
 async function loadMap() {
   const box = $("map");
   try {
     const m = await api("GET", "/v1/capabilities");
-    const cats = m.categories || [];
-    box.replaceChildren(...cats.map((c) => el("div", { class: "category" },
-      el("h3", {}, c.name, " ", el("span", { class: "terms" }, (c.phases || []).join(", "))),
-      el("ul", {}, ...(c.candidates || []).map((a) => el("li", {}, el("b", {}, a.agent || a.name), ` ${a.score} `,
-        el("span", { class: "badge " + String(a.confidence || "").toLowerCase() }, a.confidence)))),
-      (c.candidates || []).length ? "" : el("p", { class: "terms" }, "no plugin agent: default " + (c.default || "")))));
+    const caps = m.capabilities || [];
+    const parts = [el("p", { class: "summary", id: "map-summary" },
+      `${m.cards} agents and commands from ${m.plugins} plugins, mapped to ${caps.length} capabilities`)];
+    for (const c of caps) {
+      const cands = c.candidates || [];
+      const head = el("h3", {}, c.name, " ",
+        el("span", { class: "terms" }, (c.phases || []).join(", ") + (c.internal ? " · internal" : "") + " · default " + (c.default || "")));
+      let body;
+      if (c.internal) body = el("p", { class: "terms" }, "handled by the workflow itself: no plugin is searched");
+      else if (cands.length) body = candidateTable(cands);
+      else body = el("p", { class: "terms" }, "no plugin agent or command: the built-in " + (c.default || "default") + " answers");
+      parts.push(el("div", { class: "category", "data-name": c.name, "data-candidates": cands.length },
+        head, c.purpose ? el("p", { class: "purpose" }, c.purpose) : "", body));
+    }
+    const un = m.unassigned || [];
+    if (un.length) {
+      parts.push(el("details", { id: "unassigned" }, el("summary", {}, `unassigned (${un.length}): no capability keyword matched`),
+        el("ul", {}, ...un.map((e) => el("li", {}, el("b", {}, e.name), " " + e.kind)))));
+    }
+    box.replaceChildren(...parts);
   } catch (e) {
     box.replaceChildren(el("p", { class: "error" }, e.message));
   }
 }
+
+// Route a task or phase: POST /v1/route answers what `capbroker route
+// --json` prints.
+$("route-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const req = { task: $("route-task").value.trim(), phase: $("route-phase").value };
+  const out = $("route-result");
+  out.hidden = false;
+  try {
+    const d = await api("POST", "/v1/route", req);
+    const lines = [d.line, ...(d.secondary || []).map((s) => "  also " + s.line)];
+    out.replaceChildren(el("p", { id: "route-line" }, el("b", {}, d.agent), " for ", d.capability, " ", badge(d.confidence),
+      d.default ? el("span", { class: "terms" }, " (built-in: no plugin match)") : ""),
+      el("pre", {}, d.announcement + "\n" + lines.join("\n")));
+  } catch (e) {
+    out.replaceChildren(el("p", { class: "error" }, e.message));
+  }
+});
 
 // A task in the address (?task=...) runs at once: links can share a selection.
 const q = new URLSearchParams(location.search).get("task");

@@ -97,7 +97,16 @@ func Open(ctx context.Context, dsn string, opts *Options) (_ *Store, err error) 
 		if err != nil {
 			return nil, err
 		}
-		_, err = conn.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier{o.Schema}.Sanitize())
+		// CREATE SCHEMA IF NOT EXISTS races with itself across sessions
+		// (a unique violation on pg_namespace), so instances starting
+		// together take the migration lock first.
+		err = pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(migrationLock)); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier{o.Schema}.Sanitize())
+			return err
+		})
 		conn.Close(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("creating schema %s: %w", o.Schema, err)

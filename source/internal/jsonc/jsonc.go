@@ -1,7 +1,3 @@
-// Package jsonc decodes the JSON that configuration files hold in practice:
-// a byte order mark, // and /* */ comments and trailing commas (VS Code's
-// "JSON with comments") are accepted, and syntax errors name the line and
-// column.
 package jsonc
 
 import (

@@ -1,0 +1,24 @@
+// Package mcp lists the tools of MCP servers and turns each into a card,
+// using the official Go SDK client.
+//
+// # Connecting
+//
+// [List] connects to one server described by an [mcpconfig.Server]: a
+// stdio server is started as a child process (its own process group,
+// killed when the deadline passes), a remote one is reached over
+// streamable HTTP or SSE with the configured headers. It initializes the
+// session, lists every tool following pagination cursors, and closes the
+// session. The whole exchange is bounded by [Options.Timeout], so a server
+// that hangs costs at most that long, and one that crashes is reported
+// with the last lines it wrote to stderr.
+//
+// # Cards
+//
+// Each tool becomes a [card.KindTool] card named server__tool (see
+// [card.Namespaced]) with OriginalName set to the tool's own name, the
+// name the server must be called with. The input schema and annotations
+// are kept as the server sent them (re-encoded as JSON), Source is the
+// server name, Path the config file, and Meta records the server,
+// transport and the tool's title. Risk comes from the annotations, else
+// from the name.
+package mcp

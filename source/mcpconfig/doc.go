@@ -1,0 +1,27 @@
+// Package mcpconfig reads the MCP server definitions users already keep
+// for their clients, so capbroker connects to the same servers.
+//
+// # Formats
+//
+// Three shapes are recognized, by their top-level key:
+//
+//   - "mcpServers": Claude Code's .mcp.json, a plugin's .mcp.json, Claude
+//     Desktop's claude_desktop_config.json, ~/.claude.json (its top-level
+//     servers), Cursor and most other clients.
+//   - "servers": VS Code's mcp.json (.vscode/mcp.json or the user
+//     profile), JSON with comments and trailing commas.
+//   - "mcp": {"servers": ...}: the same as nested in VS Code's settings.json.
+//
+// Each entry is a stdio server (command, args, env, cwd) or a remote one
+// (url, headers) over streamable HTTP ("type": "http") or the older SSE
+// transport ("type": "sse"). Without a type, a command means stdio and a
+// url means HTTP.
+//
+// # Variables
+//
+// Strings are expanded the way the clients do: ${VAR} and ${VAR:-default}
+// (Claude Code), ${env:VAR}, ${workspaceFolder} and ${userHome} (VS Code),
+// and ${CLAUDE_PLUGIN_ROOT} for plugin configs, from [Options.Getenv] and
+// [Options.Vars]. ${input:id} values are prompted for by VS Code; a server
+// that needs one is reported and left out.
+package mcpconfig
