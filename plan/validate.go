@@ -210,4 +210,3 @@ func (r *resolver) nearest(name string) []string {
 	}
 	return out
 }
-

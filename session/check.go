@@ -236,5 +236,3 @@ func sameWord(x, y string) bool {
 	}
 	return len(x) >= 4 && strings.HasPrefix(y, x) && len(y)-len(x) <= 3
 }
-
-
