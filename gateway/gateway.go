@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/capbroker/capbroker/card"
@@ -171,7 +172,9 @@ type Gateway struct {
 
 	mu       sync.Mutex
 	cat      *catalog
-	sessions map[*session]struct{}
+	gen      uint64                // refreshes started
+	catGen   uint64                // the refresh that built cat
+	sessions map[*session]struct{} // every session set up and not ended
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 	rebuild  chan struct{}
@@ -306,27 +309,43 @@ func (g *Gateway) rebuilder(ctx context.Context) {
 }
 
 // refresh rebuilds the catalog and brings every session up to date.
+// Refreshes may run at the same time (Start's, the rebuilder's); each is
+// numbered when it starts reading the upstreams' listings, and a catalog
+// is only put in place if no refresh that started later already put its
+// own: an older catalog never replaces a newer one.
 func (g *Gateway) refresh(ctx context.Context) error {
+	g.mu.Lock()
+	g.gen++
+	gen := g.gen
+	g.mu.Unlock()
 	cat, err := buildCatalog(ctx, g.ups, g.opts)
 	if err != nil {
 		return err
 	}
+	hook(ctx, hookRefreshBuilt, "")
+	g.mu.Lock()
+	if gen < g.catGen {
+		g.mu.Unlock()
+		g.opts.Logger.Debug("catalog built from older listings than the one in use; dropped", "generation", gen, "in use", g.catGen)
+		return nil
+	}
+	g.cat, g.catGen = cat, gen
+	sessions := make([]*session, 0, len(g.sessions))
+	for s := range g.sessions {
+		sessions = append(sessions, s)
+	}
+	g.mu.Unlock()
 	for _, w := range cat.held {
 		g.opts.Logger.Info("catalog", "tool", w.Name, "server", w.Source, "note", w.Message)
 	}
 	for _, w := range cat.warnings {
 		g.opts.Logger.Warn("catalog", "name", w.Name, "server", w.Source, "warning", w.Message)
 	}
-	g.mu.Lock()
-	g.cat = cat
-	sessions := make([]*session, 0, len(g.sessions))
-	for s := range g.sessions {
-		sessions = append(sessions, s)
-	}
-	g.mu.Unlock()
 	g.opts.Metrics.catalogSize(len(cat.names))
+	// Each sync reads the catalog in use then, so a session synced here
+	// after a newer refresh still ends up with the newest catalog.
 	for _, s := range sessions {
-		s.sync(cat)
+		s.sync()
 	}
 	return nil
 }
@@ -370,13 +389,14 @@ func (g *Gateway) upstream(name string) *upstream {
 
 // ServeStdio serves one client over in and out (newline-delimited JSON-RPC)
 // until the client disconnects or ctx is done. key names the session for
-// the exposed-set store and the trace; "" makes a new session each time
-// ("stdio-" and a random ID).
+// the exposed-set store and the trace; "" makes an anonymous session
+// (traced as "stdio-" and a random ID), whose tools are not stored.
 func (g *Gateway) ServeStdio(ctx context.Context, in io.ReadCloser, out io.WriteCloser, key string) error {
-	if key == "" {
+	anon := key == ""
+	if anon {
 		key = "stdio-" + newID()
 	}
-	s, err := g.newSession(ctx, key, "", g.opts.Mode)
+	s, err := g.newSession(ctx, key, "", g.opts.Mode, anon)
 	if err != nil {
 		return err
 	}
@@ -386,4 +406,21 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.ReadCloser, out io.Write
 		return nil
 	}
 	return err
+}
+
+// testHook, set only by tests, is called at the points where a concurrent
+// change could be missed, to make that change happen there.
+var testHook atomic.Pointer[func(ctx context.Context, point, session string)]
+
+// The points testHook is called at.
+const (
+	hookRefreshBuilt  = "refresh built"  // a catalog is built, not yet in use
+	hookSessionSynced = "session synced" // a new session had its first sync
+	hookFindSearched  = "find searched"  // find_capability searched, exposed nothing yet
+)
+
+func hook(ctx context.Context, point, session string) {
+	if f := testHook.Load(); f != nil {
+		(*f)(ctx, point, session)
+	}
 }

@@ -21,7 +21,10 @@ import (
 const (
 	// SessionHeader (or the query parameter "session") names the session
 	// for the exposed-set store, so a client that reconnects with the same
-	// name gets the same tools.
+	// name gets the same tools, and clients connected under one name share
+	// what they find. A session without a name is anonymous: its tools are
+	// kept only while it lasts and never stored (it is traced under its
+	// MCP session ID).
 	SessionHeader = "Capbroker-Session"
 	// ModeHeader (or the query parameter "mode") overrides the gateway's
 	// exposure mode for the session: all, search or call.
@@ -64,16 +67,20 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 			return probe // only consulted for its protocol versions
 		}
 		mode := g.opts.Mode
-		if m := firstOf(r.Header.Get(ModeHeader), r.URL.Query().Get("mode")); m != "" {
+		if m := requestMode(r); m != "" {
 			pm, err := ParseMode(m)
 			if err != nil {
-				return nil
+				return nil // refused before (see below)
 			}
 			mode = pm
 		}
 		id := newID()
-		key := firstOf(r.Header.Get(SessionHeader), r.URL.Query().Get("session"), id)
-		s, err := g.newSession(r.Context(), key, id, mode)
+		key := firstOf(r.Header.Get(SessionHeader), r.URL.Query().Get("session"))
+		anon := key == ""
+		if anon {
+			key = id
+		}
+		s, err := g.newSession(r.Context(), key, id, mode, anon)
 		if err != nil {
 			g.opts.Logger.Error("opening a session", "error", err)
 			return nil
@@ -84,9 +91,29 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", http.NewCrossOriginProtection().Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if m := requestMode(r); m != "" {
+			if _, err := ParseMode(m); err != nil {
+				http.Error(w, fmt.Sprintf("%s header or mode parameter: %v", ModeHeader, err), http.StatusBadRequest)
+				return
+			}
+		}
 		h := &holder{}
 		mcpHandler.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), holderKey{}, h)))
-		if h.s != nil && !hasSessions(h.s.server) {
+		if h.s == nil {
+			return
+		}
+		connected := false
+		for ss := range h.s.server.Sessions() {
+			// The session lives on after this request: drop it when it
+			// ends (the client deletes it, or it stays idle past
+			// SessionTimeout), whatever the client sent meanwhile.
+			connected = true
+			go func() {
+				ss.Wait()
+				g.dropSession(h.s)
+			}()
+		}
+		if !connected {
 			// The request that created the session did not connect it.
 			g.dropSession(h.s)
 		}
@@ -112,6 +139,11 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		}
 		mux.ServeHTTP(w, r)
 	})
+}
+
+// requestMode is the mode a request asks for, "" if none.
+func requestMode(r *http.Request) string {
+	return firstOf(r.Header.Get(ModeHeader), r.URL.Query().Get("mode"))
 }
 
 type holderKey struct{}

@@ -31,14 +31,17 @@ type StoreOptions struct {
 // (SQLite or PostgreSQL), the store "capbroker session" and "capbroker
 // trace" read. It is both the gateway's [ExposedStore] and its [Tracer]:
 //
-//   - each client session is a store.Session whose ID is the session's
-//     name, whose Selected are the tools it was first given and whose
-//     Exposed are those plus what find_capability found, in order, so a
-//     client that reconnects under the same name, to this gateway or to
-//     another one sharing the database, gets the same tools;
+//   - each named client session is a store.Session whose ID is the
+//     session's name, whose Selected are the tools it was first given and
+//     whose Exposed are those plus what find_capability found, in order,
+//     so a client that reconnects under the same name, to this gateway or
+//     to another one sharing the database, gets the same tools;
+//   - an anonymous session (no name given) gets no store.Session: one
+//     would be written for every connection and never read again;
 //   - each event (select, resume, find, call) becomes a trace.Record of
 //     that session, with the tools exposed after it and their tokens
-//     against the full catalog's ("capbroker trace --session NAME").
+//     against the full catalog's ("capbroker trace --session NAME"; an
+//     anonymous session's records carry its MCP session ID).
 //
 // Exposed sets are written before Save returns. Trace records are written
 // in order by one background writer, so a proxied call never waits for
@@ -208,19 +211,25 @@ func (s *StoreSessions) writer() {
 // session's find_capability_calls, in the same transaction as its record.
 func (s *StoreSessions) write(ctx context.Context, batch []Event) {
 	var recs []trace.Record
-	// Each record carries its session's find_capability count so far, read
-	// once per batch and session.
+	// Each record carries its session's find_capability count so far: a
+	// stored session's, read once per batch and session; the event's own
+	// for a session not stored (anonymous).
 	finds := map[string]int{}
-	findsOf := func(id string) int {
+	unstored := map[string]bool{}
+	findsOf := func(id string) (int, bool) {
 		if n, ok := finds[id]; ok {
-			return n
+			return n, true
 		}
-		n := 0
-		if sess, err := s.st.Session(ctx, id); err == nil {
-			n = sess.FindCalls
+		if unstored[id] {
+			return 0, false
 		}
-		finds[id] = n
-		return n
+		sess, err := s.st.Session(ctx, id)
+		if err != nil {
+			unstored[id] = true
+			return 0, false
+		}
+		finds[id] = sess.FindCalls
+		return sess.FindCalls, true
 	}
 	flush := func() {
 		if len(recs) == 0 {
@@ -238,32 +247,39 @@ func (s *StoreSessions) write(ctx context.Context, batch []Event) {
 		}
 		if e.Kind != "find" {
 			if rec.SessionID != "" {
-				rec.FindCapabilityCalls = findsOf(rec.SessionID)
+				if n, ok := findsOf(rec.SessionID); ok {
+					rec.FindCapabilityCalls = n
+				}
 			}
 			recs = append(recs, rec)
 			continue
 		}
 		flush()
-		n, err := s.writeFind(ctx, rec)
+		n, stored, err := s.writeFind(ctx, rec)
 		if err != nil {
 			s.log.Error("writing a gateway find record", "session", e.Session, "error", err)
 		}
-		finds[rec.SessionID] = n
+		if stored {
+			finds[rec.SessionID] = n
+			delete(unstored, rec.SessionID)
+		}
 	}
 	flush()
 }
 
 // writeFind stores a find's record and counts it in its session, in one
-// transaction. It returns the session's find count after it.
-func (s *StoreSessions) writeFind(ctx context.Context, rec trace.Record) (int, error) {
+// transaction. It returns the session's find count after it, and whether
+// the session is stored (if not, the record keeps the event's count).
+func (s *StoreSessions) writeFind(ctx context.Context, rec trace.Record) (int, bool, error) {
 	for range maxConflicts {
 		sess, err := s.st.Session(ctx, rec.SessionID)
 		if errors.Is(err, store.ErrNotFound) {
-			rec.FindCapabilityCalls = 1
-			return 1, s.st.AppendTraces(ctx, rec) // the session was never saved
+			// Not stored (anonymous): the record alone.
+			rec.FindCapabilityCalls = max(rec.FindCapabilityCalls, 1)
+			return rec.FindCapabilityCalls, false, s.st.AppendTraces(ctx, rec)
 		}
 		if err != nil {
-			return 0, err
+			return 0, false, err
 		}
 		sess.FindCalls++
 		rec.FindCapabilityCalls = sess.FindCalls
@@ -272,9 +288,9 @@ func (s *StoreSessions) writeFind(ctx context.Context, rec trace.Record) (int, e
 		if errors.Is(err, store.ErrConflict) {
 			continue
 		}
-		return sess.FindCalls, err
+		return sess.FindCalls, true, err
 	}
-	return 0, fmt.Errorf("%d conflicting writes in a row: %w", maxConflicts, store.ErrConflict)
+	return 0, false, fmt.Errorf("%d conflicting writes in a row: %w", maxConflicts, store.ErrConflict)
 }
 
 // Record converts a gateway event to a trace record: the session, the
@@ -284,7 +300,7 @@ func (s *StoreSessions) writeFind(ctx context.Context, rec trace.Record) (int, e
 // (mode, upstream, outcome, duration) in Detail.
 func Record(e Event) trace.Record {
 	rec := trace.Record{
-		SessionID: e.Session, At: e.Time, Query: e.Query, Tool: e.Tool,
+		SessionID: e.Session, At: e.Time, Query: e.Query, Tool: e.Tool, FindCapabilityCalls: e.Finds,
 		SelectedTools: slices.Clone(e.Exposed), Found: slices.Clone(e.Found),
 		CapabilityReason: e.Reason,
 		Tokens:           trace.Tokens{Exposed: e.TokensExposed, Full: e.TokensFull, Format: "mcp"},

@@ -28,9 +28,11 @@ type session struct {
 	g      *Gateway
 	key    string
 	mode   Mode
+	anon   bool // the client gave no name: nothing is stored, nothing shared
 	server *mcp.Server
 
 	mu        sync.Mutex
+	finds     int                   // find_capability calls so far
 	exposed   map[string]bool       // callable upstream tools (search, call)
 	order     []string              // exposed, in the order given: selected, then found
 	listed    map[string]string     // tool name -> definition key, as listed
@@ -41,11 +43,18 @@ type session struct {
 	templates map[string]string
 }
 
-// newSession creates the server for one client session. key identifies
-// the session in the store; id, if set, becomes its MCP session ID.
-func (g *Gateway) newSession(ctx context.Context, key, id string, mode Mode) (*session, error) {
+// newSession creates the server for one client session and registers it
+// (the caller drops it with dropSession when it ends). key identifies the
+// session in the store and the trace; id, if set, becomes its MCP session
+// ID. An anonymous session (the client gave no name) neither loads nor
+// stores its tools: they end with it.
+//
+// Sessions of one name share what they find (see [session.share]).
+func (g *Gateway) newSession(ctx context.Context, key, id string, mode Mode, anon bool) (*session, error) {
+	// cat serves the selection and the trace of the start; the tools
+	// listed always come from the catalog in use (see sync).
 	cat := g.catalog()
-	s := &session{g: g, key: key, mode: mode, exposed: map[string]bool{}, listed: map[string]string{},
+	s := &session{g: g, key: key, mode: mode, anon: anon, exposed: map[string]bool{}, listed: map[string]string{},
 		initial: map[string]bool{}, prompts: map[string]string{}, resources: map[string]string{}, templates: map[string]string{}}
 	caps := &mcp.ServerCapabilities{
 		Logging: &mcp.LoggingCapabilities{},
@@ -70,14 +79,7 @@ func (g *Gateway) newSession(ctx context.Context, key, id string, mode Mode) (*s
 		CompletionHandler:  s.complete,
 		SubscribeHandler:   s.subscribe,
 		UnsubscribeHandler: s.unsubscribe,
-		InitializedHandler: func(_ context.Context, r *mcp.InitializedRequest) {
-			s.started()
-			ss := r.Session
-			go func() {
-				ss.Wait()
-				g.dropSession(s)
-			}()
-		},
+		InitializedHandler: func(context.Context, *mcp.InitializedRequest) { s.started() },
 	}
 	if id != "" {
 		opts.GetSessionID = func() string { return id }
@@ -87,19 +89,48 @@ func (g *Gateway) newSession(ctx context.Context, key, id string, mode Mode) (*s
 	s.server.AddSendingMiddleware(keepRawElicit)
 
 	if mode != ModeAll {
-		names, ok, err := g.opts.Store.Load(ctx, key)
-		if err != nil {
-			g.opts.Logger.Warn("loading a session's exposed tools; starting afresh", "session", key, "error", err)
+		h := policy.Hatch()
+		s.server.AddTool(&mcp.Tool{Name: h.Name, Description: h.Description, InputSchema: h.InputSchema,
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, Title: "Find capabilities"}}, s.find)
+		if mode == ModeCall {
+			s.server.AddTool(&mcp.Tool{Name: CallName, Description: callDescription, InputSchema: json.RawMessage(callSchema),
+				Annotations: &mcp.ToolAnnotations{Title: "Call a found capability"}}, s.callCapability)
+		}
+	}
+
+	// Registered before its tools are loaded and first synced, a session
+	// misses neither a catalog refresh nor a find of another session
+	// under its name that happens meanwhile.
+	g.mu.Lock()
+	g.sessions[s] = struct{}{}
+	n := len(g.sessions)
+	g.mu.Unlock()
+	g.opts.Metrics.sessions(n)
+
+	if mode != ModeAll {
+		var (
+			names []string
+			ok    bool
+			err   error
+		)
+		if !anon {
+			names, ok, err = g.opts.Store.Load(ctx, key)
+			if err != nil {
+				g.opts.Logger.Warn("loading a session's exposed tools; starting afresh", "session", key, "error", err)
+			}
 		}
 		// What is stored and traced waits for the client's initialized
 		// notification: a request that opens a session the client then
 		// drops (a version probe) leaves nothing behind.
+		var onStart func(context.Context)
 		if !ok || err != nil {
 			sel := cat.broker.Select(ctx, g.opts.Task, &policy.Options{Family: g.opts.Family})
 			names = sel.Names()
-			s.onStart = func(ctx context.Context) {
-				if err := g.opts.Store.Save(ctx, key, names); err != nil {
-					g.opts.Logger.Warn("saving a session's exposed tools", "session", key, "error", err)
+			onStart = func(ctx context.Context) {
+				if !anon {
+					if err := g.opts.Store.Save(ctx, key, names); err != nil {
+						g.opts.Logger.Warn("saving a session's exposed tools", "session", key, "error", err)
+					}
 				}
 				g.opts.Metrics.tokensSaved(sel.Tokens.Full - sel.Tokens.Exposed)
 				g.opts.Trace.Record(ctx, Event{Session: key, Kind: "select", Mode: string(mode), Query: g.opts.Task,
@@ -120,29 +151,18 @@ func (g *Gateway) newSession(ctx context.Context, key, id string, mode Mode) (*s
 				ev.Failure = fmt.Sprintf("%d exposed tool(s) not offered now (their server is down, stopped listing them, or they are held back), kept: %s",
 					len(missing), strings.Join(missing, ", "))
 			}
-			s.onStart = func(ctx context.Context) { g.opts.Trace.Record(ctx, ev) }
+			onStart = func(ctx context.Context) { g.opts.Trace.Record(ctx, ev) }
 		}
+		s.mu.Lock()
+		s.onStart = onStart
+		s.addLocked(names)
 		for _, n := range names {
-			if !s.exposed[n] {
-				s.order = append(s.order, n)
-			}
-			s.exposed[n] = true
 			s.initial[n] = true
 		}
-		h := policy.Hatch()
-		s.server.AddTool(&mcp.Tool{Name: h.Name, Description: h.Description, InputSchema: h.InputSchema,
-			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, Title: "Find capabilities"}}, s.find)
-		if mode == ModeCall {
-			s.server.AddTool(&mcp.Tool{Name: CallName, Description: callDescription, InputSchema: json.RawMessage(callSchema),
-				Annotations: &mcp.ToolAnnotations{Title: "Call a found capability"}}, s.callCapability)
-		}
+		s.mu.Unlock()
 	}
-	s.sync(cat)
-	g.mu.Lock()
-	g.sessions[s] = struct{}{}
-	n := len(g.sessions)
-	g.mu.Unlock()
-	g.opts.Metrics.sessions(n)
+	s.sync()
+	hook(ctx, hookSessionSynced, key)
 	return s, nil
 }
 
@@ -185,12 +205,14 @@ func isHatch(mode Mode, name string) bool {
 	return mode != ModeAll && (name == policy.HatchName || (mode == ModeCall && name == CallName))
 }
 
-// sync brings the session's server up to date with cat: tools (by mode),
-// prompts, resources and templates. The SDK sends list_changed for what
-// changed.
-func (s *session) sync(cat *catalog) {
+// sync brings the session's server up to date with the catalog in use:
+// tools (by mode), prompts, resources and templates. The SDK sends
+// list_changed for what changed. The catalog is read under the session's
+// lock, so of two syncs racing, the later one applies the newer catalog.
+func (s *session) sync() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	cat := s.g.catalog()
 	want := map[string]*toolEntry{}
 	for _, e := range cat.sortedTools() {
 		if isHatch(s.mode, e.name) {
@@ -377,7 +399,8 @@ func (s *session) traceRefused(name, outcome, msg string) {
 	cat := s.g.catalog()
 	exposed := s.exposedNames(cat)
 	s.g.opts.Trace.Record(context.Background(), Event{Session: s.key, Kind: "call", Mode: string(s.mode), Tool: name,
-		Outcome: outcome, Failure: msg, Exposed: exposed, TokensExposed: cat.tokens(exposed), TokensFull: cat.fullTokens})
+		Outcome: outcome, Failure: msg, Exposed: exposed, TokensExposed: cat.tokens(exposed), TokensFull: cat.fullTokens,
+		Finds: s.findCount()})
 }
 
 // exposedNames are the upstream tools the session may call now: every
@@ -454,7 +477,30 @@ func (s *session) find(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 			out.Next = "these tools are now in your tool list; call them by name"
 		}
 	}
+	hook(ctx, hookFindSearched, s.key)
 	s.mu.Lock()
+	added := s.addLocked(names)
+	s.finds++
+	finds := s.finds
+	s.mu.Unlock()
+	if len(added) > 0 {
+		s.share(ctx)
+	}
+	all := s.exposedNames(cat)
+	s.g.opts.Metrics.find(len(names))
+	s.g.opts.Trace.Record(ctx, Event{Session: s.key, Kind: "find", Mode: string(s.mode), Query: a.Query, Names: names,
+		Found: added, Exposed: all, Reason: res.Reason, TokensFound: cat.tokens(names),
+		TokensExposed: cat.tokens(all), TokensFull: cat.fullTokens, DurationMS: ms(time.Since(start)), Finds: finds})
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil
+}
+
+// addLocked adds names to the exposed tools, in order, and returns those
+// that were not exposed yet. s.mu is held.
+func (s *session) addLocked(names []string) []string {
 	var added []string
 	for _, n := range names {
 		if !s.exposed[n] {
@@ -463,25 +509,51 @@ func (s *session) find(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 			added = append(added, n)
 		}
 	}
+	return added
+}
+
+// share makes the session's exposed tools those of its name: it adds them
+// to the stored set (a union, whatever order concurrent saves land in),
+// reads back that set (which holds what other sessions of the name found,
+// through this gateway or another one sharing the store) and gives it to
+// every live session of the name, listing it in search mode. An anonymous
+// session only lists its own.
+func (s *session) share(ctx context.Context) {
+	if s.anon {
+		if s.mode == ModeSearch {
+			s.sync()
+		}
+		return
+	}
+	g := s.g
+	s.mu.Lock()
 	all := slices.Clone(s.order)
 	s.mu.Unlock()
-	if len(added) > 0 {
-		if err := s.g.opts.Store.Save(ctx, s.key, all); err != nil {
-			s.g.opts.Logger.Warn("saving a session's exposed tools", "session", s.key, "error", err)
+	if err := g.opts.Store.Save(ctx, s.key, all); err != nil {
+		g.opts.Logger.Warn("saving a session's exposed tools", "session", s.key, "error", err)
+	}
+	if stored, ok, err := g.opts.Store.Load(ctx, s.key); err != nil {
+		g.opts.Logger.Warn("reading back a session's exposed tools", "session", s.key, "error", err)
+	} else if ok {
+		all = merge(all, stored)
+	}
+	for _, o := range g.liveSessions() {
+		if o.key != s.key || o.anon {
+			continue
 		}
-		if s.mode == ModeSearch {
-			s.sync(cat)
+		o.mu.Lock()
+		added := o.addLocked(all)
+		o.mu.Unlock()
+		if (len(added) > 0 || o == s) && o.mode == ModeSearch {
+			o.sync()
 		}
 	}
-	s.g.opts.Metrics.find(len(names))
-	s.g.opts.Trace.Record(ctx, Event{Session: s.key, Kind: "find", Mode: string(s.mode), Query: a.Query, Names: names,
-		Found: added, Exposed: all, Reason: res.Reason, TokensFound: cat.tokens(names),
-		TokensExposed: cat.tokens(all), TokensFull: cat.fullTokens, DurationMS: ms(time.Since(start))})
-	b, err := json.MarshalIndent(out, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil
+}
+
+func (s *session) findCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.finds
 }
 
 func (s *session) callCapability(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -524,7 +596,7 @@ func (g *Gateway) callTool(ctx context.Context, s *session, ss *mcp.ServerSessio
 	u := e.up
 	exposed := s.exposedNames(cat)
 	ev := Event{Session: s.key, Kind: "call", Mode: string(s.mode), Tool: name, Upstream: u.cfg.Name,
-		Exposed: exposed, TokensExposed: cat.tokens(exposed), TokensFull: cat.fullTokens}
+		Exposed: exposed, TokensExposed: cat.tokens(exposed), TokensFull: cat.fullTokens, Finds: s.findCount()}
 	record := func(outcome string) {
 		ev.Outcome, ev.DurationMS = outcome, ms(time.Since(start))
 		g.opts.Metrics.call(u.cfg.Name, outcome, time.Since(start))

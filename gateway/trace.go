@@ -42,6 +42,10 @@ type Event struct {
 	TokensExposed int `json:"tokens_exposed,omitempty"`
 	TokensFull    int `json:"tokens_full,omitempty"`
 	TokensFound   int `json:"tokens_found,omitempty"`
+	// Finds counts the find_capability calls of this client session so
+	// far, this one included. ([StoreSessions] counts those of a stored
+	// session across its reconnects instead.)
+	Finds int `json:"finds,omitempty"`
 }
 
 // Tracer records events. Record must be safe for concurrent use and should
