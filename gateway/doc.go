@@ -52,13 +52,34 @@
 //     arguments), for clients that ignore list_changed.
 //
 // A call to a tool the session was not given is answered with an error
-// that names find_capability. The exposed set of each session is kept in
-// an [ExposedStore] ([Options.Store], in memory by default;
-// [StoreSessions] keeps it in SQLite or PostgreSQL through package store)
-// under the session's name (the Capbroker-Session header, the "session"
-// query parameter, or the key given to [Gateway.ServeStdio]), so a client
-// that reconnects under the same name, even to a restarted gateway, sees
-// the same tools.
+// that names find_capability.
+//
+// # Sessions
+//
+// The exposed set of each named session is kept in an [ExposedStore]
+// ([Options.Store], in memory by default; [StoreSessions] keeps it in
+// SQLite or PostgreSQL through package store) under the session's name
+// (the Capbroker-Session header, the "session" query parameter, or the key
+// given to [Gateway.ServeStdio]), so a client that reconnects under the
+// same name, even to a restarted gateway, sees the same tools. A stored
+// set only grows: each save adds to it, so saves landing out of order
+// lose nothing. Clients connected under one name at the same time share
+// what any of them finds: each find adds to the stored set, reads it back
+// and gives it to every live session of the name (in search mode with
+// list_changed).
+//
+// A session without a name is anonymous: its tools live in the session
+// alone and are never stored, since nobody could ask for them again; it
+// is dropped from memory when its MCP session ends (the client deletes
+// it, or it stays idle past [HTTPOptions.SessionTimeout]), and its trace
+// records carry its MCP session ID. So memory and storage grow with the
+// names clients use, not with connections.
+//
+// The catalog is rebuilt when an upstream's listing changes. Rebuilds may
+// overlap; each is numbered when it starts, and an older one never
+// replaces the catalog of a newer one. A session is registered before its
+// first sync, and every sync reads the catalog in use then, so no session
+// misses a rebuild or goes back to an older catalog.
 //
 // # Faithful proxying
 //
