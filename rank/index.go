@@ -48,12 +48,20 @@ type Options struct {
 	// Fields gives each field's weight and normalisation. A zero entry
 	// uses the default for that field (see DefaultFields).
 	Fields [numFields]FieldWeight
+	// Expansion weighs the related words (from WordNet, see [RelatedTo])
+	// added to each query word: a related word counts Expansion times the
+	// relation's strength. If zero, DefaultExpansion; negative turns
+	// expansion off.
+	Expansion float64
 }
 
 // Defaults, chosen on the development benchmarks in ../shared/bench and
 // kept general: names weigh most because a tool's name is its shortest
 // summary, parameters least because their text repeats across tools.
 const DefaultK1 = 1.2
+
+// DefaultExpansion is the default weight of query expansion terms.
+const DefaultExpansion = 0.3
 
 // DefaultFields are the default field weights.
 var DefaultFields = [numFields]FieldWeight{
@@ -70,6 +78,9 @@ func (o *Options) resolved() Options {
 	}
 	if r.K1 == 0 {
 		r.K1 = DefaultK1
+	}
+	if r.Expansion == 0 {
+		r.Expansion = DefaultExpansion
 	}
 	for f := range r.Fields {
 		if r.Fields[f] == (FieldWeight{}) {

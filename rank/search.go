@@ -29,6 +29,9 @@ type Match struct {
 	Fields []Field `json:"fields"`
 	// Score is the term's share of the hit's score.
 	Score float64 `json:"score"`
+	// Via is, when Term is a related word added by query expansion, the
+	// query word it is related to.
+	Via string `json:"via,omitempty"`
 }
 
 // QueryTerm is one weighted term of a parsed query.
@@ -36,6 +39,9 @@ type QueryTerm struct {
 	Stem   string
 	Word   string
 	Weight float64 // 1 for a word of the query; less for an expansion
+	// From is, for an expansion term, the query word it is related to;
+	// empty for the query's own words.
+	From string
 }
 
 // ParseQuery turns text into weighted query terms: stop words dropped,
@@ -88,7 +94,7 @@ func (ix *Index) putScratch(s *scratch) {
 // hits (all matching cards when k <= 0), best first, ties broken by name.
 // Cards that match no query term are never returned.
 func (ix *Index) Search(query string, k int) []Hit {
-	return ix.SearchTerms(ParseQuery(query), k)
+	return ix.SearchTerms(ix.Expand(ParseQuery(query)), k)
 }
 
 // SearchTerms is [Index.Search] over already parsed, weighted terms.
@@ -174,7 +180,7 @@ func (ix *Index) explain(q []QueryTerm, doc int, score float64) Hit {
 		}
 		p := &t.postings[i]
 		matched += w
-		m := Match{Term: qt.Word, Score: w * ix.saturate(p)}
+		m := Match{Term: qt.Word, Score: w * ix.saturate(p), Via: qt.From}
 		for f := Field(0); f < numFields; f++ {
 			if p.tf[f] > 0 {
 				m.Fields = append(m.Fields, f)
