@@ -180,14 +180,7 @@ func fieldTexts(c *card.Card) [numFields]string {
 	}
 	out[FieldName] = name
 	out[FieldDescription] = c.Description
-	var params strings.Builder
-	for _, p := range c.Params() {
-		params.WriteString(p.Name)
-		params.WriteByte(' ')
-		params.WriteString(p.Description)
-		params.WriteByte(' ')
-	}
-	out[FieldParams] = params.String()
+	out[FieldParams] = schemaText(c.InputSchema)
 	out[FieldTags] = strings.Join(c.Tags, " ")
 	return out
 }
