@@ -53,6 +53,20 @@ type Options struct {
 	// relation's strength. If zero, DefaultExpansion; negative turns
 	// expansion off.
 	Expansion float64
+	// Coverage weighs the second-stage bonus for matching much of the
+	// query: a card's score is multiplied by 1 + Coverage × the share of
+	// the query's IDF weight it matches (its own words only, in any
+	// field). If zero, DefaultCoverage; negative turns it off.
+	Coverage float64
+	// Phrase weighs the second-stage bonus for query words that stand
+	// next to each other in the card's name or description as in the
+	// query ("area under curve"): the score is multiplied by
+	// 1 + Phrase × min(pairs, 3)/3. If zero, DefaultPhrase; negative
+	// turns it off.
+	Phrase float64
+	// Rerank is how many of the best first-stage cards the second stage
+	// rescores (never fewer than the k asked for). If zero, DefaultRerank.
+	Rerank int
 }
 
 // Defaults, chosen on the development benchmarks in ../shared/bench and
@@ -60,8 +74,14 @@ type Options struct {
 // summary, parameters least because their text repeats across tools.
 const DefaultK1 = 1.2
 
-// DefaultExpansion is the default weight of query expansion terms.
-const DefaultExpansion = 0.3
+// Defaults of the query expansion and the second stage, chosen on the
+// development benchmarks (see doc.go).
+const (
+	DefaultExpansion = 0.3
+	DefaultCoverage  = 1.0
+	DefaultPhrase    = 0.2
+	DefaultRerank    = 100
+)
 
 // DefaultFields are the default field weights.
 var DefaultFields = [numFields]FieldWeight{
@@ -82,6 +102,15 @@ func (o *Options) resolved() Options {
 	if r.Expansion == 0 {
 		r.Expansion = DefaultExpansion
 	}
+	if r.Coverage == 0 {
+		r.Coverage = DefaultCoverage
+	}
+	if r.Phrase == 0 {
+		r.Phrase = DefaultPhrase
+	}
+	if r.Rerank <= 0 {
+		r.Rerank = DefaultRerank
+	}
 	for f := range r.Fields {
 		if r.Fields[f] == (FieldWeight{}) {
 			r.Fields[f] = DefaultFields[f]
@@ -98,6 +127,7 @@ type posting struct {
 
 // term is the index entry of one stem.
 type term struct {
+	id       int32
 	idf      float64
 	postings []posting
 }
@@ -111,49 +141,70 @@ type Index struct {
 	avgLen [numFields]float64
 	terms  map[string]*term
 	words  map[string]string // stem -> a surface word, for explanations
+	// seq holds every card's name and description as term ids in text
+	// order, each field followed by -1; card i's part is
+	// seq[seqOff[i]:seqOff[i+1]]. The second stage reads it to find query
+	// words that stand next to each other.
+	seq    []int32
+	seqOff []int32
 }
 
 // New indexes cards. The order of cards decides Hit.Index; names break ties.
 func New(cards []card.Card, opts *Options) *Index {
 	ix := &Index{
-		opts:  opts.resolved(),
-		names: make([]string, len(cards)),
-		lens:  make([][numFields]uint16, len(cards)),
-		terms: make(map[string]*term),
-		words: make(map[string]string),
+		opts:   opts.resolved(),
+		names:  make([]string, len(cards)),
+		lens:   make([][numFields]uint16, len(cards)),
+		terms:  make(map[string]*term),
+		words:  make(map[string]string),
+		seqOff: make([]int32, len(cards)+1),
 	}
 	var total [numFields]float64
-	counts := make(map[string]*[numFields]uint16)
+	// counts holds the current card's frequencies per term, in first-seen
+	// order so that the index is built the same way every time.
+	type count struct {
+		t  *term
+		tf [numFields]uint16
+	}
+	var counts []count
+	slot := make(map[*term]int)
 	for i := range cards {
 		c := &cards[i]
 		ix.names[i] = c.Name
-		clear(counts)
+		counts = counts[:0]
+		clear(slot)
 		for f, text := range fieldTexts(c) {
-			for _, t := range Tokens(text) {
-				n := counts[t.Stem]
-				if n == nil {
-					n = new([numFields]uint16)
-					counts[t.Stem] = n
+			for _, tok := range Tokens(text) {
+				t := ix.terms[tok.Stem]
+				if t == nil {
+					t = &term{id: int32(len(ix.terms))}
+					ix.terms[tok.Stem] = t
+					ix.words[tok.Stem] = tok.Word
 				}
-				if n[f] < math.MaxUint16 {
-					n[f]++
+				if Field(f) <= FieldDescription {
+					ix.seq = append(ix.seq, t.id)
+				}
+				j, ok := slot[t]
+				if !ok {
+					j = len(counts)
+					slot[t] = j
+					counts = append(counts, count{t: t})
+				}
+				if counts[j].tf[f] < math.MaxUint16 {
+					counts[j].tf[f]++
 				}
 				if ix.lens[i][f] < math.MaxUint16 {
 					ix.lens[i][f]++
 				}
-				if _, ok := ix.words[t.Stem]; !ok {
-					ix.words[t.Stem] = t.Word
-				}
 			}
 			total[f] += float64(ix.lens[i][f])
-		}
-		for stem, n := range counts {
-			t := ix.terms[stem]
-			if t == nil {
-				t = &term{}
-				ix.terms[stem] = t
+			if Field(f) <= FieldDescription {
+				ix.seq = append(ix.seq, -1)
 			}
-			t.postings = append(t.postings, posting{doc: int32(i), tf: *n})
+		}
+		ix.seqOff[i+1] = int32(len(ix.seq))
+		for _, c := range counts {
+			c.t.postings = append(c.t.postings, posting{doc: int32(i), tf: c.tf})
 		}
 	}
 	n := float64(len(cards))

@@ -17,7 +17,13 @@ type Hit struct {
 	// Coverage is the share of the query's weight (IDF-weighted query
 	// terms) that this card matched, in [0,1].
 	Coverage float64 `json:"coverage"`
-	// Matches explains the score term by term, in query order.
+	// Phrases is the number of places where two words adjacent in the
+	// query are adjacent in the card's name or description; each raises
+	// the score in the second stage (see [Options.Phrase]).
+	Phrases int `json:"phrases,omitempty"`
+	// Matches explains the first-stage (BM25F) score term by term, in
+	// query order; Score is that score times the second-stage bonuses for
+	// coverage and phrases.
 	Matches []Match `json:"matches,omitempty"`
 }
 
@@ -64,7 +70,9 @@ func ParseQuery(text string) []QueryTerm {
 // allocation proportional to the catalog.
 type scratch struct {
 	scores  []float64
+	matched []float64 // IDF of the query's own words each card matched
 	touched []int32
+	pairs   [][2]int32
 }
 
 var scratchPool sync.Pool
@@ -76,8 +84,10 @@ func (ix *Index) getScratch() *scratch {
 	}
 	if cap(s.scores) < len(ix.names) {
 		s.scores = make([]float64, len(ix.names))
+		s.matched = make([]float64, len(ix.names))
 	}
 	s.scores = s.scores[:len(ix.names)]
+	s.matched = s.matched[:len(ix.names)]
 	s.touched = s.touched[:0]
 	return s
 }
@@ -85,6 +95,7 @@ func (ix *Index) getScratch() *scratch {
 func (ix *Index) putScratch(s *scratch) {
 	for _, d := range s.touched {
 		s.scores[d] = 0
+		s.matched[d] = 0
 	}
 	s.touched = s.touched[:0]
 	scratchPool.Put(s)
@@ -104,18 +115,26 @@ func (ix *Index) SearchTerms(q []QueryTerm, k int) []Hit {
 	}
 	s := ix.getScratch()
 	defer ix.putScratch(s)
+	var queryIDF float64
 	for _, qt := range q {
 		t := ix.terms[qt.Stem]
 		if t == nil {
 			continue
 		}
 		w := t.idf * qt.Weight
+		own := qt.From == ""
+		if own {
+			queryIDF += t.idf
+		}
 		for i := range t.postings {
 			p := &t.postings[i]
 			if s.scores[p.doc] == 0 {
 				s.touched = append(s.touched, p.doc)
 			}
 			s.scores[p.doc] += w * ix.saturate(p)
+			if own {
+				s.matched[p.doc] += t.idf
+			}
 		}
 	}
 	if len(s.touched) == 0 {
@@ -124,7 +143,29 @@ func (ix *Index) SearchTerms(q []QueryTerm, k int) []Hit {
 	if k <= 0 || k > len(s.touched) {
 		k = len(s.touched)
 	}
-	h := &topK{names: ix.names, scores: s.scores}
+	if ix.opts.Coverage > 0 || ix.opts.Phrase > 0 {
+		// Second stage: rescore the best first-stage cards. Both bonuses
+		// only raise scores, so no card outside this set can overtake
+		// one inside it.
+		top := ix.best(s, max(k, ix.opts.Rerank))
+		ix.rescore(q, queryIDF, top, s)
+	}
+	h := ix.best(s, k)
+	docs := h.docs
+	sort.Slice(docs, func(i, j int) bool { return h.better(docs[i], docs[j]) })
+	hits := make([]Hit, len(docs))
+	for i, d := range docs {
+		hits[i] = ix.explain(q, int(d), s.scores[d])
+		if ix.opts.Phrase > 0 {
+			hits[i].Phrases = ix.phrases(d, s.pairs)
+		}
+	}
+	return hits
+}
+
+// best returns the k best touched cards by score, then name, as a heap.
+func (ix *Index) best(s *scratch, k int) *topK {
+	h := &topK{names: ix.names, scores: s.scores, docs: make([]int32, 0, min(k, len(s.touched)))}
 	for _, d := range s.touched {
 		if h.Len() < k {
 			heap.Push(h, d)
@@ -133,20 +174,72 @@ func (ix *Index) SearchTerms(q []QueryTerm, k int) []Hit {
 			heap.Fix(h, 0)
 		}
 	}
-	docs := h.docs
-	sort.Slice(docs, func(i, j int) bool { return h.better(docs[i], docs[j]) })
-	hits := make([]Hit, len(docs))
-	for i, d := range docs {
-		hits[i] = ix.explain(q, int(d), s.scores[d])
+	return h
+}
+
+// rescore applies the second stage to the cards of top: the coverage
+// bonus (share of the query's own IDF weight matched) and the phrase
+// bonus (adjacent query words adjacent in the card's name or
+// description).
+func (ix *Index) rescore(q []QueryTerm, queryIDF float64, top *topK, s *scratch) {
+	s.pairs = s.pairs[:0]
+	if ix.opts.Phrase > 0 {
+		prev := int32(-1)
+		for _, qt := range q {
+			if qt.From != "" {
+				continue
+			}
+			t := ix.terms[qt.Stem]
+			if t == nil {
+				prev = -1
+				continue
+			}
+			if prev >= 0 {
+				s.pairs = append(s.pairs, [2]int32{prev, t.id})
+			}
+			prev = t.id
+		}
 	}
-	return hits
+	for _, d := range top.docs {
+		bonus := 1.0
+		if ix.opts.Coverage > 0 && queryIDF > 0 {
+			bonus += ix.opts.Coverage * s.matched[d] / queryIDF
+		}
+		if len(s.pairs) > 0 {
+			bonus += ix.opts.Phrase * float64(min(ix.phrases(d, s.pairs), 3)) / 3
+		}
+		s.scores[d] *= bonus
+	}
+}
+
+// phrases counts the places where a pair of adjacent query words stands
+// adjacent, in the same order, in card d's name or description.
+func (ix *Index) phrases(d int32, pairs [][2]int32) int {
+	if len(pairs) == 0 {
+		return 0
+	}
+	seq := ix.seq[ix.seqOff[d]:ix.seqOff[d+1]]
+	n := 0
+	for i := 1; i < len(seq); i++ {
+		a, b := seq[i-1], seq[i]
+		if a < 0 || b < 0 {
+			continue
+		}
+		for _, p := range pairs {
+			if p[0] == a && p[1] == b {
+				n++
+				break
+			}
+		}
+	}
+	return n
 }
 
 // saturate returns the BM25F saturated, length-normalised frequency of a
 // posting.
 func (ix *Index) saturate(p *posting) float64 {
-	var tf float64
 	lens := &ix.lens[p.doc]
+	var tf float64
 	for f := Field(0); f < numFields; f++ {
 		if p.tf[f] == 0 {
 			continue

@@ -111,6 +111,9 @@ please thanks thank hi hello hey
 want wants wanted need needs needed like would could might may must shall
 give tell know help helps using use used uses
 something anything someone anyone thing things way
+kindly assist assistance assisting provide providing provided specifically
+specific interested curious wondering seeking looking appreciate greatly able
+possible perhaps maybe really actually certain particular various
 `) {
 		m[w] = true
 	}
