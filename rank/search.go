@@ -50,18 +50,30 @@ type QueryTerm struct {
 	From string
 }
 
+// queryK3 saturates the weight of a word repeated in the query, as k3
+// does in Robertson's BM25: a word said n times weighs
+// (k3+1)·n/(k3+n), so 1, 1.2, 1.29, ... and never more than 1+k3.
+const queryK3 = 0.5
+
 // ParseQuery turns text into weighted query terms: stop words dropped,
-// stems deduplicated (a repeated word keeps weight 1), in first-seen order.
+// stems deduplicated in first-seen order, a repeated word weighing a
+// little more than a single one (see queryK3).
 func ParseQuery(text string) []QueryTerm {
 	toks := Tokens(text)
-	seen := make(map[string]bool, len(toks))
+	seen := make(map[string]int, len(toks))
 	q := make([]QueryTerm, 0, len(toks))
+	var tf []float64
 	for _, t := range toks {
-		if seen[t.Stem] {
+		if i, ok := seen[t.Stem]; ok {
+			tf[i]++
 			continue
 		}
-		seen[t.Stem] = true
+		seen[t.Stem] = len(q)
 		q = append(q, QueryTerm{Stem: t.Stem, Word: t.Word, Weight: 1})
+		tf = append(tf, 1)
+	}
+	for i, n := range tf {
+		q[i].Weight = (queryK3 + 1) * n / (queryK3 + n)
 	}
 	return q
 }
