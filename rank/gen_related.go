@@ -81,6 +81,7 @@ type key struct {
 func main() {
 	dir := flag.String("wordnet", "/usr/share/wordnet", "WordNet database directory (Debian package wordnet-base)")
 	out := flag.String("o", "related.txt.gz", "output file")
+	reverse := flag.Float64("reverse", 0, "weight of reverse relations, relative to the forward one (0: none)")
 	flag.Parse()
 
 	synsets := map[key]*synset{}
@@ -232,6 +233,34 @@ func main() {
 		}
 	}
 
+	// With -reverse, relations are made symmetric, so a query word finds
+	// a card whose word relates to it in either direction ("remove" could
+	// find "delete", whose hypernym it is). A reverse edge keeps the
+	// forward weight times -reverse unless a stronger edge exists. Off by
+	// default: on the development benchmarks it mostly added rare
+	// hyponyms and did not help overall.
+	if *reverse > 0 {
+		type edge struct {
+			from, to string
+			w        float64
+		}
+		var rev []edge
+		for a, m := range rel {
+			for b, w := range m {
+				rev = append(rev, edge{b, a, w * *reverse})
+			}
+		}
+		for _, e := range rev {
+			m := rel[e.from]
+			if m == nil {
+				m = map[string]float64{}
+				rel[e.from] = m
+			}
+			if e.w > m[e.to] {
+				m[e.to] = e.w
+			}
+		}
+	}
 	stems := make([]string, 0, len(rel))
 	for s := range rel {
 		stems = append(stems, s)

@@ -65,7 +65,7 @@ type Options struct {
 	// turns it off.
 	Phrase float64
 	// Rerank is how many of the best first-stage cards the second stage
-	// rescores (never fewer than the k asked for). If zero, DefaultRerank.
+	// rescores; they stay ahead of the rest. If zero, DefaultRerank.
 	Rerank int
 }
 

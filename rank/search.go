@@ -156,10 +156,11 @@ func (ix *Index) SearchTerms(q []QueryTerm, k int) []Hit {
 		k = len(s.touched)
 	}
 	if ix.opts.Coverage > 0 || ix.opts.Phrase > 0 {
-		// Second stage: rescore the best first-stage cards. Both bonuses
-		// only raise scores, so no card outside this set can overtake
-		// one inside it.
-		top := ix.best(s, max(k, ix.opts.Rerank))
+		// Second stage: rescore the Rerank best first-stage cards, the
+		// same set whatever k is. Both bonuses only raise scores, so every
+		// card of the set stays above every card outside it, and a
+		// search for k hits is the head of a search for more.
+		top := ix.best(s, ix.opts.Rerank)
 		ix.rescore(q, queryIDF, top, s)
 	}
 	h := ix.best(s, k)

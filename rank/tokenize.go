@@ -75,7 +75,8 @@ func Words(s string) []string {
 // isCJK reports whether r is a Chinese or Japanese character, written
 // without spaces between words.
 func isCJK(r rune) bool {
-	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r)
+	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r) ||
+		r == 'ー' // the katakana length mark, which Unicode files under Common
 }
 
 // stemCache memoizes the Snowball stemmer, which dominates indexing time
