@@ -122,6 +122,7 @@ func (o *Options) resolved() Options {
 // posting is one card's frequencies of one term.
 type posting struct {
 	doc int32
+	sat float32 // saturated BM25F term frequency, see Index.saturate
 	tf  [numFields]uint16
 }
 
@@ -137,6 +138,7 @@ type term struct {
 type Index struct {
 	opts   Options
 	names  []string
+	order  []int32             // each card's position in name order, to break ties
 	lens   [][numFields]uint16 // field lengths per card, in tokens
 	avgLen [numFields]float64
 	terms  map[string]*term
@@ -216,8 +218,21 @@ func New(cards []card.Card, opts *Options) *Index {
 			ix.avgLen[f] = 1
 		}
 	}
+	byName := make([]int32, len(cards))
+	for i := range byName {
+		byName[i] = int32(i)
+	}
+	sort.SliceStable(byName, func(a, b int) bool { return ix.names[byName[a]] < ix.names[byName[b]] })
+	ix.order = make([]int32, len(cards))
+	for pos, i := range byName {
+		ix.order[i] = int32(pos)
+	}
 	for _, t := range ix.terms {
 		t.idf = logIDF(n, float64(len(t.postings)))
+		for i := range t.postings {
+			p := &t.postings[i]
+			p.sat = float32(ix.saturate(p))
+		}
 	}
 	return ix
 }

@@ -1,7 +1,6 @@
 package rank
 
 import (
-	"container/heap"
 	"sort"
 	"sync"
 )
@@ -85,6 +84,7 @@ type scratch struct {
 	matched []float64 // IDF of the query's own words each card matched
 	touched []int32
 	pairs   [][2]int32
+	heap    []int32
 }
 
 var scratchPool sync.Pool
@@ -143,7 +143,7 @@ func (ix *Index) SearchTerms(q []QueryTerm, k int) []Hit {
 			if s.scores[p.doc] == 0 {
 				s.touched = append(s.touched, p.doc)
 			}
-			s.scores[p.doc] += w * ix.saturate(p)
+			s.scores[p.doc] += w * float64(p.sat)
 			if own {
 				s.matched[p.doc] += t.idf
 			}
@@ -155,17 +155,21 @@ func (ix *Index) SearchTerms(q []QueryTerm, k int) []Hit {
 	if k <= 0 || k > len(s.touched) {
 		k = len(s.touched)
 	}
+	var docs []int32
 	if ix.opts.Coverage > 0 || ix.opts.Phrase > 0 {
 		// Second stage: rescore the Rerank best first-stage cards, the
 		// same set whatever k is. Both bonuses only raise scores, so every
 		// card of the set stays above every card outside it, and a
 		// search for k hits is the head of a search for more.
-		top := ix.best(s, ix.opts.Rerank)
+		top := ix.best(s, s.touched, ix.opts.Rerank)
 		ix.rescore(q, queryIDF, top, s)
+		if k <= len(top) {
+			docs = ix.best(s, top, k)
+		}
 	}
-	h := ix.best(s, k)
-	docs := h.docs
-	sort.Slice(docs, func(i, j int) bool { return h.better(docs[i], docs[j]) })
+	if docs == nil {
+		docs = ix.best(s, s.touched, k)
+	}
 	hits := make([]Hit, len(docs))
 	for i, d := range docs {
 		hits[i] = ix.explain(q, int(d), s.scores[d])
@@ -176,25 +180,31 @@ func (ix *Index) SearchTerms(q []QueryTerm, k int) []Hit {
 	return hits
 }
 
-// best returns the k best touched cards by score, then name, as a heap.
-func (ix *Index) best(s *scratch, k int) *topK {
-	h := &topK{names: ix.names, scores: s.scores, docs: make([]int32, 0, min(k, len(s.touched)))}
-	for _, d := range s.touched {
-		if h.Len() < k {
-			heap.Push(h, d)
-		} else if h.better(d, h.docs[0]) {
+// best returns the k best touched cards, best first (score, then name).
+// It keeps a bounded min-heap whose root is the worst card kept, so most
+// cards cost one comparison of scores.
+func (ix *Index) best(s *scratch, docs []int32, k int) []int32 {
+	h := topK{order: ix.order, scores: s.scores, docs: s.heap[:0]}
+	for _, d := range docs {
+		if len(h.docs) < k {
+			h.push(d)
+		} else if sc, root := h.scores[d], h.scores[h.docs[0]]; sc > root || (sc == root && h.better(d, h.docs[0])) {
 			h.docs[0] = d
-			heap.Fix(h, 0)
+			h.down(0)
 		}
 	}
-	return h
+	s.heap = h.docs
+	out := make([]int32, len(h.docs))
+	copy(out, h.docs)
+	sort.Slice(out, func(i, j int) bool { return h.better(out[i], out[j]) })
+	return out
 }
 
 // rescore applies the second stage to the cards of top: the coverage
 // bonus (share of the query's own IDF weight matched) and the phrase
 // bonus (adjacent query words adjacent in the card's name or
 // description).
-func (ix *Index) rescore(q []QueryTerm, queryIDF float64, top *topK, s *scratch) {
+func (ix *Index) rescore(q []QueryTerm, queryIDF float64, top []int32, s *scratch) {
 	s.pairs = s.pairs[:0]
 	if ix.opts.Phrase > 0 {
 		prev := int32(-1)
@@ -213,7 +223,7 @@ func (ix *Index) rescore(q []QueryTerm, queryIDF float64, top *topK, s *scratch)
 			prev = t.id
 		}
 	}
-	for _, d := range top.docs {
+	for _, d := range top {
 		bonus := 1.0
 		if ix.opts.Coverage > 0 && queryIDF > 0 {
 			bonus += ix.opts.Coverage * s.matched[d] / queryIDF
@@ -249,7 +259,8 @@ func (ix *Index) phrases(d int32, pairs [][2]int32) int {
 }
 
 // saturate returns the BM25F saturated, length-normalised frequency of a
-// posting.
+// posting. It depends on the card alone, so New computes it once per
+// posting and searches only multiply it by the term's weight.
 func (ix *Index) saturate(p *posting) float64 {
 	lens := &ix.lens[p.doc]
 	var tf float64
@@ -286,7 +297,7 @@ func (ix *Index) explain(q []QueryTerm, doc int, score float64) Hit {
 		}
 		p := &t.postings[i]
 		matched += w
-		m := Match{Term: qt.Word, Score: w * ix.saturate(p), Via: qt.From}
+		m := Match{Term: qt.Word, Score: w * float64(p.sat), Via: qt.From}
 		for f := Field(0); f < numFields; f++ {
 			if p.tf[f] > 0 {
 				m.Fields = append(m.Fields, f)
@@ -309,7 +320,7 @@ func (ix *Index) maxIDF() float64 {
 // topK is a min-heap of document ids by (score, name): the root is the
 // worst of the best k.
 type topK struct {
-	names  []string
+	order  []int32 // each card's position in name order
 	scores []float64
 	docs   []int32
 }
@@ -319,15 +330,37 @@ func (h *topK) better(a, b int32) bool {
 	if h.scores[a] != h.scores[b] {
 		return h.scores[a] > h.scores[b]
 	}
-	return h.names[a] < h.names[b]
+	return h.order[a] < h.order[b]
 }
 
-func (h *topK) Len() int           { return len(h.docs) }
-func (h *topK) Less(i, j int) bool { return h.better(h.docs[j], h.docs[i]) }
-func (h *topK) Swap(i, j int)      { h.docs[i], h.docs[j] = h.docs[j], h.docs[i] }
-func (h *topK) Push(x any)         { h.docs = append(h.docs, x.(int32)) }
-func (h *topK) Pop() any {
-	x := h.docs[len(h.docs)-1]
-	h.docs = h.docs[:len(h.docs)-1]
-	return x
+func (h *topK) push(d int32) {
+	h.docs = append(h.docs, d)
+	i := len(h.docs) - 1
+	for i > 0 {
+		parent := (i - 1) / 2
+		if !h.better(h.docs[parent], h.docs[i]) {
+			break
+		}
+		h.docs[parent], h.docs[i] = h.docs[i], h.docs[parent]
+		i = parent
+	}
+}
+
+func (h *topK) down(i int) {
+	n := len(h.docs)
+	for {
+		worst := i
+		l, r := 2*i+1, 2*i+2
+		if l < n && h.better(h.docs[worst], h.docs[l]) {
+			worst = l
+		}
+		if r < n && h.better(h.docs[worst], h.docs[r]) {
+			worst = r
+		}
+		if worst == i {
+			return
+		}
+		h.docs[i], h.docs[worst] = h.docs[worst], h.docs[i]
+		i = worst
+	}
 }
