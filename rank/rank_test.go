@@ -264,7 +264,7 @@ func TestRelated(t *testing.T) {
 	if got := RelatedTo("zzzz-not-a-word"); got != nil {
 		t.Errorf("RelatedTo(unknown) = %v, want nil", got)
 	}
-	table, err := loadRelated()
+	table, err := parseRelated(relatedGz)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,9 +298,10 @@ func TestParseRelatedErrors(t *testing.T) {
 	}{
 		{"not gzip", []byte("plain"), "reading related words"},
 		{"no relation", gz("film\n"), "line 1: want a stem"},
+		{"unsorted", gz("film movi:10\ncar auto:10\n"), `line 2: stem "car" out of order`},
 		{"no weight", gz("film movi\n"), `line 1: bad relation "movi"`},
 		{"weight range", gz("film movi:11\n"), `line 1: bad relation "movi:11"`},
-		{"second line", gz("film movi:10\ncar auto:x\n"), `line 2: bad relation "auto:x"`},
+		{"second line", gz("car auto:10\nfilm movi:x\n"), `line 2: bad relation "movi:x"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := parseRelated(tt.in)
