@@ -80,7 +80,7 @@ const (
 	DefaultExpansion = 0.3
 	DefaultCoverage  = 1.0
 	DefaultPhrase    = 0.2
-	DefaultRerank    = 100
+	DefaultRerank    = 50
 )
 
 // DefaultFields are the default field weights.
