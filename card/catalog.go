@@ -20,6 +20,8 @@ type Warning struct {
 	Source string `json:"source,omitempty"`
 	// Message says what happened.
 	Message string `json:"message"`
+	// Renamed is the new name when the card was renamed, else empty.
+	Renamed string `json:"renamed,omitempty"`
 }
 
 func (w Warning) String() string {
@@ -95,7 +97,7 @@ func NewCatalog(cards []Card) (*Catalog, []Warning) {
 	for _, c := range dedup {
 		if sources[c.Name] > 1 {
 			renamed := Namespaced(c.Source, c.Name)
-			warns = append(warns, Warning{Name: c.Name, Source: c.Source,
+			warns = append(warns, Warning{Name: c.Name, Source: c.Source, Renamed: renamed,
 				Message: fmt.Sprintf("name offered by %d sources; renamed to %s", sources[c.Name], renamed)})
 			if c.OriginalName == "" {
 				c.OriginalName = c.Name
@@ -117,7 +119,7 @@ func NewCatalog(cards []Card) (*Catalog, []Warning) {
 					break
 				}
 			}
-			warns = append(warns, Warning{Name: base, Source: c.Source, Message: "name still taken after namespacing; renamed to " + c.Name})
+			warns = append(warns, Warning{Name: base, Source: c.Source, Renamed: c.Name, Message: "name still taken after namespacing; renamed to " + c.Name})
 		}
 		cat.byName[c.Name] = len(cat.cards)
 		cat.cards = append(cat.cards, c)

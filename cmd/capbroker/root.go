@@ -70,5 +70,32 @@ find_capability always exposed to find more.`,
 
 // commands lists every subcommand; each lives in a file of its own.
 func (m *Main) commands() []*cobra.Command {
-	return []*cobra.Command{}
+	return []*cobra.Command{
+		m.newCardsCmd(),
+		m.newSelectCmd(),
+		m.newFindCmd(),
+		m.newServeCmd(),
+		m.newEvalCmd(),
+		m.newRouteCmd(),
+		m.newCapabilitiesCmd(),
+		m.newEmbedCmd(),
+		m.newPlanCmd(),
+		m.newAssembleCmd(),
+		m.newDiscoverCmd(),
+		m.newApproveCmd(),
+		m.newGatewayCmd(),
+		m.newSessionCmd(),
+		m.newTraceCmd(),
+	}
+}
+
+// exactArgs requires n positional arguments, described by what, and
+// reports a mismatch as a usage error.
+func exactArgs(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usageError{fmt.Errorf("%s takes %s (got %d arguments); see %s --help", cmd.CommandPath(), what, len(args), cmd.CommandPath())}
+		}
+		return nil
+	}
 }

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	capbroker "github.com/capbroker/capbroker"
+	"github.com/capbroker/capbroker/card"
+	"github.com/capbroker/capbroker/examples"
+	"github.com/capbroker/capbroker/source/toolfile"
+)
+
+// catalogFlags are the flags every command that needs a catalog shares:
+// --tools, or the discovery flags (--root, --mcp-config, --config, ...).
+type catalogFlags struct {
+	tools []string
+	discoveryFlags
+}
+
+func (f *catalogFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringArrayVar(&f.tools, "tools", nil,
+		"tool file or directory of tool files (JSON, YAML, JSONL; OpenAI, Anthropic, MCP shapes); repeatable; replaces the configured sources")
+	f.discoveryFlags.register(cmd)
+}
+
+// loadCards returns the cards the flags name:
+//   - with --tools, those tool files and nothing else;
+//   - else what discovery finds (the --root, --tool-file and --mcp-config
+//     flags, capbroker.yaml, and the default places ./.claude, ./.mcp.json
+//     and ~/.claude), through the card index; MCP tools whose pinned
+//     digest changed are held back until approved;
+//   - when discovery finds nothing and no place was named, the embedded
+//     example catalog, with a note on stderr.
+//
+// Problems in some files are printed as warnings and the good files still
+// load; it fails only when nothing loads at all.
+func (m *Main) loadCards(ctx context.Context, f *catalogFlags) ([]card.Card, error) {
+	if len(f.tools) == 0 {
+		return m.discoveredCards(ctx, f)
+	}
+	cards, errs := toolfile.LoadAll(f.tools)
+	for _, err := range errs {
+		fmt.Fprintln(m.Stderr, "warning:", err)
+	}
+	if len(cards) == 0 {
+		if len(errs) > 0 {
+			return nil, fmt.Errorf("no tools loaded from %v (%d problems, first: %w)", f.tools, len(errs), errs[0])
+		}
+		return nil, fmt.Errorf("no tools found in %v", f.tools)
+	}
+	return cards, nil
+}
+
+// broker builds a Broker over the flags' catalog, printing catalog
+// warnings (renamed names) to stderr.
+func (m *Main) broker(ctx context.Context, f *catalogFlags, opts *capbroker.Options) (*capbroker.Broker, error) {
+	cards, err := m.loadCards(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	var o capbroker.Options
+	if opts != nil {
+		o = *opts
+	}
+	o.Cards = cards
+	o.Logger = m.quietLogger()
+	b, err := capbroker.New(ctx, &o)
+	if err != nil {
+		return nil, err
+	}
+	m.printWarnings(b.Warnings())
+	return b, nil
+}
+
+// printWarnings prints catalog warnings to stderr: renames condensed on one
+// line (they are routine when several servers share a name), anything
+// else one per line.
+func (m *Main) printWarnings(warns []card.Warning) {
+	var renamed []string
+	for _, w := range warns {
+		if w.Renamed != "" {
+			renamed = append(renamed, w.Renamed)
+			continue
+		}
+		fmt.Fprintln(m.Stderr, "warning:", w)
+	}
+	if len(renamed) > 0 {
+		fmt.Fprintf(m.Stderr, "note: %d cards renamed to source__name because several sources offer the name: %s\n",
+			len(renamed), strings.Join(renamed, ", "))
+	}
+}
+
+// discoveredCards runs discovery for loadCards.
+func (m *Main) discoveredCards(ctx context.Context, f *catalogFlags) ([]card.Card, error) {
+	res, _, err := m.discover(ctx, &f.discoveryFlags)
+	if err != nil {
+		return nil, err
+	}
+	if n := len(res.Report.Skipped); n > 0 {
+		fmt.Fprintf(m.Stderr, "note: discovery skipped %d files or entries; capbroker discover lists them with the reasons\n", n)
+	}
+	if n := len(res.Held); n > 0 {
+		fmt.Fprintf(m.Stderr, "note: %d MCP tools changed since they were approved and are held back; see capbroker approve --list\n", n)
+	}
+	if len(res.Cards) > 0 || len(res.Held) > 0 {
+		return res.Cards, nil
+	}
+	named := len(f.roots)+len(f.toolFiles)+len(f.mcpConfigs) > 0 || f.config != ""
+	if named {
+		return nil, fmt.Errorf("no capabilities found in the places named (see capbroker discover)")
+	}
+	fmt.Fprintln(m.Stderr, "note: no capabilities found in ./.claude, ./.mcp.json or ~/.claude; using the embedded example catalog (112 tools)")
+	return examples.Cards()
+}

@@ -1,0 +1,279 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/capbroker/capbroker/index"
+	"github.com/capbroker/capbroker/source"
+)
+
+// discoveryFlags say where to discover capabilities and how to cache them.
+// Commands that load the user's capabilities share them.
+type discoveryFlags struct {
+	roots      []string
+	toolFiles  []string
+	mcpConfigs []string
+	config     string
+	noDefaults bool
+	pluginMCP  bool
+	timeout    time.Duration
+	indexDir   string
+	noIndex    bool
+	refresh    bool
+}
+
+func (f *discoveryFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringArrayVar(&f.roots, "root", nil, "folder or file to scan as whatever it holds (plugins, a marketplace, a plugin, skills, a .claude folder, tool files, an MCP config); repeatable; replaces the default places")
+	fl.StringArrayVar(&f.toolFiles, "tool-file", nil, "tool definition file (JSON, YAML, JSONL); repeatable; replaces the default places")
+	fl.StringArrayVar(&f.mcpConfigs, "mcp-config", nil, "MCP client config (.mcp.json, claude_desktop_config.json, VS Code mcp.json) whose servers are connected; repeatable; replaces the default places")
+	fl.StringVar(&f.config, "config", "", "config file (default ./"+source.ConfigName+" when present)")
+	fl.BoolVar(&f.noDefaults, "no-defaults", false, "skip the default places (./.claude, ./.mcp.json, ~/.claude)")
+	fl.BoolVar(&f.pluginMCP, "plugin-mcp", false, "also connect the MCP servers plugins declare in their .mcp.json")
+	fl.DurationVar(&f.timeout, "timeout", 0, "per MCP server time limit (default 20s)")
+	fl.StringVar(&f.indexDir, "index", "", "index folder (default $CAPBROKER_INDEX, else $XDG_CACHE_HOME/capbroker, else ~/.cache/capbroker)")
+	fl.BoolVar(&f.noIndex, "no-index", false, "read every source and do not use or write the index")
+	fl.BoolVar(&f.refresh, "refresh", false, "read every source again and rebuild the index")
+}
+
+// sourceOptions turns the flags, the config file and the defaults into
+// discovery options, and returns the index folder to use.
+//
+// Explicit --root, --tool-file or --mcp-config flags name exactly what is
+// scanned. Otherwise the config file's places are scanned, plus the
+// default places unless the config says "defaults: false" or --no-defaults
+// is given.
+func (m *Main) sourceOptions(f *discoveryFlags) (*source.Options, string, error) {
+	home := m.Getenv("HOME")
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, "", fmt.Errorf("finding the working folder: %w", err)
+	}
+	opts := &source.Options{Getenv: m.Getenv, Home: home, WorkDir: wd, MCPTimeout: f.timeout, PluginMCP: f.pluginMCP}
+	indexDir := f.indexDir
+
+	cfgPath := f.config
+	if cfgPath == "" {
+		if p := filepath.Join(wd, source.ConfigName); fileExists(p) {
+			cfgPath = p
+		}
+	}
+	var cfg *source.Config
+	if cfgPath != "" {
+		cfg, err = source.LoadConfig(cfgPath)
+		if err != nil {
+			if f.config != "" && errors.Is(err, os.ErrNotExist) {
+				return nil, "", usageError{err}
+			}
+			return nil, "", err
+		}
+		if indexDir == "" {
+			indexDir = cfg.IndexDir(home)
+		}
+	}
+
+	explicit := len(f.roots)+len(f.toolFiles)+len(f.mcpConfigs) > 0
+	switch {
+	case explicit:
+		for _, r := range f.roots {
+			opts.Roots = append(opts.Roots, source.Root{Path: r})
+		}
+		opts.ToolFiles = f.toolFiles
+		opts.MCPConfigs = f.mcpConfigs
+	default:
+		if cfg != nil {
+			cfg.Apply(opts, home)
+		}
+		if !f.noDefaults && (cfg == nil || cfg.UseDefaults()) {
+			opts.Roots = append(opts.Roots, source.DefaultRoots(home, wd)...)
+		}
+	}
+	if f.timeout > 0 {
+		opts.MCPTimeout = f.timeout
+	}
+	if f.pluginMCP {
+		opts.PluginMCP = true
+	}
+	if indexDir == "" {
+		indexDir = index.DefaultDir(m.Getenv)
+	}
+	return opts, indexDir, nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// discover runs discovery as the flags say, through the index unless
+// --no-index, showing progress on stderr when it is a terminal. It
+// returns the result and the index (nil with --no-index).
+func (m *Main) discover(ctx context.Context, f *discoveryFlags) (*source.Result, *index.Index, error) {
+	opts, dir, err := m.sourceOptions(f)
+	if err != nil {
+		return nil, nil, err
+	}
+	if p := m.progress(); p != nil {
+		opts.Progress = p.update
+		defer p.done()
+	}
+	if f.noIndex {
+		res, err := source.Discover(ctx, opts)
+		return res, nil, err
+	}
+	ix, err := index.Open(dir, &index.Options{Refresh: f.refresh})
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := ix.Discover(ctx, opts)
+	return res, ix, err
+}
+
+// progressLine rewrites one line on a terminal.
+type progressLine struct {
+	w    io.Writer
+	last time.Time
+}
+
+// progress returns a progress line on stderr if stderr is a terminal.
+func (m *Main) progress() *progressLine {
+	f, ok := m.Stderr.(*os.File)
+	if !ok {
+		return nil
+	}
+	fi, err := f.Stat()
+	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return nil
+	}
+	return &progressLine{w: f}
+}
+
+func (p *progressLine) update(pr source.Progress) {
+	if time.Since(p.last) < 50*time.Millisecond && pr.Done < pr.Total {
+		return
+	}
+	p.last = time.Now()
+	id := pr.Source
+	if len(id) > 60 {
+		id = "…" + id[len(id)-59:]
+	}
+	fmt.Fprintf(p.w, "\r\033[Kdiscovering %d/%d %s", pr.Done, pr.Total, id)
+}
+
+func (p *progressLine) done() { fmt.Fprint(p.w, "\r\033[K") }
+
+// discoverOutput is what discover --json prints.
+type discoverOutput struct {
+	source.Report
+	Index *indexInfo `json:"index,omitempty"`
+}
+
+type indexInfo struct {
+	Dir    string `json:"dir"`
+	Status string `json:"status"`
+}
+
+func (m *Main) newDiscoverCmd() *cobra.Command {
+	var f discoveryFlags
+	var asJSON, verbose bool
+	cmd := &cobra.Command{
+		Use:   "discover [--root DIR]... [--refresh] [--json]",
+		Short: "Find every capability: plugins, skills, agents, commands, tool files, MCP servers",
+		Long: `discover scans the places capabilities live and prints each source with its
+counts, what was skipped and why. Without --root, --tool-file or --mcp-config it
+scans the config file's places (./capbroker.yaml) and the default places: the
+project's ./.claude and ./.mcp.json, and ~/.claude/{agents,commands,skills,plugins}.
+
+Results are cached in an index: a later run reads only the sources that changed.
+MCP tools whose description or schema changed since they were approved are held
+back until "capbroker approve".`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			res, ix, err := m.discover(cmd.Context(), &f)
+			if err != nil {
+				return err
+			}
+			out := discoverOutput{Report: res.Report}
+			if ix != nil {
+				out.Index = &indexInfo{Dir: ix.Dir(), Status: ix.Status().String()}
+			}
+			if asJSON {
+				return writeJSON(m.Stdout, out)
+			}
+			m.printReport(out, res.Catalog.Len(), verbose)
+			return nil
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "also list warnings and catalog renames")
+	return cmd
+}
+
+func (m *Main) printReport(out discoverOutput, catalogLen int, verbose bool) {
+	r := out.Report
+	tw := table(m.Stdout)
+	fmt.Fprintln(tw, "SOURCE\tKIND\tAGENTS\tCOMMANDS\tSKILLS\tTOOLS\tNOTE")
+	for _, s := range r.Sources {
+		var note []string
+		if s.Cached {
+			note = append(note, "cached")
+		}
+		if s.Kind == source.KindMarketplace {
+			note = append(note, fmt.Sprintf("%d local plugins", s.Counts.Plugins))
+		}
+		if s.Servers > 0 {
+			note = append(note, fmt.Sprintf("%d MCP servers declared", s.Servers))
+		}
+		if s.Error != "" {
+			note = append(note, "error: "+firstLine(s.Error, 80))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%s\n", s.Name, s.Kind, s.Counts.Agents, s.Counts.Commands, s.Counts.Skills, s.Counts.Tools, strings.Join(note, "; "))
+	}
+	tw.Flush()
+	c := r.Counts
+	fmt.Fprintf(m.Stdout, "\ntotal: %d plugins, %d agents, %d commands, %d skills, %d tools; %d cards in the catalog\n",
+		c.Plugins, c.Agents, c.Commands, c.Skills, c.Tools, catalogLen)
+	fmt.Fprintf(m.Stdout, "%d sources read, %d from the index, in %s\n", r.Read, r.Cached, r.Elapsed.Round(time.Millisecond))
+	if out.Index != nil {
+		fmt.Fprintf(m.Stdout, "index: %s (%s)\n", out.Index.Dir, out.Index.Status)
+	}
+	if r.Ignored > 0 {
+		fmt.Fprintf(m.Stdout, "%d data files held no tools and were ignored\n", r.Ignored)
+	}
+	if len(r.Skipped) > 0 {
+		fmt.Fprintf(m.Stdout, "\nskipped (%d):\n", len(r.Skipped))
+		for _, s := range r.Skipped {
+			fmt.Fprintf(m.Stdout, "  %s\n", s)
+		}
+	}
+	if len(r.Held) > 0 {
+		fmt.Fprintf(m.Stdout, "\nheld until approved, changed since last approved (%d): %s\n", len(r.Held), strings.Join(r.Held, ", "))
+		fmt.Fprintln(m.Stdout, "  review with: capbroker approve --list; accept with: capbroker approve NAME|--all")
+	}
+	if verbose {
+		if len(r.Warnings) > 0 {
+			fmt.Fprintf(m.Stdout, "\nwarnings (%d):\n", len(r.Warnings))
+			for _, s := range r.Warnings {
+				fmt.Fprintf(m.Stdout, "  %s\n", s)
+			}
+		}
+		if len(r.Catalog) > 0 {
+			fmt.Fprintf(m.Stdout, "\ncatalog (%d):\n", len(r.Catalog))
+			for _, w := range r.Catalog {
+				fmt.Fprintf(m.Stdout, "  %s\n", w)
+			}
+		}
+	} else if n := len(r.Warnings) + len(r.Catalog); n > 0 {
+		fmt.Fprintf(m.Stdout, "%d warnings (files repaired, names changed); --verbose lists them\n", n)
+	}
+}

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"encoding/json"
+	"hash/fnv"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/capbroker/capbroker/rank"
+)
+
+// meaningEmbeddings speaks the OpenAI embeddings API with bag-of-stems
+// vectors: texts sharing stems are similar, and "url" is made to mean
+// "web page" so a dense ranker can find what lexical ranking misses.
+func meaningEmbeddings(t *testing.T) *httptest.Server {
+	t.Helper()
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Model string   `json:"model"`
+			Input []string `json:"input"`
+		}
+		if r.URL.Path != "/v1/embeddings" || json.NewDecoder(r.Body).Decode(&req) != nil || req.Model == "" {
+			http.Error(w, `{"error":{"message":"bad request","type":"invalid_request_error"}}`, 400)
+			return
+		}
+		type datum struct {
+			Object    string    `json:"object"`
+			Index     int       `json:"index"`
+			Embedding []float32 `json:"embedding"`
+		}
+		var data []datum
+		for i, text := range req.Input {
+			v := make([]float32, 64)
+			for _, tok := range rank.Tokens(strings.ReplaceAll(strings.ToLower(text), "url", "web page")) {
+				h := fnv.New32a()
+				h.Write([]byte(tok.Stem))
+				v[h.Sum32()%64] += 1
+			}
+			data = append(data, datum{Object: "embedding", Index: i, Embedding: v})
+		}
+		json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data, "model": req.Model})
+	}))
+}
+
+func TestEvalRankers(t *testing.T) {
+	srv := meaningEmbeddings(t)
+	defer srv.Close()
+	dir := t.TempDir()
+	tools := filepath.Join(dir, "tools.jsonl")
+	queries := filepath.Join(dir, "queries.jsonl")
+	os.WriteFile(tools, []byte(`{"name":"fetch_webpage","description":"Fetch a web page and return its text.","parameters":null}
+{"name":"get_weather","description":"Get the weather forecast for a city.","parameters":null}
+{"name":"send_email","description":"Send an email message.","parameters":null}
+`), 0o644)
+	os.WriteFile(queries, []byte(`{"id":"1","query":"open this url","gold":["fetch_webpage"]}
+{"id":"2","query":"weather forecast for Paris","gold":["get_weather"]}
+`), 0o644)
+	env := map[string]string{"CAPBROKER_EMBED_MODEL": "fake-embed", "CAPBROKER_EMBED_BASE_URL": srv.URL + "/v1"}
+	top1 := map[string]float64{}
+	for _, ranker := range []string{"lexical", "dense", "hybrid"} {
+		out, errOut, code := runEnv(t, env, "eval", "--tools", tools, "--queries", queries, "--json", "--ranker", ranker, "--db", filepath.Join(dir, "cache.db"))
+		if code != 0 {
+			t.Fatalf("--ranker %s: exit %d: %s", ranker, code, errOut)
+		}
+		var rep struct{ Top1 float64 }
+		json.Unmarshal([]byte(out), &rep)
+		top1[ranker] = rep.Top1
+	}
+	// "open this url" shares no word with fetch_webpage: only meaning finds it.
+	if top1["lexical"] != 0.5 || top1["dense"] != 1 || top1["hybrid"] != 1 {
+		t.Errorf("top1 by ranker = %v, want lexical 0.5, dense and hybrid 1", top1)
+	}
+	// Without an endpoint configured, dense is a clear error.
+	_, errOut, code := runEnv(t, nil, "eval", "--tools", tools, "--queries", queries, "--ranker", "dense", "--db", filepath.Join(dir, "c2.db"))
+	if code == 0 || !strings.Contains(errOut, "CAPBROKER_EMBED") {
+		t.Errorf("unconfigured dense: exit %d, stderr %s", code, errOut)
+	}
+	if _, _, code := runEnv(t, nil, "eval", "--tools", tools, "--queries", queries, "--ranker", "psychic"); code != 2 {
+		t.Errorf("--ranker psychic: exit %d, want 2", code)
+	}
+}

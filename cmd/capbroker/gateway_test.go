@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/capbroker/capbroker/internal/testenv"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func TestGatewayUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "servers.json")
+	os.WriteFile(good, []byte(`{"mcpServers": {"a": {"command": "true"}}}`), 0o644)
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte("{\n\"mcpServers\": {\"a\": {\"command\": \"a\",}}}"), 0o644)
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		wantErr  string
+	}{
+		{"no config", []string{"gateway"}, 2, "--config FILE is required"},
+		{"bad mode", []string{"gateway", "--config", good, "--mode", "most"}, 2, "--mode"},
+		{"bad namespace", []string{"gateway", "--config", good, "--namespace", "never"}, 2, "--namespace"},
+		{"public address without token", []string{"gateway", "--config", good, "--http", "0.0.0.0:0"}, 2, "bearer token is required"},
+		{"missing file", []string{"gateway", "--config", filepath.Join(dir, "nope.json")}, 1, "nope.json"},
+		{"malformed file", []string{"gateway", "--config", bad}, 1, "bad.json: line 2"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, stderr, code := run(t, tc.args...)
+			if code != tc.wantCode || !strings.Contains(stderr, tc.wantErr) {
+				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, stderr, tc.wantCode, tc.wantErr)
+			}
+		})
+	}
+}
+
+// TestGatewayStdio runs "capbroker gateway" over stdio in front of the npm
+// memory server and talks to it with the Go SDK client.
+func TestGatewayStdio(t *testing.T) {
+	memory := testenv.NodeBin(t, "mcp-server-memory")
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "servers.json")
+	os.WriteFile(cfg, []byte(`{"mcpServers": {"memory": {"command": "`+memory+`", "env": {"MEMORY_FILE_PATH": "`+filepath.Join(dir, "m.jsonl")+`"}}}}`), 0o644)
+
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var stderr strings.Builder
+	m := &Main{Stdin: inR, Stdout: outW, Stderr: &stderr, Getenv: func(string) string { return "" }}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- m.Run(ctx, []string{"gateway", "--config", cfg, "--mode", "search", "--family", "general"})
+		outW.Close()
+	}()
+	defer func() {
+		cancel()
+		inW.Close()
+		<-done
+	}()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).
+		Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		t.Fatalf("connecting: %v\n%s", err, stderr.String())
+	}
+	var names []string
+	for tool, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, tool.Name)
+	}
+	if !slices.Equal(names, []string{"find_capability"}) {
+		t.Fatalf("tools = %v, want only find_capability", names)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "find_capability", Arguments: map[string]any{"query": "read the whole knowledge graph"}})
+	if err != nil || res.IsError {
+		t.Fatalf("find: %v %+v", err, res)
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "memory__read_graph", Arguments: map[string]any{}})
+	if err != nil || res.IsError {
+		t.Fatalf("read_graph after find: %v %+v", err, res)
+	}
+}

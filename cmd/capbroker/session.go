@@ -1,0 +1,556 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/capbroker/capbroker/payload"
+	"github.com/capbroker/capbroker/policy"
+	"github.com/capbroker/capbroker/session"
+	"github.com/capbroker/capbroker/store"
+	_ "github.com/capbroker/capbroker/store/postgres" // --db postgres://...
+	_ "github.com/capbroker/capbroker/store/sqlite"   // --db PATH (the default)
+	"github.com/capbroker/capbroker/trace"
+)
+
+// storeFlags select the session and trace store.
+type storeFlags struct {
+	db string
+}
+
+func (f *storeFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.db, "db", "",
+		"session database: a SQLite file path or a postgres:// URL (default $CAPBROKER_DB, else $XDG_DATA_HOME/capbroker/capbroker.db, else ~/.local/share/capbroker/capbroker.db)")
+}
+
+// dbPath returns the store the flags name: --db, $CAPBROKER_DB, or the
+// SQLite file in the user's data directory.
+func (m *Main) dbPath(f *storeFlags) (string, error) {
+	if f.db != "" {
+		return f.db, nil
+	}
+	if v := m.Getenv("CAPBROKER_DB"); v != "" {
+		return v, nil
+	}
+	if v := m.Getenv("XDG_DATA_HOME"); v != "" && filepath.IsAbs(v) {
+		return filepath.Join(v, "capbroker", "capbroker.db"), nil
+	}
+	if home := m.Getenv("HOME"); home != "" {
+		return filepath.Join(home, ".local", "share", "capbroker", "capbroker.db"), nil
+	}
+	return "", usageError{errors.New("no data directory: set XDG_DATA_HOME or HOME, or pass --db")}
+}
+
+// openStore opens the store the flags name.
+func (m *Main) openStore(ctx context.Context, f *storeFlags) (store.Store, error) {
+	dsn, err := m.dbPath(f)
+	if err != nil {
+		return nil, err
+	}
+	return store.Open(ctx, dsn)
+}
+
+// sessionView is what the session commands print with --json.
+type sessionView struct {
+	ID            string          `json:"id"`
+	Task          string          `json:"task"`
+	ExposedTools  []string        `json:"exposed_tools"`
+	SelectedTools []string        `json:"selected_tools"`
+	Hatch         string          `json:"hatch"`
+	Iterations    int             `json:"iterations"`
+	MaxIterations int             `json:"max_iterations"`
+	FindCalls     int             `json:"find_capability_calls"`
+	Missing       []string        `json:"missing,omitempty"`
+	Failures      []trace.Failure `json:"failures,omitempty"`
+	Reason        string          `json:"reason,omitempty"`
+	Tokens        *policy.Tokens  `json:"tokens,omitempty"`
+	Degraded      bool            `json:"degraded,omitempty"`
+	CreatedAt     time.Time       `json:"created_at"`
+	UpdatedAt     time.Time       `json:"updated_at"`
+	Find          *findView       `json:"find,omitempty"`
+	Call          *callView       `json:"call,omitempty"`
+}
+
+type findView struct {
+	Query   string              `json:"query"`
+	Reason  string              `json:"reason"`
+	Matches []policy.Capability `json:"matches"`
+	Added   []string            `json:"added"`
+}
+
+type callView struct {
+	Tool        string               `json:"tool"`
+	Allowed     bool                 `json:"allowed"`
+	Error       string               `json:"error,omitempty"`
+	Suggestions []session.Suggestion `json:"suggestions,omitempty"`
+}
+
+func viewOf(s *session.Session) *sessionView {
+	st := s.State()
+	v := &sessionView{
+		ID: st.ID, Task: st.Task, ExposedTools: st.Exposed, SelectedTools: st.Selected, Hatch: policy.HatchName,
+		Iterations: st.Iterations, MaxIterations: st.MaxIterations, FindCalls: st.FindCalls,
+		Missing: s.Missing(), Failures: s.Failures(), CreatedAt: st.CreatedAt, UpdatedAt: st.UpdatedAt,
+	}
+	if sel := s.Selection(); sel != nil {
+		v.Reason = sel.Reason
+		v.Tokens = &sel.Tokens
+		v.Degraded = sel.Degraded
+	}
+	return v
+}
+
+func (m *Main) newSessionCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "session",
+		Short: "Run agent sessions: select, find through the hatch, check calls, resume",
+		Long: `A session is one agent run: its task, the tools it sees (the selection plus
+every tool found through find_capability, in order), an iteration budget and a
+trace. Sessions are saved in a database on every change, so a resumed run sees
+exactly the tools it saw before.
+
+The database is a SQLite file in your data directory unless --db (or
+$CAPBROKER_DB) names another file or a postgres:// URL.`,
+	}
+	cmd.AddCommand(m.newSessionStartCmd(), m.newSessionFindCmd(), m.newSessionCallCmd(),
+		m.newSessionShowCmd(), m.newSessionResumeCmd(), m.newSessionListCmd())
+	return cmd
+}
+
+// sessionEnv is what a session subcommand works with.
+type sessionEnv struct {
+	st  store.Store
+	mgr *session.Manager
+	b   interface {
+		Render(payload.Format, []string, bool) (*payload.Rendered, error)
+	}
+}
+
+// sessionManager opens the store and builds the catalog. Close the store.
+func (m *Main) sessionManager(ctx context.Context, cf *catalogFlags, sf *selectFlags, dbf *storeFlags, o *session.Options) (*sessionEnv, error) {
+	bopts := brokerOptions(&selectFlags{encoding: "o200k"})
+	if sf != nil {
+		bopts = brokerOptions(sf)
+	}
+	b, err := m.broker(ctx, cf, bopts)
+	if err != nil {
+		return nil, err
+	}
+	st, err := m.openStore(ctx, dbf)
+	if err != nil {
+		return nil, err
+	}
+	var opts session.Options
+	if o != nil {
+		opts = *o
+	}
+	opts.Logger = discardLogger() // store failures are reported below, in words
+	return &sessionEnv{st: st, mgr: session.NewManager(b.Selector(), st, &opts), b: b}, nil
+}
+
+// saved turns a store failure into the command's error: the process is
+// about to exit, so what the store refused is lost.
+func saved(s *session.Session) error {
+	if !s.InMemory() {
+		return nil
+	}
+	var msgs []string
+	for _, f := range s.Failures() {
+		if f.Tier == trace.TierStore {
+			msgs = append(msgs, f.Message)
+		}
+	}
+	return fmt.Errorf("the session store failed; this change was not saved: %s", strings.Join(msgs, "; "))
+}
+
+func (m *Main) newSessionStartCmd() *cobra.Command {
+	var (
+		cf     catalogFlags
+		sf     selectFlags
+		dbf    storeFlags
+		asJSON bool
+		id     string
+		iters  int
+	)
+	cmd := &cobra.Command{
+		Use:   `start "<task>"`,
+		Short: "Start a session: select the tools for a task and save them",
+		Example: `  capbroker session start "fix the failing test in parser.go"
+  capbroker session start --json --tools tools.json "send the weekly report"`,
+		Args: exactArgs(1, "a task in quotes"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			opts, err := sf.options()
+			if err != nil {
+				return err
+			}
+			if iters < 0 {
+				return usageError{fmt.Errorf("--max-iterations %d: want 0 (the default) or more", iters)}
+			}
+			env, err := m.sessionManager(ctx, &cf, &sf, &dbf, &session.Options{Select: opts})
+			if err != nil {
+				return err
+			}
+			defer env.st.Close()
+			s, err := env.mgr.Start(ctx, args[0], &session.StartOptions{ID: id, MaxIterations: iters})
+			if err != nil {
+				return err
+			}
+			switch {
+			case asJSON:
+				if err := writeJSON(m.Stdout, viewOf(s)); err != nil {
+					return err
+				}
+			case sf.format != "":
+				r, err := env.b.Render(opts.Format, s.Exposed(), true)
+				if err != nil {
+					return err
+				}
+				if err := writeJSON(m.Stdout, r.Body); err != nil {
+					return err
+				}
+			default:
+				fmt.Fprintf(m.Stdout, "session: %s\n", s.ID())
+				if sel := s.Selection(); sel != nil {
+					printSelection(m, sel)
+				}
+				used, budget := s.Iterations()
+				fmt.Fprintf(m.Stdout, "budget:  %d of %d iterations used\n", used, budget)
+			}
+			return saved(s)
+		},
+	}
+	cf.register(cmd)
+	sf.register(cmd)
+	dbf.register(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print the session as JSON ({"id","task","exposed_tools",...})`)
+	cmd.Flags().StringVar(&id, "id", "", "session ID (default: random)")
+	cmd.Flags().IntVar(&iters, "max-iterations", 0, fmt.Sprintf("iteration budget (default %d)", session.DefaultMaxIterations))
+	return cmd
+}
+
+func (m *Main) newSessionFindCmd() *cobra.Command {
+	var (
+		cf     catalogFlags
+		dbf    storeFlags
+		asJSON bool
+		k      int
+	)
+	cmd := &cobra.Command{
+		Use:   `find ID "<query>"`,
+		Short: "Answer a find_capability call: find tools and expose them for the rest of the run",
+		Long: `Find searches the catalog as the find_capability tool does and exposes what it
+finds in the session for the rest of the run. It uses one iteration of the
+session's budget, like any call.`,
+		Example: `  capbroker session find 4be1c2d09a7f3e61 "who last changed a line of a file"`,
+		Args:    exactArgs(2, "a session ID and a query in quotes"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if k < 1 {
+				return usageError{fmt.Errorf("-k %d: want at least 1", k)}
+			}
+			ctx := cmd.Context()
+			env, err := m.sessionManager(ctx, &cf, nil, &dbf, nil)
+			if err != nil {
+				return err
+			}
+			defer env.st.Close()
+			s, err := env.mgr.Load(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			m.warnMissing(s)
+			res, err := s.Find(ctx, args[1], k)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				v := viewOf(s)
+				v.Find = &findView{Query: res.Query, Reason: res.Reason, Matches: res.Matches, Added: res.Added}
+				if err := writeJSON(m.Stdout, v); err != nil {
+					return err
+				}
+				return saved(s)
+			}
+			fmt.Fprintf(m.Stdout, "query:   %s\nreason:  %s\n", res.Query, res.Reason)
+			if len(res.Matches) > 0 {
+				fmt.Fprintln(m.Stdout)
+				tw := table(m.Stdout)
+				fmt.Fprintln(tw, "  #\tNAME\tSCORE\tCONFIDENCE\tRISK\tDESCRIPTION")
+				for i, c := range res.Matches {
+					fmt.Fprintf(tw, "  %d\t%s\t%.2f\t%s\t%s\t%s\n", i+1, c.Name, c.Score, c.Confidence, c.Risk, firstLine(c.Description, 70))
+				}
+				tw.Flush()
+			}
+			added := "nothing new"
+			if len(res.Added) > 0 {
+				added = strings.Join(res.Added, ", ")
+			}
+			fmt.Fprintf(m.Stdout, "\nexposed: %s (now %d tools + %s)\n", added, len(res.Exposed), policy.HatchName)
+			fmt.Fprintf(m.Stdout, "budget:  %d of %d iterations used\n", res.Iterations, res.MaxIterations)
+			return saved(s)
+		},
+	}
+	cf.register(cmd)
+	dbf.register(cmd)
+	cmd.Flags().IntVarP(&k, "k", "k", policy.DefaultFindK, "how many capabilities to return")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the session and the result (with argument schemas) as JSON")
+	return cmd
+}
+
+func (m *Main) newSessionCallCmd() *cobra.Command {
+	var (
+		cf     catalogFlags
+		dbf    storeFlags
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "call ID TOOL",
+		Short: "Check a tool call against the session's exposed tools and record it",
+		Long: `Call checks that the session exposes TOOL and records the call in its trace.
+It uses one iteration either way (the model spent its turn). capbroker does not
+run the tool. A tool that is not exposed is refused (exit 1) with a message
+for the model that names find_capability and the closest names.`,
+		Example: `  capbroker session call 4be1c2d09a7f3e61 git_blame`,
+		Args:    exactArgs(2, "a session ID and a tool name"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			env, err := m.sessionManager(ctx, &cf, nil, &dbf, nil)
+			if err != nil {
+				return err
+			}
+			defer env.st.Close()
+			s, err := env.mgr.Load(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			callErr := s.Call(ctx, args[1])
+			if errors.Is(callErr, session.ErrBudgetExhausted) {
+				return callErr
+			}
+			if callErr != nil && !errors.Is(callErr, session.ErrNotExposed) {
+				return callErr
+			}
+			if asJSON {
+				v := viewOf(s)
+				v.Call = &callView{Tool: args[1], Allowed: callErr == nil}
+				var ne *session.NotExposedError
+				if errors.As(callErr, &ne) {
+					v.Call.Error, v.Call.Suggestions = ne.Error(), ne.Suggestions
+				}
+				if err := writeJSON(m.Stdout, v); err != nil {
+					return err
+				}
+			} else if callErr == nil {
+				used, budget := s.Iterations()
+				fmt.Fprintf(m.Stdout, "allowed: %s is exposed (%d of %d iterations used)\n", args[1], used, budget)
+			}
+			if err := saved(s); err != nil {
+				return err
+			}
+			return callErr
+		},
+	}
+	cf.register(cmd)
+	dbf.register(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the session and the verdict as JSON")
+	return cmd
+}
+
+func (m *Main) newSessionShowCmd() *cobra.Command {
+	var (
+		dbf    storeFlags
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:     "show ID",
+		Short:   "Print a saved session: its task, exposed tools and budget",
+		Example: `  capbroker session show --json 4be1c2d09a7f3e61`,
+		Args:    exactArgs(1, "a session ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			st, err := m.openStore(ctx, &dbf)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			s, err := st.Session(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			v := &sessionView{ID: s.ID, Task: s.Task, ExposedTools: s.Exposed, SelectedTools: s.Selected, Hatch: policy.HatchName,
+				Iterations: s.Iterations, MaxIterations: s.MaxIterations, FindCalls: s.FindCalls, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt}
+			if asJSON {
+				return writeJSON(m.Stdout, v)
+			}
+			m.printSession(v)
+			return nil
+		},
+	}
+	dbf.register(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print the session as JSON ({"id","task","exposed_tools",...})`)
+	return cmd
+}
+
+func (m *Main) newSessionResumeCmd() *cobra.Command {
+	var (
+		cf     catalogFlags
+		dbf    storeFlags
+		asJSON bool
+		format string
+	)
+	cmd := &cobra.Command{
+		Use:   "resume ID",
+		Short: "Rebuild a session's exposed tools, checked against the current catalog",
+		Long: `Resume rebuilds exactly the tools the session exposed (its selection plus
+everything found through find_capability) and checks each name against the
+current catalog. A name the catalog no longer has is reported and kept: it is
+never dropped or replaced silently.
+
+With --format, it prints the exposed tools (and the hatch) as that provider's
+API expects them, ready to send.`,
+		Example: `  capbroker session resume 4be1c2d09a7f3e61
+  capbroker session resume --format anthropic 4be1c2d09a7f3e61`,
+		Args: exactArgs(1, "a session ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			var pf payload.Format
+			if format != "" {
+				var err error
+				if pf, err = payload.ParseFormat(format); err != nil {
+					return usageError{fmt.Errorf("--format: %w", err)}
+				}
+			}
+			env, err := m.sessionManager(ctx, &cf, nil, &dbf, nil)
+			if err != nil {
+				return err
+			}
+			defer env.st.Close()
+			s, err := env.mgr.Resume(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			m.warnMissing(s)
+			switch {
+			case asJSON:
+				if err := writeJSON(m.Stdout, viewOf(s)); err != nil {
+					return err
+				}
+			case pf != "":
+				var present []string
+				for _, n := range s.Exposed() {
+					if !contains(s.Missing(), n) {
+						present = append(present, n)
+					}
+				}
+				r, err := env.b.Render(pf, present, true)
+				if err != nil {
+					return err
+				}
+				if err := writeJSON(m.Stdout, r.Body); err != nil {
+					return err
+				}
+			default:
+				m.printSession(viewOf(s))
+			}
+			return saved(s)
+		},
+	}
+	cf.register(cmd)
+	dbf.register(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print the session as JSON ({"id","task","exposed_tools","missing",...})`)
+	cmd.Flags().StringVar(&format, "format", "", "print the exposed tools as a provider payload: json, openai, anthropic or mcp")
+	return cmd
+}
+
+func (m *Main) newSessionListCmd() *cobra.Command {
+	var (
+		dbf    storeFlags
+		asJSON bool
+		limit  int
+	)
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List saved sessions, newest first",
+		Args:  exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if limit < 0 {
+				return usageError{fmt.Errorf("--limit %d: want 0 (all) or more", limit)}
+			}
+			ctx := cmd.Context()
+			st, err := m.openStore(ctx, &dbf)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			list, err := st.Sessions(ctx, &store.SessionQuery{Limit: limit})
+			if err != nil {
+				return err
+			}
+			views := make([]sessionView, len(list))
+			for i, s := range list {
+				views[i] = sessionView{ID: s.ID, Task: s.Task, ExposedTools: s.Exposed, SelectedTools: s.Selected, Hatch: policy.HatchName,
+					Iterations: s.Iterations, MaxIterations: s.MaxIterations, FindCalls: s.FindCalls, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt}
+			}
+			if asJSON {
+				return writeJSON(m.Stdout, views)
+			}
+			tw := table(m.Stdout)
+			fmt.Fprintln(tw, "ID\tCREATED\tEXPOSED\tITERATIONS\tFINDS\tTASK")
+			for _, v := range views {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%d/%d\t%d\t%s\n", v.ID, v.CreatedAt.Local().Format("2006-01-02 15:04"),
+					len(v.ExposedTools), v.Iterations, v.MaxIterations, v.FindCalls, firstLine(v.Task, 60))
+			}
+			return tw.Flush()
+		},
+	}
+	dbf.register(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the sessions as JSON")
+	cmd.Flags().IntVar(&limit, "limit", 20, "at most this many sessions (0: all)")
+	return cmd
+}
+
+func (m *Main) printSession(v *sessionView) {
+	w := m.Stdout
+	fmt.Fprintf(w, "session: %s\ntask:    %s\n", v.ID, v.Task)
+	if v.Reason != "" {
+		fmt.Fprintf(w, "reason:  %s\n", v.Reason)
+	}
+	fmt.Fprintf(w, "budget:  %d of %d iterations used, %d find_capability calls\n", v.Iterations, v.MaxIterations, v.FindCalls)
+	fmt.Fprintf(w, "updated: %s\n\n", v.UpdatedAt.Local().Format(time.RFC3339))
+	tw := table(w)
+	fmt.Fprintln(tw, "  #\tEXPOSED\tHOW")
+	for i, n := range v.ExposedTools {
+		how := "selected"
+		if i >= len(v.SelectedTools) {
+			how = "found"
+		}
+		if contains(v.Missing, n) {
+			how += "; MISSING from the catalog"
+		}
+		fmt.Fprintf(tw, "  %d\t%s\t%s\n", i+1, n, how)
+	}
+	fmt.Fprintf(tw, "  +\t%s\talways exposed\n", v.Hatch)
+	tw.Flush()
+}
+
+func (m *Main) warnMissing(s *session.Session) {
+	if miss := s.Missing(); len(miss) > 0 {
+		fmt.Fprintf(m.Stderr, "warning: %d exposed tool(s) are no longer in the catalog (kept; calls to them are refused): %s\n",
+			len(miss), strings.Join(miss, ", "))
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

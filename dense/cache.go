@@ -1,0 +1,379 @@
+package dense
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+
+	"github.com/capbroker/capbroker/card"
+)
+
+// CacheTable is the table the cache keeps its vectors in. It shares the
+// database file with the card index; its name is prefixed to stay clear
+// of other tables.
+const CacheTable = "dense_embeddings"
+
+const cacheSchema = `CREATE TABLE IF NOT EXISTS ` + CacheTable + ` (
+	digest   TEXT    NOT NULL, -- card.Card.Digest
+	model    TEXT    NOT NULL, -- Embedder.Model()
+	text_sha TEXT    NOT NULL, -- hex SHA-256 of the embedded text (see Text)
+	dim      INTEGER NOT NULL,
+	vector   BLOB    NOT NULL, -- dim little-endian float32
+	created  INTEGER NOT NULL, -- unix seconds
+	UNIQUE (model, digest)
+)`
+
+// Cache stores card vectors in SQLite, keyed by card digest and model, so
+// a catalog is embedded once and only changed cards are embedded again.
+// It is safe for concurrent use.
+type Cache struct {
+	db    *sql.DB
+	owned bool
+}
+
+// OpenCache opens (creating if needed) the SQLite database at path, in
+// WAL mode, and the cache table in it. path is usually the card index's
+// database file.
+func OpenCache(ctx context.Context, path string) (*Cache, error) {
+	if path == "" {
+		return nil, errors.New("opening embedding cache: no database path")
+	}
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "cache_size(-32768)") // 32 MiB per connection
+	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("opening embedding cache %s: %w", path, err)
+	}
+	c, err := NewCache(ctx, db)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("opening embedding cache %s: %w", path, err)
+	}
+	c.owned = true
+	return c, nil
+}
+
+// NewCache uses an open SQLite database (the card index's handle) and
+// creates the cache table in it if missing. Close does not close db.
+func NewCache(ctx context.Context, db *sql.DB) (*Cache, error) {
+	if _, err := db.ExecContext(ctx, cacheSchema); err != nil {
+		return nil, fmt.Errorf("creating table %s: %w", CacheTable, err)
+	}
+	return &Cache{db: db}, nil
+}
+
+// Close closes the database if OpenCache opened it.
+func (c *Cache) Close() error {
+	if c.owned {
+		return c.db.Close()
+	}
+	return nil
+}
+
+// Entry is one cached vector.
+type Entry struct {
+	// Digest is the card's digest.
+	Digest string
+	// TextSHA is the hex SHA-256 of the text that was embedded; a lookup
+	// whose text differs (the embedded text's format changed) is a miss.
+	TextSHA string
+	Vector  []float32
+}
+
+// lookupChunk bounds the parameters of one query.
+const lookupChunk = 500
+
+// Get returns the cached entries of model for the given digests. Missing
+// digests are absent from the map; a corrupt row is treated as missing.
+func (c *Cache) Get(ctx context.Context, model string, digests []string) (map[string]Entry, error) {
+	out := make(map[string]Entry, len(digests))
+	for lo := 0; lo < len(digests); lo += lookupChunk {
+		chunk := digests[lo:min(lo+lookupChunk, len(digests))]
+		args := make([]any, 0, len(chunk)+1)
+		args = append(args, model)
+		for _, d := range chunk {
+			args = append(args, d)
+		}
+		q := `SELECT digest, text_sha, dim, vector FROM ` + CacheTable +
+			` WHERE model = ? AND digest IN (?` + strings.Repeat(",?", len(chunk)-1) + `)`
+		rows, err := c.db.QueryContext(ctx, q, args...)
+		if err != nil {
+			return nil, fmt.Errorf("reading embedding cache: %w", err)
+		}
+		for rows.Next() {
+			var (
+				e    Entry
+				dim  int
+				blob []byte
+			)
+			if err := rows.Scan(&e.Digest, &e.TextSHA, &dim, &blob); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("reading embedding cache: %w", err)
+			}
+			if v, ok := decodeVector(blob, dim); ok {
+				e.Vector = v
+				out[e.Digest] = e
+			}
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("reading embedding cache: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// Put stores entries for model in one transaction, replacing older
+// vectors of the same digests.
+func (c *Cache) Put(ctx context.Context, model string, entries []Entry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	tx, err := c.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("writing embedding cache: %w", err)
+	}
+	defer tx.Rollback()
+	st, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO `+CacheTable+
+		` (digest, model, text_sha, dim, vector, created) VALUES (?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return fmt.Errorf("writing embedding cache: %w", err)
+	}
+	defer st.Close()
+	now := time.Now().Unix()
+	for _, e := range entries {
+		if _, err := st.ExecContext(ctx, e.Digest, model, e.TextSHA, len(e.Vector), encodeVector(e.Vector), now); err != nil {
+			return fmt.Errorf("writing embedding cache: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("writing embedding cache: %w", err)
+	}
+	return nil
+}
+
+// Len returns how many vectors the cache holds for model.
+func (c *Cache) Len(ctx context.Context, model string) (int, error) {
+	var n int
+	err := c.db.QueryRowContext(ctx, `SELECT count(*) FROM `+CacheTable+` WHERE model = ?`, model).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("counting embedding cache: %w", err)
+	}
+	return n, nil
+}
+
+// Prune deletes the vectors of model whose digest is not in keep (cards
+// no longer in the catalog) and returns how many it deleted.
+func (c *Cache) Prune(ctx context.Context, model string, keep []string) (int, error) {
+	keepSet := make(map[string]bool, len(keep))
+	for _, d := range keep {
+		keepSet[d] = true
+	}
+	rows, err := c.db.QueryContext(ctx, `SELECT digest FROM `+CacheTable+` WHERE model = ?`, model)
+	if err != nil {
+		return 0, fmt.Errorf("pruning embedding cache: %w", err)
+	}
+	var drop []string
+	for rows.Next() {
+		var d string
+		if err := rows.Scan(&d); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("pruning embedding cache: %w", err)
+		}
+		if !keepSet[d] {
+			drop = append(drop, d)
+		}
+	}
+	err = rows.Err()
+	rows.Close()
+	if err != nil {
+		return 0, fmt.Errorf("pruning embedding cache: %w", err)
+	}
+	tx, err := c.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("pruning embedding cache: %w", err)
+	}
+	defer tx.Rollback()
+	for _, d := range drop {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM `+CacheTable+` WHERE model = ? AND digest = ?`, model, d); err != nil {
+			return 0, fmt.Errorf("pruning embedding cache: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("pruning embedding cache: %w", err)
+	}
+	return len(drop), nil
+}
+
+func encodeVector(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+func decodeVector(b []byte, dim int) ([]float32, bool) {
+	if dim <= 0 || len(b) != 4*dim {
+		return nil, false
+	}
+	v := make([]float32, dim)
+	for i := range v {
+		x := math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return nil, false
+		}
+		v[i] = x
+	}
+	return v, true
+}
+
+// EmbedStats says where the vectors of [EmbedCards] came from.
+type EmbedStats struct {
+	Model string `json:"model"`
+	// Cards is the number of cards.
+	Cards int `json:"cards"`
+	// Cached is how many cards' vectors came from the cache.
+	Cached int `json:"cached"`
+	// Embedded is how many texts were sent to the embedder (cards with
+	// the same text share one).
+	Embedded int `json:"embedded"`
+	// Dim is the vectors' length.
+	Dim int `json:"dim"`
+}
+
+// EmbedCards returns one vector per card, in order. Vectors come from the
+// cache when it holds the card's digest for the embedder's model and the
+// same text; the others are embedded (cards with the same text once) and
+// stored every 1024 cards, so an interrupted run keeps its progress. A nil
+// cache embeds every card. Cards without a digest get one computed.
+func EmbedCards(ctx context.Context, cards []card.Card, e Embedder, cache *Cache) ([][]float32, EmbedStats, error) {
+	st := EmbedStats{Model: e.Model(), Cards: len(cards)}
+	digests := make([]string, len(cards))
+	texts := make([]string, len(cards))
+	shas := make([]string, len(cards))
+	for i := range cards {
+		c := &cards[i]
+		digests[i] = c.Digest
+		if digests[i] == "" {
+			digests[i] = c.ComputeDigest()
+		}
+		texts[i] = Text(c)
+		if strings.TrimSpace(texts[i]) == "" {
+			return nil, st, fmt.Errorf("embedding cards: card %d (%q) has no text to embed", i, c.Name)
+		}
+		sum := sha256.Sum256([]byte(texts[i]))
+		shas[i] = hex.EncodeToString(sum[:])
+	}
+	vecs := make([][]float32, len(cards))
+	if cache != nil {
+		got, err := cache.Get(ctx, st.Model, digests)
+		if err != nil {
+			return nil, st, fmt.Errorf("embedding cards: %w", err)
+		}
+		for i := range cards {
+			if en, ok := got[digests[i]]; ok && en.TextSHA == shas[i] {
+				vecs[i] = en.Vector
+				st.Cached++
+			}
+		}
+	}
+	if err := embedMissing(ctx, e, cache, st.Model, vecs, texts, digests, shas, &st); err != nil {
+		return nil, st, err
+	}
+	// Vectors of one model share a length. A cache filled under another
+	// setting (say, a different Dimensions) disagrees: embed everything
+	// again, once.
+	if !sameDim(vecs) && st.Cached > 0 {
+		for i := range vecs {
+			vecs[i] = nil
+		}
+		st.Cached = 0
+		if err := embedMissing(ctx, e, cache, st.Model, vecs, texts, digests, shas, &st); err != nil {
+			return nil, st, err
+		}
+	}
+	if !sameDim(vecs) {
+		return nil, st, fmt.Errorf("embedding cards: model %s returned vectors of different lengths", st.Model)
+	}
+	if len(vecs) > 0 {
+		st.Dim = len(vecs[0])
+	}
+	return vecs, st, nil
+}
+
+// embedChunk is how many texts embedMissing embeds and stores at a time,
+// so an interrupted warm-up of a large catalog keeps what it finished.
+const embedChunk = 1024
+
+// embedMissing embeds the cards whose vector is nil, one text once, and
+// stores the new vectors chunk by chunk.
+func embedMissing(ctx context.Context, e Embedder, cache *Cache, model string, vecs [][]float32, texts, digests, shas []string, st *EmbedStats) error {
+	var (
+		want    []string
+		wantSHA []string
+		owner   = map[string][]int{} // text sha -> cards
+	)
+	for i, v := range vecs {
+		if v != nil {
+			continue
+		}
+		if _, ok := owner[shas[i]]; !ok {
+			want = append(want, texts[i])
+			wantSHA = append(wantSHA, shas[i])
+		}
+		owner[shas[i]] = append(owner[shas[i]], i)
+	}
+	for lo := 0; lo < len(want); lo += embedChunk {
+		hi := min(lo+embedChunk, len(want))
+		got, err := e.Embed(ctx, want[lo:hi])
+		if err != nil {
+			return fmt.Errorf("embedding cards %d-%d of the %d missing from the cache, with %s: %w", lo+1, hi, len(want), model, err)
+		}
+		if len(got) != hi-lo {
+			return fmt.Errorf("embedding cards: %s returned %d vectors for %d texts", model, len(got), hi-lo)
+		}
+		st.Embedded += hi - lo
+		var entries []Entry
+		seen := map[string]bool{}
+		for j, v := range got {
+			sha := wantSHA[lo+j]
+			for _, i := range owner[sha] {
+				vecs[i] = v
+				if !seen[digests[i]] {
+					seen[digests[i]] = true
+					entries = append(entries, Entry{Digest: digests[i], TextSHA: sha, Vector: v})
+				}
+			}
+		}
+		if cache != nil {
+			if err := cache.Put(ctx, model, entries); err != nil {
+				return fmt.Errorf("embedding cards: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+func sameDim(vecs [][]float32) bool {
+	for _, v := range vecs {
+		if len(v) != len(vecs[0]) {
+			return false
+		}
+	}
+	return true
+}

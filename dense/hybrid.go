@@ -1,0 +1,283 @@
+package dense
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/capbroker/capbroker/card"
+	"github.com/capbroker/capbroker/rank"
+)
+
+// Hybrid fuses a lexical and a dense ranking. Its Rank never fails: when
+// the query cannot be embedded within Options.QueryTimeout (endpoint
+// down, slow, misconfigured), it answers with the lexical ranking alone
+// and records the fallback. It is safe for concurrent use.
+type Hybrid struct {
+	lex   *rank.Index
+	dense *Index
+	o     Options
+
+	fallbacks atomic.Int64
+	mu        sync.Mutex
+	downUntil time.Time // skip the embedder until then
+	downErr   error
+	now       func() time.Time
+}
+
+// NewHybrid fuses lex and dense, which must index the same cards in the
+// same order (Hit.Index is shared). opts, if nil, are dense's options.
+func NewHybrid(lex *rank.Index, dense *Index, opts *Options) *Hybrid {
+	o := dense.o
+	if opts != nil {
+		o = opts.resolved()
+	}
+	return &Hybrid{lex: lex, dense: dense, o: o, now: time.Now}
+}
+
+// Fallbacks returns how many searches answered lexically because the
+// dense part failed or was cooling down.
+func (h *Hybrid) Fallbacks() int64 { return h.fallbacks.Load() }
+
+// Lexical returns the lexical index.
+func (h *Hybrid) Lexical() *rank.Index { return h.lex }
+
+// Dense returns the dense index.
+func (h *Hybrid) Dense() *Index { return h.dense }
+
+// Rank is [Hybrid.Search] in the shape of policy.Ranker. Its error is
+// always nil.
+func (h *Hybrid) Rank(ctx context.Context, query string, k int) ([]rank.Hit, error) {
+	return plain(h.Search(ctx, query, k)), nil
+}
+
+// errCooling wraps the last failure while the embedder is skipped.
+type errCooling struct {
+	err   error
+	until time.Time
+}
+
+func (e *errCooling) Error() string {
+	return fmt.Sprintf("embedder skipped until %s after: %v", e.until.Format(time.TimeOnly), e.err)
+}
+func (e *errCooling) Unwrap() error { return e.err }
+
+// Search returns the best k fused hits (all candidates when k <= 0), best
+// first, ties broken by name, each explained by its lexical and dense
+// parts. It never fails; see [Hybrid].
+func (h *Hybrid) Search(ctx context.Context, query string, k int) []Hit {
+	depth := max(h.o.Depth, k)
+	lex := h.lex.Search(query, depth)
+	if strings.TrimSpace(query) == "" || h.dense.vecs.Len() == 0 {
+		return lexicalOnly(lex, k, "")
+	}
+	dense, err := h.denseSearch(ctx, query, depth)
+	if err != nil {
+		h.fallbacks.Add(1)
+		if h.o.OnFallback != nil {
+			h.o.OnFallback(query, err)
+		}
+		return lexicalOnly(lex, k, err.Error())
+	}
+	return h.fuse(lex, dense, k)
+}
+
+// denseSearch embeds the query unless the embedder is cooling down after
+// a failure, and searches the vectors.
+func (h *Hybrid) denseSearch(ctx context.Context, query string, depth int) ([]Hit, error) {
+	if h.o.Cooldown > 0 {
+		h.mu.Lock()
+		until, last := h.downUntil, h.downErr
+		h.mu.Unlock()
+		if h.now().Before(until) {
+			return nil, &errCooling{err: last, until: until}
+		}
+	}
+	q, err := h.dense.EmbedQuery(ctx, query)
+	if err != nil {
+		// A caller that gave up is not the endpoint's fault.
+		if h.o.Cooldown > 0 && ctx.Err() == nil {
+			h.mu.Lock()
+			h.downUntil, h.downErr = h.now().Add(h.o.Cooldown), err
+			h.mu.Unlock()
+		}
+		return nil, err
+	}
+	return h.dense.SearchVector(q, depth)
+}
+
+// lexicalOnly wraps lexical hits, keeping k.
+func lexicalOnly(lex []rank.Hit, k int, fallback string) []Hit {
+	if k > 0 && len(lex) > k {
+		lex = lex[:k]
+	}
+	out := make([]Hit, len(lex))
+	for i, l := range lex {
+		out[i] = Hit{Hit: l, Lexical: &Part{Rank: i + 1, Score: l.Score, Fused: l.Score}, Fallback: fallback}
+	}
+	return out
+}
+
+// fuse combines the two candidate lists.
+func (h *Hybrid) fuse(lex []rank.Hit, dense []Hit, k int) []Hit {
+	wd := h.o.DenseWeight
+	wl := 1 - wd
+	byIndex := make(map[int]*Hit, len(lex)+len(dense))
+	var order []*Hit
+	get := func(idx int, name string) *Hit {
+		if x := byIndex[idx]; x != nil {
+			return x
+		}
+		x := &Hit{Hit: rank.Hit{Name: name, Index: idx}}
+		byIndex[idx] = x
+		order = append(order, x)
+		return x
+	}
+	lexNorm := byMax(len(lex), func(i int) float64 { return lex[i].Score })
+	denseNorm := minMax(len(dense), func(i int) float64 { return dense[i].Dense.Score })
+	for i, l := range lex {
+		x := get(l.Index, l.Name)
+		x.Coverage, x.Matches = l.Coverage, l.Matches
+		p := &Part{Rank: i + 1, Score: l.Score}
+		switch h.o.Fusion {
+		case Blend:
+			p.Fused = wl * lexNorm(i)
+		default:
+			p.Fused = 2 * wl / (h.o.RRFK + float64(i+1))
+		}
+		x.Lexical = p
+	}
+	for i, d := range dense {
+		x := get(d.Index, d.Name)
+		p := &Part{Rank: i + 1, Score: d.Dense.Score}
+		switch h.o.Fusion {
+		case Blend:
+			p.Fused = wd * denseNorm(i)
+		default:
+			p.Fused = 2 * wd / (h.o.RRFK + float64(i+1))
+		}
+		x.Dense = p
+		x.Coverage = max(x.Coverage, clamp01(p.Score))
+	}
+	for _, x := range order {
+		x.Score = 0
+		if x.Lexical != nil {
+			x.Score += x.Lexical.Fused
+		}
+		if x.Dense != nil {
+			x.Score += x.Dense.Fused
+		}
+	}
+	slices.SortFunc(order, func(a, b *Hit) int {
+		switch {
+		case a.Score > b.Score:
+			return -1
+		case a.Score < b.Score:
+			return 1
+		case a.Name != b.Name:
+			return strings.Compare(a.Name, b.Name)
+		}
+		return a.Index - b.Index
+	})
+	if k > 0 && len(order) > k {
+		order = order[:k]
+	}
+	out := make([]Hit, len(order))
+	for i, x := range order {
+		out[i] = *x
+	}
+	return out
+}
+
+// byMax returns a function scaling the n non-negative scores score(i) by
+// their maximum, to [0,1]. BM25F has a natural zero (no match), so the
+// lowest-scored lexical candidate keeps its share.
+func byMax(n int, score func(int) float64) func(int) float64 {
+	var hi float64
+	for i := range n {
+		hi = max(hi, score(i))
+	}
+	if hi <= 0 {
+		return func(int) float64 { return 0 }
+	}
+	return func(i int) float64 { return score(i) / hi }
+}
+
+// minMax returns a function scaling the n scores score(i) to [0,1] by
+// their minimum and maximum; equal scores all scale to 1.
+func minMax(n int, score func(int) float64) func(int) float64 {
+	if n == 0 {
+		return score
+	}
+	lo, hi := score(0), score(0)
+	for i := 1; i < n; i++ {
+		lo, hi = min(lo, score(i)), max(hi, score(i))
+	}
+	if hi == lo {
+		return func(int) float64 { return 1 }
+	}
+	return func(i int) float64 { return (score(i) - lo) / (hi - lo) }
+}
+
+// Ranker is the interface rankers share; it is policy.Ranker's method
+// set, so any value returned by [NewRanker] can be given to
+// policy.NewSelector or capbroker.Options.Ranker.
+type Ranker interface {
+	Rank(ctx context.Context, query string, k int) ([]rank.Hit, error)
+}
+
+// The ranker kinds of [NewRanker].
+const (
+	KindLexical = "lexical"
+	KindDense   = "dense"
+	KindHybrid  = "hybrid"
+)
+
+// Kinds lists the ranker kinds, for flags and errors.
+var Kinds = []string{KindLexical, KindDense, KindHybrid}
+
+var (
+	_ Ranker = (*rank.Index)(nil)
+	_ Ranker = (*Index)(nil)
+	_ Ranker = (*Hybrid)(nil)
+)
+
+// NewRanker builds the ranker of a kind over cards (for `capbroker eval
+// --ranker`): "lexical" is a rank.Index (e and cache unused), "dense" an
+// [Index], "hybrid" a [Hybrid] of both. Hit.Index is a card's position in
+// cards. Dense and hybrid need an embedder; cache may be nil.
+func NewRanker(ctx context.Context, kind string, cards []card.Card, e Embedder, cache *Cache, opts *Options) (Ranker, error) {
+	var ro *rank.Options
+	if opts != nil {
+		ro = opts.Rank
+	}
+	switch kind {
+	case KindLexical, "":
+		return rank.New(cards, ro), nil
+	case KindDense, KindHybrid:
+		if e == nil {
+			return nil, fmt.Errorf("ranker %q needs an embeddings endpoint: %w", kind, ErrNotConfigured)
+		}
+		ix, err := NewIndex(ctx, cards, e, cache, opts)
+		if err != nil {
+			return nil, err
+		}
+		if kind == KindDense {
+			return ix, nil
+		}
+		return NewHybrid(rank.New(cards, ro), ix, opts), nil
+	}
+	return nil, fmt.Errorf("unknown ranker %q (want %s)", kind, strings.Join(Kinds, ", "))
+}
+
+// IsCooling reports whether err (as given to Options.OnFallback) is the
+// embedder being skipped during its cooldown rather than a new failure.
+func IsCooling(err error) bool {
+	var c *errCooling
+	return errors.As(err, &c)
+}

@@ -1,0 +1,337 @@
+package dense
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+)
+
+// VectorOptions tunes a [Vectors] store. A nil *VectorOptions keeps
+// float32 vectors and searches on every available core.
+type VectorOptions struct {
+	// Int8 stores each vector as int8 with one float32 scale per vector:
+	// 4x less memory, scores within about 0.01 of exact. The query is
+	// quantized the same way and dot products are summed in int32. In
+	// pure Go this costs about 1.5x the CPU of float32; use it when memory,
+	// not time, is short.
+	Int8 bool
+	// Parallel bounds the goroutines of one search. If zero,
+	// GOMAXPROCS. Small stores are always searched on one goroutine.
+	Parallel int
+}
+
+// Vectors is an immutable store of L2-normalized vectors searched by exact
+// cosine similarity. It is safe for concurrent searches.
+type Vectors struct {
+	names    []string
+	dim      int
+	f32      []float32 // n*dim, normalized; nil with Int8
+	i8       []int8    // n*dim with Int8
+	scale    []float32 // per vector, with Int8: value = i8 * scale
+	parallel int
+}
+
+// Scored is one search result.
+type Scored struct {
+	// Index is the vector's position in the slice given to NewVectors.
+	Index int
+	Name  string
+	// Score is the cosine similarity in [-1,1].
+	Score float64
+}
+
+// NewVectors normalizes and stores vecs; names[i] names vecs[i] and breaks
+// score ties. All vectors must have the same length. A zero vector is kept
+// and scores 0 against every query.
+func NewVectors(names []string, vecs [][]float32, opts *VectorOptions) (*Vectors, error) {
+	if len(names) != len(vecs) {
+		return nil, fmt.Errorf("vectors: %d names for %d vectors", len(names), len(vecs))
+	}
+	var o VectorOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Parallel <= 0 {
+		o.Parallel = runtime.GOMAXPROCS(0)
+	}
+	v := &Vectors{names: slices.Clone(names), parallel: o.Parallel}
+	if len(vecs) == 0 {
+		return v, nil
+	}
+	v.dim = len(vecs[0])
+	n := len(vecs)
+	if o.Int8 {
+		v.i8 = make([]int8, n*v.dim)
+		v.scale = make([]float32, n)
+	} else {
+		v.f32 = make([]float32, n*v.dim)
+	}
+	buf := make([]float32, v.dim)
+	for i, x := range vecs {
+		if len(x) != v.dim {
+			return nil, fmt.Errorf("vectors: vector %d (%s) has %d dimensions, vector 0 has %d", i, names[i], len(x), v.dim)
+		}
+		if err := normalize(buf, x); err != nil {
+			return nil, fmt.Errorf("vectors: vector %d (%s): %w", i, names[i], err)
+		}
+		if o.Int8 {
+			v.scale[i] = quantize(v.i8[i*v.dim:(i+1)*v.dim], buf)
+		} else {
+			copy(v.f32[i*v.dim:], buf)
+		}
+	}
+	return v, nil
+}
+
+// Len returns the number of vectors.
+func (v *Vectors) Len() int { return len(v.names) }
+
+// Dim returns the vectors' length (0 for an empty store).
+func (v *Vectors) Dim() int { return v.dim }
+
+// Int8 reports whether the store is quantized.
+func (v *Vectors) Int8() bool { return v.i8 != nil }
+
+// normalize writes x / |x| into dst. A zero vector stays zero.
+func normalize(dst, x []float32) error {
+	var ss float64
+	for _, f := range x {
+		if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+			return fmt.Errorf("holds %v", f)
+		}
+		ss += float64(f) * float64(f)
+	}
+	if ss == 0 {
+		clear(dst)
+		return nil
+	}
+	inv := 1 / math.Sqrt(ss)
+	for i, f := range x {
+		dst[i] = float32(float64(f) * inv)
+	}
+	return nil
+}
+
+// quantize writes x as int8 into dst, scaled so the largest magnitude is
+// 127, and returns the scale that maps dst back.
+func quantize(dst []int8, x []float32) float32 {
+	var m float32
+	for _, f := range x {
+		m = max(m, abs32(f))
+	}
+	if m == 0 {
+		clear(dst)
+		return 0
+	}
+	s := 127 / m
+	for i, f := range x {
+		dst[i] = int8(math.Round(float64(f * s)))
+	}
+	return m / 127
+}
+
+func abs32(f float32) float32 {
+	if f < 0 {
+		return -f
+	}
+	return f
+}
+
+// parallelMin is the least number of vectors worth a goroutine.
+const parallelMin = 4096
+
+// Search returns the k vectors most similar to query (all when k <= 0),
+// best first, ties broken by name. The query need not be normalized.
+func (v *Vectors) Search(query []float32, k int) ([]Scored, error) {
+	n := len(v.names)
+	if n == 0 {
+		return nil, nil
+	}
+	if len(query) != v.dim {
+		return nil, fmt.Errorf("vectors: query has %d dimensions, the store %d", len(query), v.dim)
+	}
+	q := make([]float32, v.dim)
+	if err := normalize(q, query); err != nil {
+		return nil, fmt.Errorf("vectors: query: %w", err)
+	}
+	var (
+		qi     []int8
+		qscale float32
+	)
+	if v.i8 != nil {
+		qi = make([]int8, v.dim)
+		qscale = quantize(qi, q)
+	}
+	if k <= 0 || k > n {
+		k = n
+	}
+	workers := min(v.parallel, n/parallelMin)
+	if workers <= 1 {
+		h := newHeap(k, v.names)
+		v.scan(q, qi, qscale, 0, n, h)
+		return h.sorted(), nil
+	}
+	heaps := make([]*scoreHeap, workers)
+	var wg sync.WaitGroup
+	chunk := (n + workers - 1) / workers
+	for w := range workers {
+		lo, hi := w*chunk, min((w+1)*chunk, n)
+		heaps[w] = newHeap(k, v.names)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v.scan(q, qi, qscale, lo, hi, heaps[w])
+		}()
+	}
+	wg.Wait()
+	h := heaps[0]
+	for _, o := range heaps[1:] {
+		for _, e := range o.items {
+			h.offer(e.doc, e.score)
+		}
+	}
+	return h.sorted(), nil
+}
+
+// scan scores vectors [lo,hi) into h.
+func (v *Vectors) scan(q []float32, qi []int8, qscale float32, lo, hi int, h *scoreHeap) {
+	d := v.dim
+	if qi != nil {
+		for i := lo; i < hi; i++ {
+			s := float32(dotInt8(qi, v.i8[i*d:(i+1)*d])) * qscale * v.scale[i]
+			h.offer(int32(i), s)
+		}
+		return
+	}
+	for i := lo; i < hi; i++ {
+		h.offer(int32(i), dotF32(q, v.f32[i*d:(i+1)*d]))
+	}
+}
+
+// dotF32 is the dot product of equal-length a and b. The loop is shaped
+// so the compiler drops bounds checks: 8 products a step, 4 sums.
+func dotF32(a, b []float32) float32 {
+	var s0, s1, s2, s3 float32
+	for len(a) >= 8 && len(b) >= 8 {
+		s0 += a[0]*b[0] + a[4]*b[4]
+		s1 += a[1]*b[1] + a[5]*b[5]
+		s2 += a[2]*b[2] + a[6]*b[6]
+		s3 += a[3]*b[3] + a[7]*b[7]
+		a, b = a[8:], b[8:]
+	}
+	for i := range min(len(a), len(b)) {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// dotInt8 is dotF32 for int8 vectors, summed exactly in int32 (products
+// are at most 127*127; overflow would take over 500,000 dimensions).
+func dotInt8(a, b []int8) int32 {
+	var s0, s1, s2, s3 int32
+	for len(a) >= 8 && len(b) >= 8 {
+		s0 += int32(a[0])*int32(b[0]) + int32(a[4])*int32(b[4])
+		s1 += int32(a[1])*int32(b[1]) + int32(a[5])*int32(b[5])
+		s2 += int32(a[2])*int32(b[2]) + int32(a[6])*int32(b[6])
+		s3 += int32(a[3])*int32(b[3]) + int32(a[7])*int32(b[7])
+		a, b = a[8:], b[8:]
+	}
+	for i := range min(len(a), len(b)) {
+		s0 += int32(a[i]) * int32(b[i])
+	}
+	return s0 + s1 + s2 + s3
+}
+
+// scoreHeap keeps the best k (score, doc) pairs in a min-heap whose root
+// is the worst kept: lower score, or equal score and later name.
+type scoreHeap struct {
+	k     int
+	names []string
+	items []heapItem
+}
+
+type heapItem struct {
+	doc   int32
+	score float32
+}
+
+func newHeap(k int, names []string) *scoreHeap {
+	return &scoreHeap{k: k, names: names, items: make([]heapItem, 0, k)}
+}
+
+// better orders by score descending, then name ascending, then position.
+func (h *scoreHeap) better(a, b heapItem) bool {
+	if a.score != b.score {
+		return a.score > b.score
+	}
+	if na, nb := h.names[a.doc], h.names[b.doc]; na != nb {
+		return na < nb
+	}
+	return a.doc < b.doc
+}
+
+func (h *scoreHeap) offer(doc int32, score float32) {
+	it := heapItem{doc, score}
+	if len(h.items) < h.k {
+		h.items = append(h.items, it)
+		h.up(len(h.items) - 1)
+		return
+	}
+	root := h.items[0]
+	if score < root.score || (score == root.score && !h.better(it, root)) {
+		return
+	}
+	h.items[0] = it
+	h.down(0)
+}
+
+func (h *scoreHeap) up(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !h.better(h.items[p], h.items[i]) {
+			return
+		}
+		h.items[p], h.items[i] = h.items[i], h.items[p]
+		i = p
+	}
+}
+
+func (h *scoreHeap) down(i int) {
+	n := len(h.items)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		w := l // the worse child
+		if r := l + 1; r < n && h.better(h.items[l], h.items[r]) {
+			w = r
+		}
+		if !h.better(h.items[i], h.items[w]) {
+			return
+		}
+		h.items[i], h.items[w] = h.items[w], h.items[i]
+		i = w
+	}
+}
+
+// sorted returns the kept items best first.
+func (h *scoreHeap) sorted() []Scored {
+	items := slices.Clone(h.items)
+	slices.SortFunc(items, func(a, b heapItem) int {
+		switch {
+		case h.better(a, b):
+			return -1
+		case h.better(b, a):
+			return 1
+		}
+		return 0
+	})
+	out := make([]Scored, len(items))
+	for i, it := range items {
+		out[i] = Scored{Index: int(it.doc), Name: h.names[it.doc], Score: float64(it.score)}
+	}
+	return out
+}

@@ -1,0 +1,85 @@
+package gateway
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseConfig(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		want    []ServerConfig
+		wantErr string
+	}{
+		{
+			name: "stdio and http",
+			in: `{"mcpServers": {
+  "web": {"url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer x"}, "timeout": "5s"},
+  "fs": {"command": "mcp-server-filesystem", "args": ["/tmp"], "env": {"A": "1"}, "allowIrreversible": true},
+  "off": {"command": "x", "disabled": true}
+}}`,
+			want: []ServerConfig{
+				{Name: "fs", Command: "mcp-server-filesystem", Args: []string{"/tmp"}, Env: map[string]string{"A": "1"}, AllowIrreversible: true},
+				{Name: "web", URL: "http://127.0.0.1:9/mcp", Headers: map[string]string{"Authorization": "Bearer x"}, Timeout: 5 * time.Second},
+			},
+		},
+		{name: "vs code servers key", in: "\xef\xbb\xbf" + `{"servers": {"a": {"command": "a"}}}`, want: []ServerConfig{{Name: "a", Command: "a"}}},
+		{name: "syntax error names the line", in: "{\n\"mcpServers\": {\n\"a\": {\"command\": \"a\",}\n}}", wantErr: "line 3, column"},
+		{name: "no servers", in: `{"other": 1}`, wantErr: `no "mcpServers"`},
+		{name: "both", in: `{"mcpServers": {"a": {"command": "a", "url": "http://x"}}}`, wantErr: `server "a": has both command and url`},
+		{name: "neither", in: `{"mcpServers": {"a": {"args": ["x"]}}}`, wantErr: `server "a": has neither command nor url`},
+		{name: "bad timeout", in: `{"mcpServers": {"a": {"command": "a", "timeout": "soon"}}}`, wantErr: `server "a": timeout "soon"`},
+		{name: "sse", in: `{"mcpServers": {"a": {"type": "sse", "url": "http://x/sse"}}}`, wantErr: "legacy SSE"},
+		{name: "wrong type", in: `{"mcpServers": {"a": {"command": 3}}}`, wantErr: `server "a"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := ParseConfig([]byte(tc.in))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, cfg.Servers); diff != "" {
+				t.Errorf("servers (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestParseModeAndNamespacing(t *testing.T) {
+	if m, err := ParseMode(""); err != nil || m != ModeSearch {
+		t.Errorf(`ParseMode("") = %q, %v`, m, err)
+	}
+	if _, err := ParseMode("some"); err == nil || !strings.Contains(err.Error(), "all, search or call") {
+		t.Errorf("ParseMode(some): %v", err)
+	}
+	if _, err := ParseNamespacing("never"); err == nil {
+		t.Error("ParseNamespacing(never) should fail")
+	}
+}
+
+func TestTemplateRegexp(t *testing.T) {
+	tests := []struct {
+		tmpl, uri string
+		want      bool
+	}{
+		{"test://template/{id}/data", "test://template/42/data", true},
+		{"test://template/{id}/data", "test://template/4/2/data", false},
+		{"file:///{+path}", "file:///a/b/c.txt", true},
+		{"x://{a}", "y://b", false},
+	}
+	for _, tc := range tests {
+		if got := templateRegexp(tc.tmpl).MatchString(tc.uri); got != tc.want {
+			t.Errorf("%s ~ %s = %v, want %v", tc.tmpl, tc.uri, got, tc.want)
+		}
+	}
+}

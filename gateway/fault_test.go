@@ -1,0 +1,129 @@
+package gateway
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestUpstreamKilledMidCall kills an upstream process while a call is in
+// flight: that call gets a clear error, and the next call succeeds once
+// the gateway has restarted the server.
+func TestUpstreamKilledMidCall(t *testing.T) {
+	g := startGateway(t, []ServerConfig{testServer("victim")}, &Options{Mode: ModeAll, MinBackoff: 50 * time.Millisecond})
+	cs := connect(t, serveHTTP(t, g, nil), nil, nil)
+
+	pidText, isErr := callText(t, cs, "victim__pid", nil)
+	if isErr {
+		t.Fatalf("pid: %s", pidText)
+	}
+	pid, err := strconv.Atoi(pidText)
+	if err != nil {
+		t.Fatalf("pid %q: %v", pidText, err)
+	}
+
+	type outcome struct {
+		text  string
+		isErr bool
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		text, isErr := callText(t, cs, "victim__sleep", map[string]any{"ms": 60000})
+		done <- outcome{text, isErr}
+	}()
+	// Kill it once the call is in flight upstream.
+	u := g.upstream("victim")
+	for u.route(nil) == nil {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	got := <-done
+	if !got.isErr || !strings.Contains(got.text, `server "victim"`) {
+		t.Fatalf("the interrupted call should fail with an error naming the server; got isError=%v %q", got.isErr, got.text)
+	}
+	t.Logf("interrupted call: %s", got.text)
+
+	text, isErr := callText(t, cs, "victim__echo", map[string]any{"text": "again"})
+	if isErr || text != "victim: again" {
+		t.Fatalf("after the restart: isError=%v %q, want victim: again", isErr, text)
+	}
+	newPid, _ := callText(t, cs, "victim__pid", nil)
+	if newPid == pidText {
+		t.Errorf("the server was not restarted (same pid %s)", newPid)
+	}
+	if st := g.Status()[0]; !st.Connected || st.Restarts < 1 {
+		t.Errorf("status after restart: %+v", st)
+	}
+}
+
+// TestHangingUpstream checks that an upstream that never answers times out
+// while another upstream keeps answering.
+func TestHangingUpstream(t *testing.T) {
+	slow := testServer("slow")
+	slow.Timeout = 700 * time.Millisecond
+	g := startGateway(t, []ServerConfig{slow, testServer("fast")}, &Options{Mode: ModeAll})
+	cs := connect(t, serveHTTP(t, g, nil), nil, nil)
+
+	var wg sync.WaitGroup
+	var hangText string
+	var hangErr bool
+	var hangTook time.Duration
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		start := time.Now()
+		hangText, hangErr = callText(t, cs, "slow__hang", nil)
+		hangTook = time.Since(start)
+	}()
+	for g.upstream("slow").route(nil) == nil {
+		time.Sleep(5 * time.Millisecond)
+	}
+	// While slow hangs, fast answers, repeatedly.
+	for i := range 5 {
+		want := "fast: " + strconv.Itoa(i)
+		if text, isErr := callText(t, cs, "fast__echo", map[string]any{"text": strconv.Itoa(i)}); isErr || text != want {
+			t.Fatalf("fast upstream while slow hangs: isError=%v %q, want %q", isErr, text, want)
+		}
+	}
+	if g.upstream("slow").route(nil) == nil {
+		t.Fatal("the hanging call ended before fast answered: the test proves nothing")
+	}
+	wg.Wait()
+	if !hangErr || !strings.Contains(hangText, "did not answer") || !strings.Contains(hangText, "700ms") {
+		t.Fatalf("hanging call: isError=%v %q, want a timeout naming 700ms", hangErr, hangText)
+	}
+	if hangTook > 30*time.Second {
+		t.Errorf("the hanging call took %s", hangTook)
+	}
+	// The hung upstream still serves other calls.
+	if text, isErr := callText(t, cs, "slow__echo", map[string]any{"text": "ok"}); isErr || text != "slow: ok" {
+		t.Errorf("slow after the timeout: isError=%v %q", isErr, text)
+	}
+}
+
+// TestUnreachableUpstream checks that a server that cannot start does not
+// stop the gateway: the others serve, and its status says why.
+func TestUnreachableUpstream(t *testing.T) {
+	bad := ServerConfig{Name: "missing", Command: "/nonexistent/mcp-server"}
+	g := startGateway(t, []ServerConfig{bad, testServer("ok")}, &Options{Mode: ModeAll, MinBackoff: time.Second})
+	cs := connect(t, serveHTTP(t, g, nil), nil, nil)
+	if text, isErr := callText(t, cs, "ok__echo", map[string]any{"text": "hi"}); isErr || text != "ok: hi" {
+		t.Fatalf("isError=%v %q", isErr, text)
+	}
+	var st Status
+	for _, s := range g.Status() {
+		if s.Name == "missing" {
+			st = s
+		}
+	}
+	if st.Connected || !strings.Contains(st.Error, "/nonexistent/mcp-server") {
+		t.Errorf("status of the missing server: %+v", st)
+	}
+	_ = context.Background
+}

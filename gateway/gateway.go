@@ -1,0 +1,347 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/capbroker/capbroker/card"
+	"github.com/capbroker/capbroker/policy"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Version is reported to clients and upstreams as the gateway's version.
+const Version = "0.1.0"
+
+// Mode is how much of the catalog a client session sees.
+type Mode string
+
+// The exposure modes.
+const (
+	// ModeAll lists every upstream tool: a plain pass-through.
+	ModeAll Mode = "all"
+	// ModeSearch lists the floor and find_capability; what find_capability
+	// finds is added to the session's tools (with list_changed).
+	ModeSearch Mode = "search"
+	// ModeCall lists the floor, find_capability and call_capability; found
+	// tools are called through call_capability, so the tool list never
+	// changes (for clients that ignore list_changed).
+	ModeCall Mode = "call"
+)
+
+// ParseMode reads a mode name; "" is ModeSearch.
+func ParseMode(s string) (Mode, error) {
+	switch Mode(s) {
+	case ModeAll, ModeSearch, ModeCall:
+		return Mode(s), nil
+	case "":
+		return ModeSearch, nil
+	}
+	return "", fmt.Errorf("unknown mode %q (want all, search or call)", s)
+}
+
+// Options configures a Gateway. A nil *Options uses every default.
+type Options struct {
+	// Mode is the default exposure mode; a client may choose another (see
+	// [Gateway.Handler]). If empty, ModeSearch.
+	Mode Mode
+	// Namespace says how tool names are made unique. If empty,
+	// NamespaceAlways (server__tool).
+	Namespace Namespacing
+	// Family chooses the floor exposed at the start of a session in search
+	// and call modes. If empty, policy.Coding.
+	Family policy.Family
+	// Task, if set, selects tools for this task at the start of a session
+	// in search and call modes, in addition to the floor.
+	Task string
+	// FindK is how many tools find_capability returns by default. If zero,
+	// policy.DefaultFindK.
+	FindK int
+	// CallTimeout bounds each call to an upstream whose configuration sets
+	// no timeout. If zero, 60s.
+	CallTimeout time.Duration
+	// StartTimeout bounds connecting to an upstream and listing what it
+	// offers. If zero, 30s.
+	StartTimeout time.Duration
+	// MinBackoff and MaxBackoff bound the delay before reconnecting to an
+	// upstream that dropped; it doubles after each failure. If zero, 200ms
+	// and 30s.
+	MinBackoff, MaxBackoff time.Duration
+	// AllowIrreversible exposes irreversible tools of every upstream (a
+	// server's own allowIrreversible does it for that server alone).
+	AllowIrreversible bool
+	// ConfirmUnasked decides an irreversible call when the client cannot
+	// be asked (it has no elicitation): true runs it, false refuses it.
+	ConfirmUnasked bool
+	// Store keeps each session's exposed tools. If nil, an in-memory store.
+	Store ExposedStore
+	// Metrics receives counters and latencies. If nil, a fresh set on its
+	// own registry (see [Gateway.Metrics]).
+	Metrics *Metrics
+	// Trace receives selections, finds and calls. If nil, nothing is traced.
+	Trace Tracer
+	// Logger receives the gateway's own log. If nil, slog.Default().
+	Logger *slog.Logger
+}
+
+func (o *Options) resolved() *Options {
+	r := &Options{}
+	if o != nil {
+		*r = *o
+	}
+	if r.Mode == "" {
+		r.Mode = ModeSearch
+	}
+	if r.Namespace == "" {
+		r.Namespace = NamespaceAlways
+	}
+	if r.Family == "" {
+		r.Family = policy.Coding
+	}
+	if r.FindK <= 0 {
+		r.FindK = policy.DefaultFindK
+	}
+	if r.CallTimeout <= 0 {
+		r.CallTimeout = 60 * time.Second
+	}
+	if r.StartTimeout <= 0 {
+		r.StartTimeout = 30 * time.Second
+	}
+	if r.MinBackoff <= 0 {
+		r.MinBackoff = 200 * time.Millisecond
+	}
+	if r.MaxBackoff <= 0 {
+		r.MaxBackoff = 30 * time.Second
+	}
+	if r.MaxBackoff < r.MinBackoff {
+		r.MaxBackoff = r.MinBackoff
+	}
+	if r.Store == nil {
+		r.Store = NewMemoryStore()
+	}
+	if r.Metrics == nil {
+		r.Metrics = NewMetrics(nil)
+	}
+	if r.Trace == nil {
+		r.Trace = nopTracer{}
+	}
+	if r.Logger == nil {
+		r.Logger = slog.Default()
+	}
+	return r
+}
+
+// Gateway is one MCP server in front of many. Create it with [New], start
+// it with [Gateway.Start], then serve clients over stdio
+// ([Gateway.ServeStdio]) or streamable HTTP ([Gateway.Handler]).
+type Gateway struct {
+	opts *Options
+	ups  []*upstream
+
+	mu       sync.Mutex
+	cat      *catalog
+	sessions map[*session]struct{}
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+	rebuild  chan struct{}
+}
+
+// New returns a gateway over the servers of cfg. It starts nothing.
+func New(cfg *Config, opts *Options) (*Gateway, error) {
+	o := opts.resolved()
+	if _, err := ParseMode(string(o.Mode)); err != nil {
+		return nil, err
+	}
+	if _, err := ParseNamespacing(string(o.Namespace)); err != nil {
+		return nil, err
+	}
+	g := &Gateway{opts: o, sessions: map[*session]struct{}{}, rebuild: make(chan struct{}, 1)}
+	if cfg != nil {
+		for _, s := range cfg.Servers {
+			g.ups = append(g.ups, newUpstream(s, o, g))
+		}
+	}
+	cat, err := buildCatalog(context.Background(), nil, o)
+	if err != nil {
+		return nil, err
+	}
+	g.cat = cat
+	return g, nil
+}
+
+// Start connects to every upstream and returns once each has connected or
+// failed its first attempt (failed ones keep retrying in the background).
+// The upstreams run until ctx is done or Close is called.
+func (g *Gateway) Start(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	g.cancel = cancel
+	firsts := make([]chan struct{}, len(g.ups))
+	for i, u := range g.ups {
+		firsts[i] = make(chan struct{})
+		g.wg.Add(1)
+		go func() {
+			defer g.wg.Done()
+			u.run(ctx, firsts[i])
+		}()
+	}
+	g.wg.Add(1)
+	go func() {
+		defer g.wg.Done()
+		g.rebuilder(ctx)
+	}()
+	for _, f := range firsts {
+		select {
+		case <-f:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return g.refresh(ctx)
+}
+
+// Close stops every upstream and waits for them.
+func (g *Gateway) Close() error {
+	if g.cancel != nil {
+		g.cancel()
+	}
+	g.wg.Wait()
+	return nil
+}
+
+// Status reports each upstream's state.
+func (g *Gateway) Status() []Status {
+	out := make([]Status, len(g.ups))
+	for i, u := range g.ups {
+		out[i] = u.status()
+	}
+	return out
+}
+
+// Warnings reports what building the catalog renamed, held back or left
+// out (irreversible tools, colliding names and URIs).
+func (g *Gateway) Warnings() []card.Warning {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append(append([]card.Warning(nil), g.cat.held...), g.cat.warnings...)
+}
+
+// Tools returns the names of every tool the gateway can expose, in order.
+func (g *Gateway) Tools() []string {
+	return append([]string(nil), g.catalog().names...)
+}
+
+// Metrics returns the gateway's metrics.
+func (g *Gateway) Metrics() *Metrics { return g.opts.Metrics }
+
+func (g *Gateway) catalog() *catalog {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.cat
+}
+
+// changed implements hooks: an upstream's listing changed.
+func (g *Gateway) changed(*upstream) {
+	select {
+	case g.rebuild <- struct{}{}:
+	default:
+	}
+}
+
+func (g *Gateway) rebuilder(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-g.rebuild:
+			if err := g.refresh(ctx); err != nil && ctx.Err() == nil {
+				g.opts.Logger.Error("rebuilding the catalog", "error", err)
+			}
+		}
+	}
+}
+
+// refresh rebuilds the catalog and brings every session up to date.
+func (g *Gateway) refresh(ctx context.Context) error {
+	cat, err := buildCatalog(ctx, g.ups, g.opts)
+	if err != nil {
+		return err
+	}
+	for _, w := range cat.held {
+		g.opts.Logger.Info("catalog", "tool", w.Name, "server", w.Source, "note", w.Message)
+	}
+	for _, w := range cat.warnings {
+		g.opts.Logger.Warn("catalog", "name", w.Name, "server", w.Source, "warning", w.Message)
+	}
+	g.mu.Lock()
+	g.cat = cat
+	sessions := make([]*session, 0, len(g.sessions))
+	for s := range g.sessions {
+		sessions = append(sessions, s)
+	}
+	g.mu.Unlock()
+	g.opts.Metrics.catalogSize(len(cat.names))
+	for _, s := range sessions {
+		s.sync(cat)
+	}
+	return nil
+}
+
+// resourceUpdated implements hooks.
+func (g *Gateway) resourceUpdated(ctx context.Context, _ *upstream, p *mcp.ResourceUpdatedNotificationParams) {
+	for _, s := range g.liveSessions() {
+		if err := s.server.ResourceUpdated(ctx, p); err != nil {
+			g.opts.Logger.Debug("forwarding resources/updated", "error", err)
+		}
+	}
+}
+
+// broadcastLog implements hooks.
+func (g *Gateway) broadcastLog(ctx context.Context, _ *upstream, p *mcp.LoggingMessageParams) {
+	for _, s := range g.liveSessions() {
+		for ss := range s.server.Sessions() {
+			ss.Log(ctx, p)
+		}
+	}
+}
+
+func (g *Gateway) liveSessions() []*session {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make([]*session, 0, len(g.sessions))
+	for s := range g.sessions {
+		out = append(out, s)
+	}
+	return out
+}
+
+func (g *Gateway) upstream(name string) *upstream {
+	for _, u := range g.ups {
+		if u.cfg.Name == name {
+			return u
+		}
+	}
+	return nil
+}
+
+// ServeStdio serves one client over in and out (newline-delimited JSON-RPC)
+// until the client disconnects or ctx is done. key names the session for
+// the exposed-set store; "" uses "stdio".
+func (g *Gateway) ServeStdio(ctx context.Context, in io.ReadCloser, out io.WriteCloser, key string) error {
+	if key == "" {
+		key = "stdio"
+	}
+	s, err := g.newSession(ctx, key, "", g.opts.Mode)
+	if err != nil {
+		return err
+	}
+	err = s.server.Run(ctx, &mcp.IOTransport{Reader: in, Writer: out})
+	g.dropSession(s)
+	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}

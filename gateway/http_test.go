@@ -1,0 +1,88 @@
+package gateway
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+func TestListen(t *testing.T) {
+	tests := []struct {
+		addr, token string
+		wantErr     error
+	}{
+		{"127.0.0.1:0", "", nil},
+		{"localhost:0", "", nil},
+		{":0", "", nil}, // no host: loopback
+		{"0.0.0.0:0", "", ErrTokenRequired},
+		{"0.0.0.0:0", "secret", nil},
+	}
+	for _, tc := range tests {
+		ln, err := Listen(tc.addr, tc.token)
+		if !errors.Is(err, tc.wantErr) {
+			t.Errorf("Listen(%q, %q) = %v, want %v", tc.addr, tc.token, err, tc.wantErr)
+		}
+		if ln != nil {
+			if tc.addr == ":0" && !strings.HasPrefix(ln.Addr().String(), "127.0.0.1:") {
+				t.Errorf("Listen(:0) bound %s, want loopback", ln.Addr())
+			}
+			ln.Close()
+		}
+	}
+}
+
+func TestHTTPProtection(t *testing.T) {
+	g := startGateway(t, []ServerConfig{testServer("a")}, &Options{Mode: ModeAll})
+	url := serveHTTP(t, g, &HTTPOptions{Token: "s3cret"})
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	post := func(h map[string]string) (int, string) {
+		req, _ := http.NewRequest("POST", url, strings.NewReader(init))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		for k, v := range h {
+			req.Header.Set(k, v)
+		}
+		if h["Host"] != "" {
+			req.Host = h["Host"]
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	tests := []struct {
+		name    string
+		headers map[string]string
+		want    int
+	}{
+		{"no token", nil, http.StatusUnauthorized},
+		{"wrong token", map[string]string{"Authorization": "Bearer nope"}, http.StatusUnauthorized},
+		{"token", map[string]string{"Authorization": "Bearer s3cret"}, http.StatusOK},
+		{"dns rebinding", map[string]string{"Authorization": "Bearer s3cret", "Host": "evil.example:80"}, http.StatusForbidden},
+		{"cross-origin", map[string]string{"Authorization": "Bearer s3cret", "Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site"}, http.StatusForbidden},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got, body := post(tc.headers); got != tc.want {
+				t.Errorf("status %d (%s), want %d", got, body, tc.want)
+			}
+		})
+	}
+	// Metrics are served behind the same token.
+	req, _ := http.NewRequest("GET", strings.TrimSuffix(url, "/mcp")+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer s3cret")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if !strings.Contains(string(b), "capbroker_gateway_upstream_up") {
+		t.Errorf("metrics: %s", b)
+	}
+}

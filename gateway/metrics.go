@@ -1,0 +1,88 @@
+package gateway
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the gateway's Prometheus metrics:
+//
+//	capbroker_gateway_calls_total{upstream,outcome}
+//	capbroker_gateway_call_seconds{upstream}            (histogram)
+//	capbroker_gateway_upstream_up{upstream}             (1 connected, 0 not)
+//	capbroker_gateway_upstream_restarts_total{upstream}
+//	capbroker_gateway_finds_total, capbroker_gateway_found_total
+//	capbroker_gateway_tokens_saved_total                (tool-list tokens not sent, per session start)
+//	capbroker_gateway_sessions, capbroker_gateway_tools (gauges)
+type Metrics struct {
+	reg      *prometheus.Registry
+	calls    *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+	up       *prometheus.GaugeVec
+	restarts *prometheus.CounterVec
+	finds    prometheus.Counter
+	found    prometheus.Counter
+	saved    prometheus.Counter
+	sess     prometheus.Gauge
+	tools    prometheus.Gauge
+}
+
+// NewMetrics registers the gateway's metrics on reg; nil makes a new
+// registry.
+func NewMetrics(reg *prometheus.Registry) *Metrics {
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	m := &Metrics{
+		reg: reg,
+		calls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "capbroker_gateway_calls_total",
+			Help: "Tool calls through the gateway, by upstream and outcome."}, []string{"upstream", "outcome"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "capbroker_gateway_call_seconds",
+			Help: "Tool call latency through the gateway, by upstream.", Buckets: prometheus.ExponentialBuckets(0.0005, 2.5, 14)}, []string{"upstream"}),
+		up: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "capbroker_gateway_upstream_up",
+			Help: "1 when the upstream is connected."}, []string{"upstream"}),
+		restarts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "capbroker_gateway_upstream_restarts_total",
+			Help: "Times an upstream connection was lost and restarted."}, []string{"upstream"}),
+		finds: prometheus.NewCounter(prometheus.CounterOpts{Name: "capbroker_gateway_finds_total", Help: "find_capability calls."}),
+		found: prometheus.NewCounter(prometheus.CounterOpts{Name: "capbroker_gateway_found_total", Help: "Tools returned by find_capability."}),
+		saved: prometheus.NewCounter(prometheus.CounterOpts{Name: "capbroker_gateway_tokens_saved_total",
+			Help: "Tool-definition tokens not sent to clients: the full catalog's minus those listed, per session start."}),
+		sess:  prometheus.NewGauge(prometheus.GaugeOpts{Name: "capbroker_gateway_sessions", Help: "Open client sessions."}),
+		tools: prometheus.NewGauge(prometheus.GaugeOpts{Name: "capbroker_gateway_tools", Help: "Tools the gateway can expose."}),
+	}
+	reg.MustRegister(m.calls, m.latency, m.up, m.restarts, m.finds, m.found, m.saved, m.sess, m.tools)
+	return m
+}
+
+// Registry returns the registry the metrics are on.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+func (m *Metrics) call(upstream, outcome string, d time.Duration) {
+	m.calls.WithLabelValues(upstream, outcome).Inc()
+	m.latency.WithLabelValues(upstream).Observe(d.Seconds())
+}
+
+func (m *Metrics) upstreamUp(upstream string, up bool) {
+	v := 0.0
+	if up {
+		v = 1
+	}
+	m.up.WithLabelValues(upstream).Set(v)
+}
+
+func (m *Metrics) restart(upstream string) { m.restarts.WithLabelValues(upstream).Inc() }
+
+func (m *Metrics) find(n int) {
+	m.finds.Inc()
+	m.found.Add(float64(n))
+}
+
+func (m *Metrics) tokensSaved(n int) {
+	if n > 0 {
+		m.saved.Add(float64(n))
+	}
+}
+
+func (m *Metrics) sessions(n int)    { m.sess.Set(float64(n)) }
+func (m *Metrics) catalogSize(n int) { m.tools.Set(float64(n)) }

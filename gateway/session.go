@@ -1,0 +1,635 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/capbroker/capbroker/card"
+	"github.com/capbroker/capbroker/policy"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// CallName is the tool that calls a found capability in call mode.
+const CallName = "call_capability"
+
+// session is one client session: its own MCP server, holding exactly the
+// tools that session was given.
+type session struct {
+	g      *Gateway
+	key    string
+	mode   Mode
+	server *mcp.Server
+
+	mu        sync.Mutex
+	exposed   map[string]bool   // callable upstream tools (search, call)
+	listed    map[string]string // tool name -> definition key, as listed
+	initial   map[string]bool   // call mode: the tools listed from the start
+	prompts   map[string]string
+	resources map[string]string
+	templates map[string]string
+}
+
+// newSession creates the server for one client session. key identifies
+// the session in the store; id, if set, becomes its MCP session ID.
+func (g *Gateway) newSession(ctx context.Context, key, id string, mode Mode) (*session, error) {
+	cat := g.catalog()
+	s := &session{g: g, key: key, mode: mode, exposed: map[string]bool{}, listed: map[string]string{},
+		initial: map[string]bool{}, prompts: map[string]string{}, resources: map[string]string{}, templates: map[string]string{}}
+	caps := &mcp.ServerCapabilities{
+		Logging: &mcp.LoggingCapabilities{},
+		Tools:   &mcp.ToolCapabilities{ListChanged: true},
+	}
+	var anyPrompts, anyResources bool
+	for _, u := range g.ups {
+		l := u.listing()
+		anyPrompts = anyPrompts || (l.caps != nil && l.caps.Prompts != nil)
+		anyResources = anyResources || (l.caps != nil && l.caps.Resources != nil)
+	}
+	if anyPrompts {
+		caps.Prompts = &mcp.PromptCapabilities{ListChanged: true}
+	}
+	if anyResources {
+		caps.Resources = &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true}
+	}
+	opts := &mcp.ServerOptions{
+		Instructions:       g.instructions(mode),
+		Logger:             g.opts.Logger,
+		Capabilities:       caps,
+		CompletionHandler:  s.complete,
+		SubscribeHandler:   s.subscribe,
+		UnsubscribeHandler: s.unsubscribe,
+		InitializedHandler: func(_ context.Context, r *mcp.InitializedRequest) {
+			ss := r.Session
+			go func() {
+				ss.Wait()
+				g.dropSession(s)
+			}()
+		},
+	}
+	if id != "" {
+		opts.GetSessionID = func() string { return id }
+	}
+	s.server = mcp.NewServer(&mcp.Implementation{Name: "capbroker-gateway", Title: "capbroker gateway", Version: Version}, opts)
+	s.server.AddReceivingMiddleware(s.guard)
+	s.server.AddSendingMiddleware(keepRawElicit)
+
+	if mode != ModeAll {
+		names, ok, err := g.opts.Store.Load(ctx, key)
+		if err != nil {
+			g.opts.Logger.Warn("loading a session's exposed tools; starting afresh", "session", key, "error", err)
+		}
+		if !ok || err != nil {
+			sel := cat.broker.Select(ctx, g.opts.Task, &policy.Options{Family: g.opts.Family})
+			names = sel.Names()
+			if err := g.opts.Store.Save(ctx, key, names); err != nil {
+				g.opts.Logger.Warn("saving a session's exposed tools", "session", key, "error", err)
+			}
+			g.opts.Metrics.tokensSaved(sel.Tokens.Full - sel.Tokens.Exposed)
+			g.opts.Trace.Record(ctx, Event{Session: key, Kind: "select", Mode: string(mode), Query: g.opts.Task,
+				Names: names, Reason: sel.Reason, TokensExposed: sel.Tokens.Exposed, TokensFull: sel.Tokens.Full})
+		}
+		for _, n := range names {
+			s.exposed[n] = true
+			s.initial[n] = true
+		}
+		h := policy.Hatch()
+		s.server.AddTool(&mcp.Tool{Name: h.Name, Description: h.Description, InputSchema: h.InputSchema,
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, Title: "Find capabilities"}}, s.find)
+		if mode == ModeCall {
+			s.server.AddTool(&mcp.Tool{Name: CallName, Description: callDescription, InputSchema: json.RawMessage(callSchema),
+				Annotations: &mcp.ToolAnnotations{Title: "Call a found capability"}}, s.callCapability)
+		}
+	}
+	s.sync(cat)
+	g.mu.Lock()
+	g.sessions[s] = struct{}{}
+	n := len(g.sessions)
+	g.mu.Unlock()
+	g.opts.Metrics.sessions(n)
+	return s, nil
+}
+
+const callDescription = "Call a capability that find_capability returned. Give its name and its arguments (an object matching the input schema find_capability showed)."
+
+const callSchema = `{"type":"object","properties":{"name":{"type":"string","description":"The capability's name, as find_capability returned it."},"arguments":{"type":"object","description":"The arguments, matching its input schema."}},"required":["name"]}`
+
+func (g *Gateway) instructions(mode Mode) string {
+	switch mode {
+	case ModeSearch:
+		return "Only a few tools are listed. When none fits, call find_capability with what you need in plain words: the tools it finds are added to your tool list."
+	case ModeCall:
+		return "Only a few tools are listed. When none fits, call find_capability with what you need in plain words, then call what it found with call_capability(name, arguments)."
+	}
+	return ""
+}
+
+func (g *Gateway) dropSession(s *session) {
+	g.mu.Lock()
+	delete(g.sessions, s)
+	n := len(g.sessions)
+	g.mu.Unlock()
+	g.opts.Metrics.sessions(n)
+}
+
+// isHatch reports whether name is one of the gateway's own tools in mode.
+func isHatch(mode Mode, name string) bool {
+	return mode != ModeAll && (name == policy.HatchName || (mode == ModeCall && name == CallName))
+}
+
+// sync brings the session's server up to date with cat: tools (by mode),
+// prompts, resources and templates. The SDK sends list_changed for what
+// changed.
+func (s *session) sync(cat *catalog) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	want := map[string]*toolEntry{}
+	for _, e := range cat.sortedTools() {
+		if isHatch(s.mode, e.name) {
+			continue
+		}
+		switch s.mode {
+		case ModeAll:
+			want[e.name] = e
+		case ModeSearch:
+			if s.exposed[e.name] {
+				want[e.name] = e
+			}
+		case ModeCall:
+			if s.initial[e.name] {
+				want[e.name] = e
+			}
+		}
+	}
+	var gone []string
+	for name, key := range s.listed {
+		if e, ok := want[name]; !ok || e.key != key {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) > 0 {
+		sort.Strings(gone)
+		s.server.RemoveTools(gone...)
+		for _, n := range gone {
+			delete(s.listed, n)
+		}
+	}
+	for _, name := range sortedKeys(want) {
+		e := want[name]
+		if _, ok := s.listed[name]; ok {
+			continue
+		}
+		if err := addTool(s.server, e, s.callTool); err != nil {
+			s.g.opts.Logger.Warn("not listing a tool", "tool", e.name, "server", e.up.cfg.Name, "error", err)
+			continue
+		}
+		s.listed[name] = e.key
+	}
+
+	// Prompts.
+	for name, key := range s.prompts {
+		if e, ok := cat.prompts[name]; !ok || e.key != key {
+			s.server.RemovePrompts(name)
+			delete(s.prompts, name)
+		}
+	}
+	for _, name := range sortedKeys(cat.prompts) {
+		e := cat.prompts[name]
+		if _, ok := s.prompts[name]; ok {
+			continue
+		}
+		p := *e.prompt
+		p.Name = e.name
+		s.server.AddPrompt(&p, s.getPrompt)
+		s.prompts[name] = e.key
+	}
+
+	// Resources and templates.
+	for uri, key := range s.resources {
+		if e, ok := cat.resources[uri]; !ok || e.key != key {
+			s.server.RemoveResources(uri)
+			delete(s.resources, uri)
+		}
+	}
+	for _, uri := range sortedKeys(cat.resources) {
+		e := cat.resources[uri]
+		if _, ok := s.resources[uri]; ok {
+			continue
+		}
+		if err := catchPanic(func() { s.server.AddResource(e.res, s.readResource) }); err != nil {
+			s.g.opts.Logger.Warn("not listing a resource", "uri", uri, "server", e.up.cfg.Name, "error", err)
+			continue
+		}
+		s.resources[uri] = e.key
+	}
+	for tmpl, key := range s.templates {
+		if e, ok := cat.templates[tmpl]; !ok || e.key != key {
+			s.server.RemoveResourceTemplates(tmpl)
+			delete(s.templates, tmpl)
+		}
+	}
+	for _, tmpl := range sortedKeys(cat.templates) {
+		e := cat.templates[tmpl]
+		if _, ok := s.templates[tmpl]; ok {
+			continue
+		}
+		if err := catchPanic(func() { s.server.AddResourceTemplate(e.tmpl, s.readResource) }); err != nil {
+			s.g.opts.Logger.Warn("not listing a resource template", "template", tmpl, "server", e.up.cfg.Name, "error", err)
+			continue
+		}
+		s.templates[tmpl] = e.key
+	}
+}
+
+// addTool lists e on server under its gateway name. A schema without
+// "type" is given type "object", as MCP requires.
+func addTool(server *mcp.Server, e *toolEntry, h mcp.ToolHandler) error {
+	t := *e.tool
+	t.Name = e.name
+	if m, ok := t.InputSchema.(map[string]any); ok {
+		if _, has := m["type"]; !has {
+			m = maps.Clone(m)
+			m["type"] = "object"
+			t.InputSchema = m
+		}
+	} else if t.InputSchema == nil {
+		t.InputSchema = map[string]any{"type": "object"}
+	}
+	return catchPanic(func() { server.AddTool(&t, h) })
+}
+
+func catchPanic(f func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	f()
+	return nil
+}
+
+// guard answers calls to tools this session was not given with an error
+// that names find_capability (search and call modes).
+func (s *session) guard(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "tools/call" || s.mode == ModeAll {
+			return next(ctx, method, req)
+		}
+		p, ok := req.GetParams().(*mcp.CallToolParamsRaw)
+		if !ok {
+			return next(ctx, method, req)
+		}
+		s.mu.Lock()
+		_, listed := s.listed[p.Name]
+		s.mu.Unlock()
+		if listed || isHatch(s.mode, p.Name) {
+			return next(ctx, method, req)
+		}
+		return s.notExposed(p.Name), nil
+	}
+}
+
+func (s *session) notExposed(name string) *mcp.CallToolResult {
+	how := "call find_capability with what you need; the tools it finds become callable"
+	if s.mode == ModeCall {
+		how = "call find_capability with what you need, then call what it finds with call_capability"
+	}
+	if _, ok := s.g.catalog().tools[name]; !ok {
+		return errorResult(fmt.Sprintf("unknown tool %q: no server offers it; %s", name, how))
+	}
+	return errorResult(fmt.Sprintf("tool %q is not exposed in this session; %s", name, how))
+}
+
+func errorResult(msg string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+}
+
+// callTool proxies a listed tool.
+func (s *session) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return s.g.callTool(ctx, s, req.Session, req.Params.Name, req.Params.Arguments, req.Params.Meta)
+}
+
+// findArgs are find_capability's arguments.
+type findArgs struct {
+	Query string `json:"query"`
+	K     int    `json:"k"`
+}
+
+// found is one result of find_capability, as the model reads it.
+type found struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+	Risk        card.Risk       `json:"risk"`
+	Confidence  string          `json:"confidence"`
+}
+
+func (s *session) find(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var a findArgs
+	if len(req.Params.Arguments) > 0 {
+		if err := json.Unmarshal(req.Params.Arguments, &a); err != nil {
+			return errorResult("find_capability: arguments must be {\"query\": string, \"k\": integer}: " + err.Error()), nil
+		}
+	}
+	if strings.TrimSpace(a.Query) == "" {
+		return errorResult("find_capability: give a query: what the capability should do, in plain words"), nil
+	}
+	k := a.K
+	if k <= 0 {
+		k = s.g.opts.FindK
+	}
+	k = min(k, 20)
+	cat := s.g.catalog()
+	start := time.Now()
+	res := cat.broker.Find(ctx, a.Query, k)
+	out := struct {
+		Query   string  `json:"query"`
+		Reason  string  `json:"reason"`
+		Matches []found `json:"matches"`
+		Next    string  `json:"next,omitempty"`
+	}{Query: a.Query, Reason: res.Reason, Matches: []found{}}
+	var names []string
+	for _, m := range res.Matches {
+		if isHatch(s.mode, m.Name) {
+			continue
+		}
+		out.Matches = append(out.Matches, found{Name: m.Name, Description: m.Description, InputSchema: m.InputSchema, Risk: m.Risk, Confidence: m.Confidence})
+		names = append(names, m.Name)
+	}
+	if len(names) > 0 {
+		if s.mode == ModeCall {
+			out.Next = "call one with call_capability(name, arguments)"
+		} else {
+			out.Next = "these tools are now in your tool list; call them by name"
+		}
+	}
+	s.mu.Lock()
+	added := false
+	for _, n := range names {
+		if !s.exposed[n] {
+			s.exposed[n] = true
+			added = true
+		}
+	}
+	all := sortedKeys(s.exposed)
+	s.mu.Unlock()
+	if added {
+		if err := s.g.opts.Store.Save(ctx, s.key, all); err != nil {
+			s.g.opts.Logger.Warn("saving a session's exposed tools", "session", s.key, "error", err)
+		}
+		if s.mode == ModeSearch {
+			s.sync(cat)
+		}
+	}
+	exposedTok := cat.tokens(names)
+	s.g.opts.Metrics.find(len(names))
+	s.g.opts.Trace.Record(ctx, Event{Session: s.key, Kind: "find", Mode: string(s.mode), Query: a.Query, Names: names,
+		Reason: res.Reason, TokensExposed: exposedTok, TokensFull: cat.tokens(cat.names), DurationMS: ms(time.Since(start))})
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil
+}
+
+func (s *session) callCapability(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	var a struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if len(req.Params.Arguments) > 0 {
+		if err := json.Unmarshal(req.Params.Arguments, &a); err != nil {
+			return errorResult("call_capability: arguments must be {\"name\": string, \"arguments\": object}: " + err.Error()), nil
+		}
+	}
+	if a.Name == "" {
+		return errorResult("call_capability: give the name of a capability find_capability returned"), nil
+	}
+	s.mu.Lock()
+	ok := s.exposed[a.Name]
+	s.mu.Unlock()
+	if !ok || isHatch(s.mode, a.Name) {
+		return s.notExposed(a.Name), nil
+	}
+	return s.g.callTool(ctx, s, req.Session, a.Name, a.Arguments, req.Params.Meta)
+}
+
+// callTool runs the named gateway tool on its upstream, asking first when
+// it is irreversible.
+func (g *Gateway) callTool(ctx context.Context, s *session, ss *mcp.ServerSession, name string, args json.RawMessage, meta mcp.Meta) (*mcp.CallToolResult, error) {
+	start := time.Now()
+	e, ok := g.catalog().tools[name]
+	if !ok {
+		return errorResult(fmt.Sprintf("tool %q is no longer offered: its server stopped listing it", name)), nil
+	}
+	u := e.up
+	ev := Event{Session: s.key, Kind: "call", Mode: string(s.mode), Tool: name, Upstream: u.cfg.Name}
+	record := func(outcome string) {
+		ev.Outcome, ev.DurationMS = outcome, ms(time.Since(start))
+		g.opts.Metrics.call(u.cfg.Name, outcome, time.Since(start))
+		g.opts.Trace.Record(ctx, ev)
+	}
+	if e.card.Risk == card.RiskIrreversible {
+		if msg := g.confirm(ctx, ss, e, args); msg != "" {
+			record("denied")
+			return errorResult(msg), nil
+		}
+	}
+	var res *mcp.CallToolResult
+	err := u.do(ctx, ss, meta, func(ctx context.Context, cs *mcp.ClientSession, m mcp.Meta) error {
+		var a any
+		if len(args) > 0 {
+			a = args
+		}
+		var err error
+		res, err = cs.CallTool(ctx, &mcp.CallToolParams{Meta: m, Name: e.tool.Name, Arguments: a})
+		return err
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			record("cancelled")
+			return nil, ctx.Err()
+		}
+		var werr *jsonrpc.Error
+		if errors.As(err, &werr) {
+			record("error")
+			return nil, werr
+		}
+		outcome := "error"
+		if errors.Is(err, context.DeadlineExceeded) {
+			outcome = "timeout"
+		}
+		record(outcome)
+		return errorResult(g.explain(u, e.tool.Name, err)), nil
+	}
+	if res.IsError {
+		record("tool_error")
+	} else {
+		record("ok")
+	}
+	return res, nil
+}
+
+// explain turns a failure to reach an upstream into a message a model and
+// a person can act on.
+func (g *Gateway) explain(u *upstream, tool string, err error) string {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Sprintf("capbroker gateway: server %q did not answer %s within %s; the call was cancelled (%v)", u.cfg.Name, tool, u.timeout, err)
+	case errors.Is(err, ErrUpstreamDown):
+		return fmt.Sprintf("capbroker gateway: server %q is not connected and is being restarted; try again shortly (%v)", u.cfg.Name, err)
+	case errors.Is(err, mcp.ErrConnectionClosed), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Sprintf("capbroker gateway: server %q closed the connection during %s (it is being restarted; try again): %v", u.cfg.Name, tool, err)
+	}
+	return fmt.Sprintf("capbroker gateway: calling %s on server %q failed: %v", tool, u.cfg.Name, err)
+}
+
+// do runs f on the upstream's session within its timeout, with the call
+// registered so what the upstream sends meanwhile reaches ss. A progress
+// token in meta is replaced by one unique to the gateway and mapped back.
+func (u *upstream) do(ctx context.Context, ss *mcp.ServerSession, meta mcp.Meta, f func(context.Context, *mcp.ClientSession, mcp.Meta) error) error {
+	ctx, cancel := context.WithTimeout(ctx, u.timeout)
+	defer cancel()
+	for attempt := 0; ; attempt++ {
+		cs, err := u.session(ctx)
+		if err != nil {
+			return err
+		}
+		err = u.doOn(ctx, cs, ss, meta, f)
+		if attempt == 0 && errors.Is(err, mcp.ErrConnectionClosed) && ctx.Err() == nil {
+			// The connection was already closing: the request never left,
+			// so it is safe to send it again on the restarted one.
+			u.dead(cs)
+			continue
+		}
+		return err
+	}
+}
+
+func (u *upstream) doOn(ctx context.Context, cs *mcp.ClientSession, ss *mcp.ServerSession, meta mcp.Meta, f func(context.Context, *mcp.ClientSession, mcp.Meta) error) error {
+	var token any
+	if meta != nil {
+		token = meta["progressToken"]
+	}
+	c, end := u.begin(ctx, ss, token)
+	defer end()
+	m := meta
+	if token != nil {
+		m = maps.Clone(meta)
+		m["progressToken"] = progressToken(u.cfg.Name, c.id)
+	}
+	return f(ctx, cs, m)
+}
+
+func (s *session) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	e, ok := s.g.catalog().prompts[req.Params.Name]
+	if !ok {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", req.Params.Name)}
+	}
+	var res *mcp.GetPromptResult
+	err := e.up.do(ctx, req.Session, req.Params.Meta, func(ctx context.Context, cs *mcp.ClientSession, m mcp.Meta) error {
+		p := *req.Params
+		p.Meta, p.Name = m, e.prompt.Name
+		var err error
+		res, err = cs.GetPrompt(ctx, &p)
+		return err
+	})
+	return res, s.g.protocolError(e.up, "prompts/get", err)
+}
+
+func (s *session) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	u := s.g.catalog().resourceOwner(req.Params.URI)
+	if u == nil {
+		return nil, mcp.ResourceNotFoundError(req.Params.URI)
+	}
+	var res *mcp.ReadResourceResult
+	err := u.do(ctx, req.Session, req.Params.Meta, func(ctx context.Context, cs *mcp.ClientSession, m mcp.Meta) error {
+		p := *req.Params
+		p.Meta = m
+		var err error
+		res, err = cs.ReadResource(ctx, &p)
+		return err
+	})
+	return res, s.g.protocolError(u, "resources/read", err)
+}
+
+func (s *session) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	empty := &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}
+	if req.Params == nil || req.Params.Ref == nil {
+		return empty, nil
+	}
+	cat := s.g.catalog()
+	p := *req.Params
+	ref := *p.Ref
+	var u *upstream
+	switch ref.Type {
+	case "ref/prompt":
+		if e, ok := cat.prompts[ref.Name]; ok {
+			u, ref.Name = e.up, e.prompt.Name
+		}
+	case "ref/resource":
+		u = cat.resourceOwner(ref.URI)
+		if u == nil {
+			if t, ok := cat.templates[ref.URI]; ok {
+				u = t.up
+			}
+		}
+	}
+	if u == nil {
+		return empty, nil
+	}
+	if l := u.listing(); l.caps == nil || l.caps.Completions == nil {
+		return empty, nil
+	}
+	p.Ref = &ref
+	var res *mcp.CompleteResult
+	err := u.do(ctx, req.Session, p.Meta, func(ctx context.Context, cs *mcp.ClientSession, m mcp.Meta) error {
+		p.Meta = m
+		var err error
+		res, err = cs.Complete(ctx, &p)
+		return err
+	})
+	return res, s.g.protocolError(u, "completion/complete", err)
+}
+
+func (s *session) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
+	u := s.g.catalog().resourceOwner(req.Params.URI)
+	if u == nil {
+		return mcp.ResourceNotFoundError(req.Params.URI)
+	}
+	return s.g.protocolError(u, "resources/subscribe", u.subscribe(ctx, req.Params.URI))
+}
+
+func (s *session) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
+	u := s.g.catalog().resourceOwner(req.Params.URI)
+	if u == nil {
+		return nil
+	}
+	return s.g.protocolError(u, "resources/unsubscribe", u.unsubscribe(ctx, req.Params.URI))
+}
+
+// protocolError passes an upstream's JSON-RPC error through unchanged and
+// explains any other failure.
+func (g *Gateway) protocolError(u *upstream, method string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var werr *jsonrpc.Error
+	if errors.As(err, &werr) {
+		return werr
+	}
+	if errors.Is(err, context.Canceled) {
+		return err
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: g.explain(u, method, err)}
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

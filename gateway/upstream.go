@@ -1,0 +1,615 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// upstreamProtocol is the protocol revision the gateway asks its upstreams
+// for: the newest one with the initialize handshake, which every SDK in use
+// today speaks and which lets upstreams send requests (sampling,
+// elicitation) back through the gateway.
+const upstreamProtocol = "2025-11-25"
+
+// ErrUpstreamDown is returned (wrapped) by calls to an upstream that is not
+// connected, while it is being restarted.
+var ErrUpstreamDown = errors.New("upstream not connected")
+
+// listing is what an upstream offers, as last listed.
+type listing struct {
+	tools     []*mcp.Tool
+	prompts   []*mcp.Prompt
+	resources []*mcp.Resource
+	templates []*mcp.ResourceTemplate
+	caps      *mcp.ServerCapabilities
+}
+
+// call is a request in flight from a downstream session to an upstream;
+// requests and notifications the upstream sends while it runs are routed
+// back to that session, in the context of the request.
+type call struct {
+	id    uint64
+	ctx   context.Context
+	ss    *mcp.ServerSession
+	token any // the downstream client's progress token, if any
+}
+
+// hooks is how an upstream reports to the gateway.
+type hooks interface {
+	// changed is called after the upstream's listing changed (connect,
+	// list_changed, restart).
+	changed(u *upstream)
+	// resourceUpdated forwards notifications/resources/updated.
+	resourceUpdated(ctx context.Context, u *upstream, p *mcp.ResourceUpdatedNotificationParams)
+	// broadcastLog forwards a log message that belongs to no call.
+	broadcastLog(ctx context.Context, u *upstream, p *mcp.LoggingMessageParams)
+}
+
+// upstream is one MCP server the gateway fronts. It keeps one connection
+// open, restarting it with exponential backoff when it drops, and routes
+// what the server sends back to the downstream call that caused it.
+type upstream struct {
+	cfg     ServerConfig
+	opts    *Options
+	hooks   hooks
+	log     *slog.Logger
+	client  *mcp.Client
+	timeout time.Duration
+
+	mu       sync.Mutex
+	cs       *mcp.ClientSession
+	ready    chan struct{} // closed while cs is usable; replaced when it drops
+	lastErr  error
+	restarts int
+	list     listing
+	calls    map[uint64]*call
+	subs     map[string]int // resource URI -> downstream subscriptions
+
+	nextID atomic.Uint64
+}
+
+func newUpstream(cfg ServerConfig, opts *Options, h hooks) *upstream {
+	u := &upstream{
+		cfg: cfg, opts: opts, hooks: h,
+		log:     opts.Logger.With("upstream", cfg.Name),
+		timeout: cfg.Timeout,
+		ready:   make(chan struct{}),
+		calls:   map[uint64]*call{},
+		subs:    map[string]int{},
+	}
+	if u.timeout <= 0 {
+		u.timeout = opts.CallTimeout
+	}
+	u.client = mcp.NewClient(&mcp.Implementation{Name: "capbroker-gateway", Version: Version}, &mcp.ClientOptions{
+		CreateMessageHandler: u.onCreateMessage,
+		ElicitationHandler:   u.onElicit,
+		Capabilities: &mcp.ClientCapabilities{
+			Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
+		},
+		ElicitationCompleteHandler: u.onElicitationComplete,
+		ToolListChangedHandler:     func(ctx context.Context, _ *mcp.ToolListChangedRequest) { u.relist(ctx) },
+		PromptListChangedHandler:   func(ctx context.Context, _ *mcp.PromptListChangedRequest) { u.relist(ctx) },
+		ResourceListChangedHandler: func(ctx context.Context, _ *mcp.ResourceListChangedRequest) { u.relist(ctx) },
+		ResourceUpdatedHandler: func(ctx context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
+			u.hooks.resourceUpdated(ctx, u, r.Params)
+		},
+		LoggingMessageHandler:       u.onLog,
+		ProgressNotificationHandler: u.onProgress,
+	})
+	// Forward elicitation requests as they came: the SDK's own checks of
+	// the requested schema would refuse schemas the client may accept.
+	u.client.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if r, ok := req.(*mcp.ElicitRequest); ok && method == "elicitation/create" {
+				return u.onElicit(ctx, r)
+			}
+			return next(ctx, method, req)
+		}
+	})
+	return u
+}
+
+// run keeps the upstream connected until ctx is done. firstDone is closed
+// after the first connection attempt, whatever its outcome.
+func (u *upstream) run(ctx context.Context, firstDone chan<- struct{}) {
+	backoff := u.opts.MinBackoff
+	first := true
+	for {
+		started := time.Now()
+		cs, err := u.connect(ctx)
+		if err == nil {
+			err = u.relistSession(ctx, cs)
+			if err != nil {
+				cs.Close()
+			}
+		}
+		if first {
+			first = false
+			close(firstDone)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			u.mu.Lock()
+			u.lastErr = err
+			u.mu.Unlock()
+			u.log.Warn("upstream unavailable; retrying", "error", err, "retry_in", backoff)
+			u.opts.Metrics.upstreamUp(u.cfg.Name, false)
+		} else {
+			u.mu.Lock()
+			u.cs = cs
+			u.lastErr = nil
+			close(u.ready)
+			u.mu.Unlock()
+			u.opts.Metrics.upstreamUp(u.cfg.Name, true)
+			u.resubscribe(ctx, cs)
+			u.log.Info("upstream connected", "transport", u.cfg.Transport(), "tools", len(u.listing().tools))
+			u.hooks.changed(u)
+
+			done := make(chan error, 1)
+			go func() { done <- cs.Wait() }()
+			select {
+			case <-ctx.Done():
+				cs.Close()
+				return
+			case werr := <-done:
+				u.mu.Lock()
+				if u.cs == cs {
+					u.cs = nil
+					u.ready = make(chan struct{})
+				}
+				u.restarts++
+				u.lastErr = fmt.Errorf("connection lost: %v", orClosed(werr))
+				u.mu.Unlock()
+				u.opts.Metrics.upstreamUp(u.cfg.Name, false)
+				u.opts.Metrics.restart(u.cfg.Name)
+				u.log.Warn("upstream connection lost; restarting", "error", orClosed(werr), "retry_in", backoff)
+			}
+			if time.Since(started) > u.opts.MaxBackoff {
+				backoff = u.opts.MinBackoff
+			}
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		backoff = min(2*backoff, u.opts.MaxBackoff)
+	}
+}
+
+func orClosed(err error) error {
+	if err == nil {
+		return errors.New("the server closed the connection")
+	}
+	return err
+}
+
+// connect opens a new session with the upstream, bounded by the start
+// timeout.
+func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
+	ctx, cancel := context.WithTimeout(ctx, u.opts.StartTimeout)
+	defer cancel()
+	var t mcp.Transport
+	if u.cfg.URL != "" {
+		t = &mcp.StreamableClientTransport{
+			Endpoint:   u.cfg.URL,
+			HTTPClient: &http.Client{Transport: headerTransport{u.cfg.Headers, http.DefaultTransport}},
+			MaxRetries: -1,
+		}
+	} else {
+		cmd := exec.Command(u.cfg.Command, u.cfg.Args...)
+		cmd.Env = os.Environ()
+		for _, k := range sortedKeys(u.cfg.Env) {
+			cmd.Env = append(cmd.Env, k+"="+u.cfg.Env[k])
+		}
+		cmd.Stderr = &lineLogger{log: u.log}
+		t = &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+	}
+	cs, err := u.client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: upstreamProtocol})
+	if err != nil {
+		return nil, fmt.Errorf("connecting to %s: %w", u.describe(), err)
+	}
+	if caps := cs.InitializeResult().Capabilities; caps != nil && caps.Logging != nil {
+		// Receive everything; each downstream session filters by its own level.
+		if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+			u.log.Debug("setting the upstream log level", "error", err)
+		}
+	}
+	return cs, nil
+}
+
+func (u *upstream) describe() string {
+	if u.cfg.URL != "" {
+		return u.cfg.URL
+	}
+	return strings.Join(append([]string{u.cfg.Command}, u.cfg.Args...), " ")
+}
+
+// relist re-reads the listing after a list_changed notification.
+func (u *upstream) relist(ctx context.Context) {
+	u.mu.Lock()
+	cs := u.cs
+	u.mu.Unlock()
+	if cs == nil {
+		return
+	}
+	go func() {
+		// Out of the notification handler: listing is a request whose answer
+		// is read by the same connection.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), u.timeout)
+		defer cancel()
+		if err := u.relistSession(ctx, cs); err != nil {
+			u.log.Warn("re-listing after list_changed", "error", err)
+			return
+		}
+		u.hooks.changed(u)
+	}()
+}
+
+// relistSession lists everything cs offers and stores it.
+func (u *upstream) relistSession(ctx context.Context, cs *mcp.ClientSession) error {
+	ctx, cancel := context.WithTimeout(ctx, u.opts.StartTimeout)
+	defer cancel()
+	var l listing
+	l.caps = cs.InitializeResult().Capabilities
+	if l.caps == nil {
+		l.caps = &mcp.ServerCapabilities{}
+	}
+	if l.caps.Tools != nil {
+		for t, err := range cs.Tools(ctx, nil) {
+			if err != nil {
+				return fmt.Errorf("listing tools: %w", err)
+			}
+			l.tools = append(l.tools, t)
+		}
+	}
+	if l.caps.Prompts != nil {
+		for p, err := range cs.Prompts(ctx, nil) {
+			if err != nil {
+				return fmt.Errorf("listing prompts: %w", err)
+			}
+			l.prompts = append(l.prompts, p)
+		}
+	}
+	if l.caps.Resources != nil {
+		for r, err := range cs.Resources(ctx, nil) {
+			if err != nil {
+				return fmt.Errorf("listing resources: %w", err)
+			}
+			l.resources = append(l.resources, r)
+		}
+		for r, err := range cs.ResourceTemplates(ctx, nil) {
+			if err != nil {
+				// Some servers offer resources without templates.
+				u.log.Debug("listing resource templates", "error", err)
+				break
+			}
+			l.templates = append(l.templates, r)
+		}
+	}
+	u.mu.Lock()
+	u.list = l
+	u.mu.Unlock()
+	return nil
+}
+
+func (u *upstream) listing() listing {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.list
+}
+
+// Status is the state of one upstream, for status reports.
+type Status struct {
+	Name      string `json:"name"`
+	Transport string `json:"transport"`
+	Connected bool   `json:"connected"`
+	Tools     int    `json:"tools"`
+	Restarts  int    `json:"restarts"`
+	Error     string `json:"error,omitempty"`
+}
+
+func (u *upstream) status() Status {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	s := Status{Name: u.cfg.Name, Transport: u.cfg.Transport(), Connected: u.cs != nil, Tools: len(u.list.tools), Restarts: u.restarts}
+	if u.lastErr != nil {
+		s.Error = u.lastErr.Error()
+	}
+	return s
+}
+
+// session waits until the upstream is connected or ctx is done.
+func (u *upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
+	for {
+		u.mu.Lock()
+		cs, ready, lastErr := u.cs, u.ready, u.lastErr
+		u.mu.Unlock()
+		if cs != nil {
+			return cs, nil
+		}
+		select {
+		case <-ready:
+		case <-ctx.Done():
+			if lastErr != nil {
+				return nil, fmt.Errorf("%w: %s: %v", ErrUpstreamDown, u.cfg.Name, lastErr)
+			}
+			return nil, fmt.Errorf("%w: %s", ErrUpstreamDown, u.cfg.Name)
+		}
+	}
+}
+
+// begin registers a call in flight from ss; the returned func ends it.
+func (u *upstream) begin(ctx context.Context, ss *mcp.ServerSession, token any) (*call, func()) {
+	c := &call{id: u.nextID.Add(1), ctx: ctx, ss: ss, token: token}
+	u.mu.Lock()
+	u.calls[c.id] = c
+	u.mu.Unlock()
+	return c, func() {
+		u.mu.Lock()
+		delete(u.calls, c.id)
+		u.mu.Unlock()
+	}
+}
+
+// route returns the call that a request or notification from the upstream
+// belongs to: the latest call in flight whose session can take it. The
+// protocol does not tie a server's requests to the call that caused them,
+// so with calls from several sessions in flight on one upstream the latest
+// one wins.
+func (u *upstream) route(accept func(*mcp.ServerSession) bool) *call {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	var best *call
+	for _, c := range u.calls {
+		if (accept == nil || accept(c.ss)) && (best == nil || c.id > best.id) {
+			best = c
+		}
+	}
+	return best
+}
+
+// progressToken is the token the gateway sends upstream for call id.
+func progressToken(upstream string, id uint64) string {
+	return fmt.Sprintf("capbroker:%s:%d", upstream, id)
+}
+
+func (u *upstream) onProgress(ctx context.Context, r *mcp.ProgressNotificationClientRequest) {
+	u.mu.Lock()
+	var c *call
+	for _, x := range u.calls {
+		if x.token != nil && progressToken(u.cfg.Name, x.id) == fmt.Sprint(r.Params.ProgressToken) {
+			c = x
+			break
+		}
+	}
+	u.mu.Unlock()
+	if c == nil {
+		return
+	}
+	p := *r.Params
+	p.ProgressToken = c.token
+	if err := c.ss.NotifyProgress(c.ctx, &p); err != nil {
+		u.log.Debug("forwarding progress", "error", err)
+	}
+}
+
+func (u *upstream) onLog(ctx context.Context, r *mcp.LoggingMessageRequest) {
+	if c := u.route(nil); c != nil {
+		if err := c.ss.Log(c.ctx, r.Params); err != nil {
+			u.log.Debug("forwarding a log message", "error", err)
+		}
+		return
+	}
+	u.hooks.broadcastLog(ctx, u, r.Params)
+}
+
+func supportsSampling(ss *mcp.ServerSession) bool {
+	ip := ss.InitializeParams()
+	return ip != nil && ip.Capabilities != nil && ip.Capabilities.Sampling != nil
+}
+
+func supportsElicitation(ss *mcp.ServerSession) bool {
+	ip := ss.InitializeParams()
+	return ip != nil && ip.Capabilities != nil && ip.Capabilities.Elicitation != nil
+}
+
+func (u *upstream) onCreateMessage(ctx context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	c := u.route(supportsSampling)
+	if c == nil {
+		return nil, fmt.Errorf("capbroker gateway: no client session that supports sampling is waiting on %s", u.cfg.Name)
+	}
+	return c.ss.CreateMessage(linked(c.ctx, ctx), r.Params)
+}
+
+func (u *upstream) onElicit(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	c := u.route(supportsElicitation)
+	if c == nil {
+		return nil, fmt.Errorf("capbroker gateway: no client session that supports elicitation is waiting on %s", u.cfg.Name)
+	}
+	return elicitRaw(linked(c.ctx, ctx), c.ss, r.Params)
+}
+
+type rawElicitKey struct{}
+
+// elicitRaw asks ss's client and returns its answer as given: the SDK
+// checks an accepted answer against the requested schema, which is the
+// upstream's business, not the gateway's.
+func elicitRaw(ctx context.Context, ss *mcp.ServerSession, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	var raw *mcp.ElicitResult
+	res, err := ss.Elicit(context.WithValue(ctx, rawElicitKey{}, &raw), p)
+	if err != nil && raw != nil {
+		return raw, nil
+	}
+	return res, err
+}
+
+// keepRawElicit is sending middleware for downstream servers that keeps
+// the client's answer to elicitation/create for elicitRaw.
+func keepRawElicit(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if p, ok := ctx.Value(rawElicitKey{}).(**mcp.ElicitResult); ok && err == nil {
+			if r, ok := res.(*mcp.ElicitResult); ok {
+				*p = r
+			}
+		}
+		return res, err
+	}
+}
+
+func (u *upstream) onElicitationComplete(ctx context.Context, r *mcp.ElicitationCompleteNotificationRequest) {
+	if c := u.route(supportsElicitation); c != nil {
+		c.ss.NotifyElicitationComplete(c.ctx, r.Params)
+	}
+}
+
+// linked returns a context carrying base's values (the downstream request,
+// so what is sent goes to that request's stream) that is also cancelled
+// when other is.
+func linked(base, other context.Context) context.Context {
+	ctx, cancel := context.WithCancel(base)
+	stop := context.AfterFunc(other, cancel)
+	context.AfterFunc(ctx, func() { stop() })
+	return ctx
+}
+
+// subscribe adds a downstream subscription to uri, subscribing upstream on
+// the first.
+func (u *upstream) subscribe(ctx context.Context, uri string) error {
+	u.mu.Lock()
+	u.subs[uri]++
+	n := u.subs[uri]
+	u.mu.Unlock()
+	if n > 1 {
+		return nil
+	}
+	cs, err := u.session(ctx)
+	if err != nil {
+		return err
+	}
+	return cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
+}
+
+func (u *upstream) unsubscribe(ctx context.Context, uri string) error {
+	u.mu.Lock()
+	if u.subs[uri] > 0 {
+		u.subs[uri]--
+	}
+	n := u.subs[uri]
+	if n == 0 {
+		delete(u.subs, uri)
+	}
+	u.mu.Unlock()
+	if n > 0 {
+		return nil
+	}
+	cs, err := u.session(ctx)
+	if err != nil {
+		return err
+	}
+	return cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
+}
+
+// resubscribe renews subscriptions on a new connection.
+func (u *upstream) resubscribe(ctx context.Context, cs *mcp.ClientSession) {
+	u.mu.Lock()
+	uris := sortedKeys(u.subs)
+	u.mu.Unlock()
+	for _, uri := range uris {
+		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+			u.log.Warn("renewing a resource subscription", "uri", uri, "error", err)
+		}
+	}
+}
+
+// headerTransport adds configured headers to every request to an HTTP
+// upstream.
+type headerTransport struct {
+	headers map[string]string
+	next    http.RoundTripper
+}
+
+func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if len(t.headers) > 0 {
+		r = r.Clone(r.Context())
+		for k, v := range t.headers {
+			r.Header.Set(k, v)
+		}
+	}
+	return t.next.RoundTrip(r)
+}
+
+// lineLogger logs what a stdio upstream writes to stderr, line by line.
+type lineLogger struct {
+	log *slog.Logger
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (l *lineLogger) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = append(l.buf, p...)
+	for {
+		i := strings.IndexByte(string(l.buf), '\n')
+		if i < 0 {
+			break
+		}
+		if line := strings.TrimRight(string(l.buf[:i]), "\r"); line != "" {
+			l.log.Info("stderr", "line", line)
+		}
+		l.buf = l.buf[i+1:]
+	}
+	if len(l.buf) > 64<<10 {
+		l.log.Info("stderr", "line", string(l.buf))
+		l.buf = l.buf[:0]
+	}
+	return len(p), nil
+}
+
+var _ io.Writer = (*lineLogger)(nil)
+
+// dead marks cs as unusable, if it is still the current session, so calls
+// wait for the restart instead of using it.
+func (u *upstream) dead(cs *mcp.ClientSession) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.cs == cs {
+		u.cs = nil
+		u.ready = make(chan struct{})
+	}
+}
+
+// connected returns the live session, or nil while disconnected.
+func (u *upstream) connected() *mcp.ClientSession {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.cs
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}

@@ -1,0 +1,132 @@
+// capbroker explorer: a thin client of the JSON API. No build step.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const tokenInput = $("token");
+tokenInput.value = localStorage.getItem("capbroker-token") || "";
+tokenInput.addEventListener("change", () => localStorage.setItem("capbroker-token", tokenInput.value));
+
+async function api(method, path, body) {
+  const headers = { "Content-Type": "application/json" };
+  if (tokenInput.value) headers["Authorization"] = "Bearer " + tokenInput.value;
+  const res = await fetch(path, { method, headers, body: body ? JSON.stringify(body) : undefined });
+  const data = await res.json().catch(() => ({ error: { code: "internal", message: "bad response" } }));
+  if (!res.ok) throw new Error((data.error && data.error.message) || res.statusText);
+  return data;
+}
+
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === "class") e.className = v; else e.setAttribute(k, v);
+  }
+  for (const c of children) e.append(c instanceof Node ? c : document.createTextNode(c == null ? "" : String(c)));
+  return e;
+}
+
+// Tabs.
+for (const b of document.querySelectorAll("nav button")) {
+  b.addEventListener("click", () => {
+    document.querySelectorAll("nav button").forEach((x) => x.classList.toggle("active", x === b));
+    document.querySelectorAll(".tab").forEach((t) => t.classList.toggle("active", t.id === "tab-" + b.dataset.tab));
+    if (b.dataset.tab === "cards") loadCards();
+    if (b.dataset.tab === "map") loadMap();
+  });
+}
+
+// Select.
+$("select-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const task = $("task").value.trim();
+  if (!task) return;
+  $("error").hidden = true;
+  try {
+    const sel = await api("POST", "/v1/select", { task, max: +$("max").value || 0, budget: +$("budget").value || 0 });
+    renderSelection(sel);
+  } catch (e) {
+    $("error").textContent = e.message;
+    $("error").hidden = false;
+  }
+});
+
+function terms(matches) {
+  const span = el("span", { class: "terms" });
+  for (const m of matches || []) span.append(el("code", {}, m.term), " in " + (m.fields || []).join("+") + " ");
+  return span;
+}
+
+function renderSelection(sel) {
+  $("result").hidden = false;
+  $("family").textContent = sel.family;
+  $("reason").textContent = sel.reason;
+  const t = sel.tokens;
+  $("tokens").textContent = `${t.exposed} tokens exposed of ${t.full} for the full catalog (${Math.round(100 * t.saved)}% saved)`;
+  $("tokbar").style.width = (t.full ? (100 * t.exposed) / t.full : 0) + "%";
+  const top = Math.max(0, ...sel.tools.map((p) => p.score));
+  const body = $("picks");
+  body.replaceChildren();
+  sel.tools.forEach((p, i) => {
+    const bar = el("div", { class: "bar" }, el("div", { style: `width:${top ? (100 * p.score) / top : 0}%` }));
+    body.append(el("tr", { class: "pick", "data-name": p.name },
+      el("td", {}, i + 1),
+      el("td", {}, el("b", {}, p.name), el("br"), el("span", { class: "terms" }, p.kind || "")),
+      el("td", {}, el("div", { class: "score" }, bar, p.score ? p.score.toFixed(2) : "–")),
+      el("td", {}, el("span", { class: "badge " + p.confidence }, p.confidence)),
+      el("td", { class: p.risk }, p.risk),
+      el("td", {}, ...(p.matches && p.matches.length
+        ? [terms(p.matches), el("br"), el("span", { class: "terms" }, `coverage ${Math.round(100 * p.coverage)}%` + (p.floor ? " · floor" : ""))]
+        : [p.reason]))));
+  });
+  body.append(el("tr", { class: "pick hatch-row", "data-name": sel.hatch },
+    el("td", {}, "+"), el("td", {}, el("b", {}, sel.hatch)), el("td", {}, ""),
+    el("td", {}, el("span", { class: "badge hatch" }, "hatch")), el("td", { class: "read-only" }, "read-only"),
+    el("td", {}, "always exposed: finds more capabilities mid-run")));
+  const rej = $("rejected");
+  rej.replaceChildren(...(sel.rejected || []).map((r) => el("li", {}, el("b", {}, r.name), " — " + r.reason)));
+  $("nrejected").textContent = (sel.rejected || []).length;
+}
+
+// Cards.
+let cardsCache = null;
+async function loadCards() {
+  try {
+    if (!cardsCache) {
+      cardsCache = (await api("GET", "/v1/cards")).cards;
+      const sources = [...new Set(cardsCache.map((c) => c.source))].sort();
+      $("f-source").append(...sources.map((s) => el("option", {}, s)));
+    }
+    renderCards();
+  } catch (e) {
+    $("cards").replaceChildren(el("tr", {}, el("td", { colspan: 5, class: "error" }, e.message)));
+  }
+}
+function renderCards() {
+  const src = $("f-source").value, kind = $("f-kind").value, text = $("f-text").value.toLowerCase();
+  const rows = cardsCache.filter((c) => (!src || c.source === src) && (!kind || c.kind === kind) &&
+    (!text || c.name.toLowerCase().includes(text) || c.description.toLowerCase().includes(text)));
+  $("card-count").textContent = `${rows.length} of ${cardsCache.length}`;
+  $("cards").replaceChildren(...rows.map((c) => el("tr", {},
+    el("td", {}, el("b", {}, c.name)), el("td", {}, c.kind), el("td", {}, c.source),
+    el("td", { class: c.risk }, c.risk), el("td", {}, c.description))));
+}
+["f-source", "f-kind", "f-text"].forEach((id) => $(id).addEventListener("input", () => cardsCache && renderCards()));
+
+// Capability map.
+async function loadMap() {
+  const box = $("map");
+  try {
+    const m = await api("GET", "/v1/capabilities");
+    const cats = m.categories || [];
+    box.replaceChildren(...cats.map((c) => el("div", { class: "category" },
+      el("h3", {}, c.name, " ", el("span", { class: "terms" }, (c.phases || []).join(", "))),
+      el("ul", {}, ...(c.candidates || []).map((a) => el("li", {}, el("b", {}, a.agent || a.name), ` ${a.score} `,
+        el("span", { class: "badge " + String(a.confidence || "").toLowerCase() }, a.confidence)))),
+      (c.candidates || []).length ? "" : el("p", { class: "terms" }, "no plugin agent: default " + (c.default || "")))));
+  } catch (e) {
+    box.replaceChildren(el("p", { class: "error" }, e.message));
+  }
+}
+
+// A task in the address (?task=...) runs at once: links can share a selection.
+const q = new URLSearchParams(location.search).get("task");
+if (q) { $("task").value = q; $("select-form").requestSubmit(); }

@@ -1,0 +1,43 @@
+// Package index is the on-disk card index: it remembers what every source
+// held so a later run starts in milliseconds and reads only what changed,
+// and it pins the digests of MCP tools so a tool whose description or
+// schema changes behind the user's back is held until approved.
+//
+// # Using it
+//
+//	res, ix, err := index.Load(ctx, dir, nil, srcOpts)
+//	// res.Catalog: every card; res.Held: changed MCP tools, left out
+//	for _, ch := range ix.Changed() { fmt.Println(ch.Name, ch.Diff) }
+//	ix.Approve("github__create_issue") // or ix.ApproveAll()
+//
+// # The index file
+//
+// dir/index.bin holds a header (a magic line, the format [Version], the
+// payload length and its SHA-256) and a compact binary payload (see codec.go): one entry per source
+// with its cards, report, [source.Stamp] and the SHA-256 of each file it
+// was read from. [Open] validates it and starts empty, saying why in
+// [Index.Status], when it is missing, empty, truncated, garbage, of
+// another version or fails its checksum. Writes go to a temporary file in
+// the same folder, are synced, then renamed over the old file: a writer
+// killed at any moment leaves the old index or the new one, never a mix.
+//
+// # Staleness
+//
+// A stored source is reused when its stamp still matches: the same files
+// with the same sizes and modification times and the same configuration.
+// A file whose time changed but whose content hashes the same still
+// matches ([Options.VerifyContent] hashes every file, catching edits that
+// kept the time). New or removed files change the stamp. MCP server
+// listings are reused for [Options.MaxAge]. [Options.Refresh] reads
+// everything again.
+//
+// # Pinned digests
+//
+// dir/pins.json remembers, for each MCP tool (server and tool name), the
+// card digest last approved, with its description and schema. A tool
+// seen for the first time is pinned as it is. A tool whose digest differs
+// from its pin is held back: it is not in the catalog, [Index.Changed]
+// lists it with a line diff, and [Index.Approve] or [Index.ApproveAll]
+// accepts it. A pins file that cannot be read is moved aside and every MCP
+// tool is held until approved, so losing the file approves nothing.
+package index

@@ -1,0 +1,457 @@
+package policy
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/capbroker/capbroker/card"
+	"github.com/capbroker/capbroker/payload"
+	"github.com/capbroker/capbroker/rank"
+)
+
+// Ranker orders cards for a query. *rank.Index is one; dense and hybrid
+// rankers, which can fail, are others. Rank must return hits best first
+// and may return fewer than k.
+type Ranker interface {
+	Rank(ctx context.Context, query string, k int) ([]rank.Hit, error)
+}
+
+// Confidence tiers.
+const (
+	High   = "high"
+	Medium = "medium"
+	Low    = "low"
+	Floor  = "floor"
+)
+
+// HatchName is the name of the always-exposed escape hatch.
+const HatchName = "find_capability"
+
+// Hatch returns (a copy of) the card of the escape hatch tool.
+func Hatch() *card.Card {
+	c := hatchCard
+	return &c
+}
+
+var hatchCard = func() card.Card {
+	c := card.Card{
+		Name: HatchName,
+		Kind: card.KindTool,
+		Description: "Find more capabilities (tools, agents, commands, skills) when none of the exposed tools fits. " +
+			"Describe what you need in plain words; matching capabilities are returned with their argument schemas " +
+			"and become callable for the rest of this run.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","description":"What the capability should do, in plain words."},"k":{"type":"integer","description":"How many to return (default 5).","minimum":1,"maximum":20}},"required":["query"]}`),
+		Risk:        card.RiskReadOnly,
+		RiskFrom:    "explicit",
+		Source:      "capbroker",
+	}
+	c.Digest = c.ComputeDigest()
+	return c
+}()
+
+// Default bounds and thresholds.
+const (
+	DefaultMaxSelected = 10
+	DefaultMinCoverage = 0.2
+	DefaultMinRelative = 0.3
+	DefaultFindK       = 5
+
+	// An irreversible capability must cover more of the query and
+	// score within 80% of the best hit: it needs stronger evidence.
+	IrreversibleMinCoverage = 0.35
+	IrreversibleMinRelative = 0.8
+)
+
+// DefaultFloors are the floors of the built-in families.
+var DefaultFloors = map[Family][]string{
+	Coding: {"read_file", "write_file", "edit_file", "list_directory", "grep_files"},
+}
+
+// Options tunes one selection. A nil *Options uses every default.
+type Options struct {
+	// MaxSelected bounds the picks, floor included (the hatch is extra).
+	// If zero, DefaultMaxSelected.
+	MaxSelected int
+	// TokenBudget, if positive, stops adding ranked picks once the exposed
+	// payload (picks and hatch) would exceed it.
+	TokenBudget int
+	// Family forces the task family. If empty, it is inferred.
+	Family Family
+	// Floors maps a family to the names always exposed for it. If nil,
+	// DefaultFloors. A floor name matches a card's name, its original name,
+	// or the part after a source prefix ("fs__read_file").
+	Floors map[Family][]string
+	// MinCoverage is the share of the query a pick must match, in [0,1].
+	// If zero, DefaultMinCoverage; negative disables the check.
+	MinCoverage float64
+	// MinRelative is the share of the best hit's score a pick must reach.
+	// If zero, DefaultMinRelative; negative disables the check.
+	MinRelative float64
+	// Format is the provider format tokens are counted in. If empty, OpenAI.
+	Format payload.Format
+	// Allow, if non-nil, must return true for a card to be selectable (used
+	// to hold back cards whose pinned digest changed).
+	Allow func(*card.Card) bool
+}
+
+func (o *Options) resolved() Options {
+	var r Options
+	if o != nil {
+		r = *o
+	}
+	if r.MaxSelected <= 0 {
+		r.MaxSelected = DefaultMaxSelected
+	}
+	if r.Floors == nil {
+		r.Floors = DefaultFloors
+	}
+	if r.MinCoverage == 0 {
+		r.MinCoverage = DefaultMinCoverage
+	}
+	if r.MinRelative == 0 {
+		r.MinRelative = DefaultMinRelative
+	}
+	if r.Format == "" {
+		r.Format = payload.OpenAI
+	}
+	return r
+}
+
+// Pick is one selected capability.
+type Pick struct {
+	Name       string       `json:"name"`
+	Kind       card.Kind    `json:"kind"`
+	Score      float64      `json:"score"`
+	Confidence string       `json:"confidence"`
+	Reason     string       `json:"reason"`
+	Floor      bool         `json:"floor"`
+	Risk       card.Risk    `json:"risk"`
+	Coverage   float64      `json:"coverage"`
+	Matches    []rank.Match `json:"matches,omitempty"`
+}
+
+// Tokens compares the exposed payload with the full catalog's.
+type Tokens struct {
+	Exposed  int            `json:"exposed"`
+	Full     int            `json:"full"`
+	Saved    float64        `json:"saved"` // 1 - exposed/full, in [0,1]
+	Format   payload.Format `json:"format"`
+	Encoding string         `json:"encoding"`
+}
+
+// Selection is what a task sees.
+type Selection struct {
+	Task   string `json:"task"`
+	Family Family `json:"family"`
+	// FamilyWords are the task words that decided the family.
+	FamilyWords []string `json:"family_words,omitempty"`
+	Reason      string   `json:"reason"`
+	// Tools are the picks in order: ranked picks best first, then floor
+	// tools that did not rank.
+	Tools []Pick `json:"tools"`
+	// Hatch is the always-exposed escape hatch's name.
+	Hatch  string `json:"hatch"`
+	Tokens Tokens `json:"tokens"`
+	// Degraded is true when ranking failed and the full set was exposed.
+	Degraded bool `json:"degraded,omitempty"`
+	// Failure is the ranking error behind a degraded selection.
+	Failure string `json:"failure,omitempty"`
+	// Rejected are hits left out and why (threshold, risk, budget, bound),
+	// for explanations.
+	Rejected []Rejection `json:"rejected,omitempty"`
+}
+
+// Rejection is a ranked hit that was not picked.
+type Rejection struct {
+	Name   string  `json:"name"`
+	Score  float64 `json:"score"`
+	Reason string  `json:"reason"`
+}
+
+// Names returns the names of the picks, in order.
+func (s *Selection) Names() []string {
+	names := make([]string, len(s.Tools))
+	for i, p := range s.Tools {
+		names[i] = p.Name
+	}
+	return names
+}
+
+// Exposed returns the names a model sees: the picks, then the hatch.
+func (s *Selection) Exposed() []string {
+	return append(s.Names(), s.Hatch)
+}
+
+// Selector selects from one catalog. It is safe for concurrent use.
+type Selector struct {
+	cat     *card.Catalog
+	ranker  Ranker
+	counter *payload.Counter
+
+	// aliases maps an original or unprefixed name ("read_file" for
+	// "fs__read_file") to the first card, in name order, that bears it, so
+	// floors resolve in constant time.
+	aliases map[string]int
+
+	mu     sync.Mutex
+	tokens map[tokenKey]int // per-card token counts
+	full   map[payload.Format]int
+}
+
+type tokenKey struct {
+	digest string
+	format payload.Format
+}
+
+// NewSelector returns a selector over cat ranked by r, counting tokens
+// with counter (nil: o200k).
+func NewSelector(cat *card.Catalog, r Ranker, counter *payload.Counter) (*Selector, error) {
+	if counter == nil {
+		c, err := payload.NewCounter("")
+		if err != nil {
+			return nil, err
+		}
+		counter = c
+	}
+	s := &Selector{cat: cat, ranker: r, counter: counter, aliases: map[string]int{}, tokens: map[tokenKey]int{}, full: map[payload.Format]int{}}
+	for i, c := range cat.Cards() {
+		for _, alias := range []string{c.OriginalName, unprefixed(c.Name)} {
+			if _, taken := s.aliases[alias]; alias != "" && !taken {
+				s.aliases[alias] = i
+			}
+		}
+	}
+	return s, nil
+}
+
+// Catalog returns the selector's catalog.
+func (s *Selector) Catalog() *card.Catalog { return s.cat }
+
+// rankSafely calls the ranker, turning a panic into an error.
+func (s *Selector) rankSafely(ctx context.Context, q string, k int) (hits []rank.Hit, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("ranker panicked: %v", r)
+		}
+	}()
+	if s.ranker == nil {
+		return nil, fmt.Errorf("no ranker")
+	}
+	return s.ranker.Rank(ctx, q, k)
+}
+
+// Select decides what task sees. It never fails: a ranking failure
+// degrades to the full tool set (see the package doc).
+func (s *Selector) Select(ctx context.Context, task string, opts *Options) *Selection {
+	o := opts.resolved()
+	sel := &Selection{Task: task, Hatch: HatchName, Family: o.Family}
+	if sel.Family == "" {
+		sel.Family, sel.FamilyWords = InferFamily(task)
+	}
+	floor := s.floorCards(o.Floors[sel.Family], o.Allow)
+	if len(floor) > o.MaxSelected {
+		floor = floor[:o.MaxSelected]
+	}
+
+	hits, err := s.rankSafely(ctx, task, 4*o.MaxSelected+len(floor))
+	if err != nil {
+		s.degrade(sel, err, o)
+		return sel
+	}
+
+	inFloor := make(map[int]bool, len(floor))
+	for _, i := range floor {
+		inFloor[i] = true
+	}
+	budgetLeft := -1
+	if o.TokenBudget > 0 {
+		used := s.cardTokens(Hatch(), o.Format)
+		for _, i := range floor {
+			used += s.cardTokens(s.cat.At(i), o.Format)
+		}
+		budgetLeft = o.TokenBudget - used
+	}
+	var picks []Pick
+	var top float64
+	if len(hits) > 0 {
+		top = hits[0].Score
+	}
+	room := o.MaxSelected - len(floor)
+	for _, h := range hits {
+		i := s.cat.Index(h.Name)
+		if i < 0 {
+			sel.Rejected = append(sel.Rejected, Rejection{Name: h.Name, Score: h.Score, Reason: "not in catalog"})
+			continue
+		}
+		c := s.cat.At(i)
+		if inFloor[i] {
+			// A floor tool that also ranks is reported at its rank, with its evidence.
+			picks = append(picks, Pick{Name: c.Name, Kind: c.Kind, Score: h.Score, Confidence: Floor, Floor: true, Risk: c.Risk,
+				Coverage: h.Coverage, Matches: h.Matches, Reason: "floor for " + string(sel.Family) + "; also matched " + matchedTerms(h)})
+			delete(inFloor, i)
+			continue
+		}
+		if why := s.reject(c, h, top, o); why != "" {
+			sel.Rejected = append(sel.Rejected, Rejection{Name: h.Name, Score: h.Score, Reason: why})
+			continue
+		}
+		if room == 0 {
+			sel.Rejected = append(sel.Rejected, Rejection{Name: h.Name, Score: h.Score, Reason: fmt.Sprintf("bound: at most %d picks", o.MaxSelected)})
+			continue
+		}
+		if budgetLeft >= 0 {
+			cost := s.cardTokens(c, o.Format)
+			if cost > budgetLeft {
+				sel.Rejected = append(sel.Rejected, Rejection{Name: h.Name, Score: h.Score,
+					Reason: fmt.Sprintf("token budget: needs %d tokens, %d left of %d", cost, budgetLeft, o.TokenBudget)})
+				continue
+			}
+			budgetLeft -= cost
+		}
+		room--
+		conf := confidence(h, top)
+		picks = append(picks, Pick{Name: c.Name, Kind: c.Kind, Score: h.Score, Confidence: conf, Risk: c.Risk,
+			Coverage: h.Coverage, Matches: h.Matches,
+			Reason: fmt.Sprintf("matched %s (coverage %.0f%%)", matchedTerms(h), 100*h.Coverage)})
+	}
+	ranked := 0
+	for _, p := range picks {
+		if !p.Floor {
+			ranked++
+		}
+	}
+	for _, i := range floor {
+		if inFloor[i] {
+			c := s.cat.At(i)
+			picks = append(picks, Pick{Name: c.Name, Kind: c.Kind, Confidence: Floor, Floor: true, Risk: c.Risk,
+				Reason: "floor for " + string(sel.Family)})
+		}
+	}
+	sel.Tools = picks
+	switch {
+	case ranked == 0 && len(floor) > 0:
+		sel.Reason = "floor (no matches)"
+	case ranked == 0:
+		sel.Reason = "no matches; only " + HatchName + " is exposed"
+	default:
+		sel.Reason = fmt.Sprintf("%d matched for a %s task (best: %s, %s)", ranked, sel.Family, picks[0].Name, picks[0].Confidence)
+		if len(floor) > 0 {
+			sel.Reason += fmt.Sprintf(", plus the %s floor", sel.Family)
+		}
+	}
+	s.countTokens(sel, o.Format)
+	return sel
+}
+
+// reject says why hit h of card c is not picked, or "" to pick it.
+func (s *Selector) reject(c *card.Card, h rank.Hit, top float64, o Options) string {
+	if o.Allow != nil && !o.Allow(c) {
+		return "held: not allowed by policy (changed digest awaiting approval)"
+	}
+	minCov, minRel := o.MinCoverage, o.MinRelative
+	if c.Risk == card.RiskIrreversible {
+		// Stronger evidence for what cannot be undone.
+		minCov, minRel = max(minCov, IrreversibleMinCoverage), max(minRel, IrreversibleMinRelative)
+	}
+	if minCov > 0 && h.Coverage < minCov {
+		return fmt.Sprintf("below threshold: coverage %.2f < %.2f%s", h.Coverage, minCov, riskNote(c))
+	}
+	if minRel > 0 && top > 0 && h.Score/top < minRel {
+		return fmt.Sprintf("below threshold: %.2f of the best score < %.2f%s", h.Score/top, minRel, riskNote(c))
+	}
+	return ""
+}
+
+func riskNote(c *card.Card) string {
+	if c.Risk == card.RiskIrreversible {
+		return " (irreversible: needs stronger evidence)"
+	}
+	return ""
+}
+
+// confidence tiers a pick by how much of the query it covers and how close
+// it is to the best hit.
+func confidence(h rank.Hit, top float64) string {
+	rel := 1.0
+	if top > 0 {
+		rel = h.Score / top
+	}
+	switch {
+	case h.Coverage >= 0.6 && rel >= 0.75:
+		return High
+	case h.Coverage >= 0.35 && rel >= 0.5:
+		return Medium
+	}
+	return Low
+}
+
+func matchedTerms(h rank.Hit) string {
+	if len(h.Matches) == 0 {
+		return "nothing"
+	}
+	parts := make([]string, len(h.Matches))
+	for i, m := range h.Matches {
+		fields := make([]string, len(m.Fields))
+		for j, f := range m.Fields {
+			fields[j] = f.String()
+		}
+		parts[i] = fmt.Sprintf("%q in %s", m.Term, strings.Join(fields, "+"))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// floorCards returns the catalog positions of the floor names, in floor
+// order, skipping names the catalog lacks or policy holds back.
+func (s *Selector) floorCards(names []string, allow func(*card.Card) bool) []int {
+	var out []int
+	seen := map[int]bool{}
+	for _, n := range names {
+		i := s.findFloor(n)
+		if i < 0 || seen[i] || (allow != nil && !allow(s.cat.At(i))) {
+			continue
+		}
+		seen[i] = true
+		out = append(out, i)
+	}
+	return out
+}
+
+// findFloor resolves a floor name: the exact name, else the first card (in
+// name order) whose original name or unprefixed name equals it.
+func (s *Selector) findFloor(name string) int {
+	if i := s.cat.Index(name); i >= 0 {
+		return i
+	}
+	if i, ok := s.aliases[name]; ok {
+		return i
+	}
+	return -1
+}
+
+// unprefixed returns the part of a namespaced name after its source
+// prefix, or "" when the name has none.
+func unprefixed(name string) string {
+	if i := strings.LastIndex(name, card.Separator); i >= 0 {
+		return name[i+len(card.Separator):]
+	}
+	return ""
+}
+
+// degrade fills sel with the full tool set after a ranking failure.
+func (s *Selector) degrade(sel *Selection, err error, o Options) {
+	sel.Degraded = true
+	sel.Failure = err.Error()
+	sel.Reason = "fallback: full set (" + err.Error() + ")"
+	sel.Tools = make([]Pick, 0, s.cat.Len())
+	for i := range s.cat.Cards() {
+		c := s.cat.At(i)
+		if o.Allow != nil && !o.Allow(c) {
+			continue
+		}
+		sel.Tools = append(sel.Tools, Pick{Name: c.Name, Kind: c.Kind, Confidence: Low, Risk: c.Risk, Reason: "fallback: full set"})
+	}
+	s.countTokens(sel, o.Format)
+}

@@ -1,0 +1,272 @@
+package route
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/capbroker/capbroker/card"
+)
+
+// DefaultMaxAge is how long a scanned capability map stays fresh.
+const DefaultMaxAge = 24 * time.Hour
+
+// ScanFunc discovers the cards to route between (plugin agents and
+// commands; other kinds are ignored). The [Cache] calls it when it needs a
+// fresh scan; it may be slow and may fail.
+type ScanFunc func(ctx context.Context) ([]card.Card, error)
+
+// GapRecorder records a capability gap. [GapLog] is one.
+type GapRecorder interface {
+	RecordGap(ctx context.Context, g Gap) error
+}
+
+// CacheOptions configures a [Cache]. A nil *CacheOptions is the same as
+// the zero value.
+type CacheOptions struct {
+	// MaxAge is how long a scan stays fresh. Zero means DefaultMaxAge
+	// (24 h); a negative value means a scan never goes stale.
+	MaxAge time.Duration
+	// Now returns the current time. Nil means time.Now.
+	Now func() time.Time
+	// Path is a JSON file that keeps the scanned cards between processes.
+	// Empty means the cache lives in memory only. A file that is missing,
+	// unreadable, corrupt or written for another Key is ignored (and
+	// rewritten at the next scan).
+	Path string
+	// Key identifies what ScanFunc scans (for example the plugin roots),
+	// so that a file written for other roots is not reused.
+	Key string
+	// Gaps records each capability gap. Nil records nothing beyond the
+	// Decision itself.
+	Gaps GapRecorder
+}
+
+// Cache keeps a capability map and scans again when it has none, when it
+// is older than MaxAge, when a requested capability has no match (one
+// fresh scan before falling back to the default), or when asked to
+// ([Cache.Refresh]). It is safe for concurrent use.
+type Cache struct {
+	r    *Router
+	scan ScanFunc
+	opts CacheOptions
+
+	mu        sync.Mutex
+	m         *Map
+	cards     []card.Card
+	scannedAt time.Time
+	loaded    bool            // the file at opts.Path has been tried
+	missing   map[string]bool // capabilities still missing after a miss re-scan of this map
+	scans     int
+	refreshed bool     // Refresh scanned and no Route has run since
+	warnings  []string // trouble not yet reported (a cache file that could not be written)
+}
+
+// NewCache returns a cache that builds maps with r from the cards scan
+// returns. Nothing is scanned until the first call that needs a map.
+func NewCache(r *Router, scan ScanFunc, opts *CacheOptions) *Cache {
+	c := &Cache{r: r, scan: scan}
+	if opts != nil {
+		c.opts = *opts
+	}
+	if c.opts.MaxAge == 0 {
+		c.opts.MaxAge = DefaultMaxAge
+	}
+	if c.opts.Now == nil {
+		c.opts.Now = time.Now
+	}
+	return c
+}
+
+// Scans returns how many times the cache has called its ScanFunc.
+func (c *Cache) Scans() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.scans
+}
+
+// ScannedAt returns when the current map was scanned (zero before any).
+func (c *Cache) ScannedAt() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.scannedAt
+}
+
+// Map returns the capability map, scanning first when there is none or it
+// is stale.
+func (c *Cache) Map(ctx context.Context) (*Map, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m, _, err := c.current(ctx)
+	return m, err
+}
+
+// Refresh scans now, whatever the age of the map.
+func (c *Cache) Refresh(ctx context.Context) (*Map, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.loaded = true
+	if err := c.rescan(ctx); err != nil {
+		return nil, err
+	}
+	c.refreshed = true
+	return c.m, nil
+}
+
+// Route routes req (see [Map.Route]). When the capability has no match in
+// a map that was not scanned by this very call (or by a Refresh just
+// before it), the cache scans once more
+// and routes again before falling back to the default; a capability still
+// missing after that scan does not trigger another until the next scan.
+// A fall-back is recorded with opts.Gaps.
+//
+// Trouble after a map exists (a failed re-scan, a gap that cannot be
+// recorded) does not fail the call: it is reported in Decision.Warnings.
+func (c *Cache) Route(ctx context.Context, req Request) (Decision, error) {
+	c.mu.Lock()
+	m, fresh, err := c.current(ctx)
+	if err != nil {
+		c.mu.Unlock()
+		return Decision{}, err
+	}
+	// A Refresh just before counts as this call's fresh scan.
+	fresh = fresh || c.refreshed
+	c.refreshed = false
+	d, err := m.Route(req)
+	if err != nil {
+		c.mu.Unlock()
+		return Decision{}, err
+	}
+	var warns []string
+	if d.Gap() && !fresh && !c.missing[d.Capability] {
+		if err := c.rescan(ctx); err != nil {
+			warns = append(warns, fmt.Sprintf("re-scan after no match for %s failed (using the map scanned %s): %v",
+				d.Capability, c.scannedAt.UTC().Format(time.RFC3339), err))
+		} else {
+			m = c.m
+			if d, err = m.Route(req); err != nil {
+				c.mu.Unlock()
+				return Decision{}, err
+			}
+			d.Rescanned = true
+		}
+	}
+	if d.Gap() {
+		if c.missing == nil {
+			c.missing = map[string]bool{}
+		}
+		c.missing[d.Capability] = true
+	}
+	now := c.opts.Now()
+	warns = append(c.warnings, warns...)
+	c.warnings = nil
+	c.mu.Unlock()
+
+	if d.Gap() && c.opts.Gaps != nil {
+		if err := c.opts.Gaps.RecordGap(ctx, NewGap(now, req, &d)); err != nil {
+			warns = append(warns, fmt.Sprintf("recording the capability gap: %v", err))
+		}
+	}
+	d.Warnings = append(d.Warnings, warns...)
+	return d, nil
+}
+
+// current returns the map, scanning when there is none or it is stale;
+// fresh reports that this call scanned. c.mu is held.
+func (c *Cache) current(ctx context.Context) (m *Map, fresh bool, err error) {
+	if !c.loaded {
+		c.loaded = true
+		c.load()
+	}
+	if c.m != nil && !c.stale() {
+		return c.m, false, nil
+	}
+	if err := c.rescan(ctx); err != nil {
+		return nil, false, err
+	}
+	return c.m, true, nil
+}
+
+func (c *Cache) stale() bool {
+	if c.opts.MaxAge < 0 {
+		return false
+	}
+	return c.opts.Now().Sub(c.scannedAt) > c.opts.MaxAge
+}
+
+// rescan calls the ScanFunc and replaces the map. c.mu is held.
+func (c *Cache) rescan(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.scans++
+	cards, err := c.scan(ctx)
+	if err != nil {
+		return fmt.Errorf("scanning plugins: %w", err)
+	}
+	c.cards = cards
+	c.m = c.r.Scan(cards)
+	c.scannedAt = c.opts.Now()
+	c.missing = nil
+	if c.opts.Path != "" {
+		if err := c.save(); err != nil {
+			c.warnings = append(c.warnings, err.Error())
+		}
+	}
+	return nil
+}
+
+// Warnings returns, and forgets, the trouble the cache met that did not
+// stop it, such as a cache file it could not write. [Cache.Route] also
+// reports them in Decision.Warnings.
+func (c *Cache) Warnings() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	w := c.warnings
+	c.warnings = nil
+	return w
+}
+
+// cacheFile is the JSON shape of the cache file.
+type cacheFile struct {
+	Version   int         `json:"version"`
+	Key       string      `json:"key"`
+	ScannedAt time.Time   `json:"scanned_at"`
+	Cards     []card.Card `json:"cards"`
+}
+
+const cacheVersion = 1
+
+// load reads the cache file, if any, keeping it only when it is valid and
+// written for the same key. c.mu is held.
+func (c *Cache) load() {
+	if c.opts.Path == "" {
+		return
+	}
+	data, err := os.ReadFile(c.opts.Path)
+	if err != nil {
+		return
+	}
+	var f cacheFile
+	if err := json.Unmarshal(data, &f); err != nil || f.Version != cacheVersion || f.Key != c.opts.Key || f.ScannedAt.IsZero() {
+		return
+	}
+	c.cards = f.Cards
+	c.m = c.r.Scan(f.Cards)
+	c.scannedAt = f.ScannedAt
+}
+
+// save writes the cache file atomically. c.mu is held.
+func (c *Cache) save() error {
+	data, err := json.MarshalIndent(cacheFile{Version: cacheVersion, Key: c.opts.Key, ScannedAt: c.scannedAt, Cards: c.cards}, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding capability cache: %w", err)
+	}
+	if err := writeFileAtomic(c.opts.Path, append(data, '\n')); err != nil {
+		return fmt.Errorf("writing capability cache: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,2 @@
+const http = require("node:http");
+http.createServer((req, res) => res.end("inventory")).listen(3000);

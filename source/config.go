@@ -1,0 +1,135 @@
+package source
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// ConfigName is the config file looked for in the working folder.
+const ConfigName = "capbroker.yaml"
+
+// Config is a capbroker.yaml file: where to look besides (or instead of)
+// the default places.
+//
+//	defaults: true          # also scan the default places (the default)
+//	roots:                  # folders or files, scanned as whatever they hold
+//	  - ~/work/plugins
+//	  - {path: ./team-skills, scope: team}
+//	tool_files: [tools/github.json]
+//	mcp_configs: [~/.config/Claude/claude_desktop_config.json]
+//	plugin_mcp: false       # also connect MCP servers that plugins declare
+//	mcp_timeout: 20s
+//	index: ~/.cache/capbroker
+//
+// Relative paths are relative to the config file's folder; "~/" is the
+// home folder.
+type Config struct {
+	Defaults   *bool    `yaml:"defaults"`
+	Roots      []Root   `yaml:"roots"`
+	ToolFiles  []string `yaml:"tool_files"`
+	MCPConfigs []string `yaml:"mcp_configs"`
+	PluginMCP  bool     `yaml:"plugin_mcp"`
+	MCPTimeout string   `yaml:"mcp_timeout"`
+	Index      string   `yaml:"index"`
+
+	dir string // folder of the file, for relative paths
+}
+
+// UnmarshalYAML lets a root be a plain path or a mapping.
+func (r *Root) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		r.Path = n.Value
+		return nil
+	}
+	type plain Root
+	return n.Decode((*plain)(r))
+}
+
+// LoadConfig reads a capbroker.yaml. Unknown keys are errors, with their
+// line, so a misspelt key does not silently do nothing.
+func LoadConfig(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading config: %w", err)
+	}
+	var c Config
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil && err.Error() != "EOF" {
+		return nil, fmt.Errorf("reading config %s: %w", path, err)
+	}
+	if c.MCPTimeout != "" {
+		if _, err := time.ParseDuration(c.MCPTimeout); err != nil {
+			return nil, fmt.Errorf("reading config %s: mcp_timeout: %w", path, err)
+		}
+	}
+	c.dir = filepath.Dir(path)
+	return &c, nil
+}
+
+// Apply adds the config's places to opts. home expands "~/".
+func (c *Config) Apply(opts *Options, home string) {
+	for _, r := range c.Roots {
+		r.Path = c.resolve(r.Path, home)
+		opts.Roots = append(opts.Roots, r)
+	}
+	for _, f := range c.ToolFiles {
+		opts.ToolFiles = append(opts.ToolFiles, c.resolve(f, home))
+	}
+	for _, f := range c.MCPConfigs {
+		opts.MCPConfigs = append(opts.MCPConfigs, c.resolve(f, home))
+	}
+	if c.PluginMCP {
+		opts.PluginMCP = true
+	}
+	if d, err := time.ParseDuration(c.MCPTimeout); err == nil && c.MCPTimeout != "" {
+		opts.MCPTimeout = d
+	}
+}
+
+// UseDefaults reports whether the default places are scanned too.
+func (c *Config) UseDefaults() bool { return c.Defaults == nil || *c.Defaults }
+
+// IndexDir returns the configured index folder, resolved, or "".
+func (c *Config) IndexDir(home string) string {
+	if c.Index == "" {
+		return ""
+	}
+	return c.resolve(c.Index, home)
+}
+
+func (c *Config) resolve(p, home string) string {
+	switch {
+	case p == "~" && home != "":
+		return home
+	case strings.HasPrefix(p, "~/") && home != "":
+		return filepath.Join(home, p[2:])
+	case filepath.IsAbs(p):
+		return p
+	}
+	return filepath.Join(c.dir, p)
+}
+
+// DefaultRoots are the places Claude Code keeps capabilities: the
+// project's .claude folder and .mcp.json in workDir, and the user's
+// ~/.claude folder (agents, commands, skills, plugins) in home. An empty
+// workDir or home leaves its places out. All are optional.
+func DefaultRoots(home, workDir string) []Root {
+	var roots []Root
+	if workDir != "" {
+		roots = append(roots,
+			Root{Path: filepath.Join(workDir, ".claude"), Scope: "project", ClaudeDir: true, Optional: true},
+			Root{Path: filepath.Join(workDir, ".mcp.json"), Optional: true},
+		)
+	}
+	if home != "" {
+		roots = append(roots, Root{Path: filepath.Join(home, ".claude"), Scope: "user", ClaudeDir: true, Optional: true})
+	}
+	return roots
+}

@@ -1,0 +1,260 @@
+// Package mcp lists the tools of MCP servers and turns each into a card,
+// using the official Go SDK client.
+//
+// # Connecting
+//
+// [List] connects to one server described by an [mcpconfig.Server]: a
+// stdio server is started as a child process (its own process group,
+// killed when the deadline passes), a remote one is reached over
+// streamable HTTP or SSE with the configured headers. It initializes the
+// session, lists every tool following pagination cursors, and closes the
+// session. The whole exchange is bounded by [Options.Timeout], so a server
+// that hangs costs at most that long, and one that crashes is reported
+// with the last lines it wrote to stderr.
+//
+// # Cards
+//
+// Each tool becomes a [card.KindTool] card named server__tool (see
+// [card.Namespaced]) with OriginalName set to the tool's own name, the
+// name the server must be called with. The input schema and annotations
+// are kept as the server sent them (re-encoded as JSON), Source is the
+// server name, Path the config file, and Meta records the server,
+// transport and the tool's title. Risk comes from the annotations, else
+// from the name.
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/capbroker/capbroker/card"
+	"github.com/capbroker/capbroker/source/mcpconfig"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// DefaultTimeout bounds one server's connection and listing when
+// [Options.Timeout] is zero.
+const DefaultTimeout = 20 * time.Second
+
+// DefaultMaxTools bounds the tools read from one server when
+// [Options.MaxTools] is zero; a server that pages forever stops there
+// with an error.
+const DefaultMaxTools = 10000
+
+// Metadata keys set on MCP tool cards.
+const (
+	MetaServer    = "server"    // server name
+	MetaTransport = "transport" // stdio, http or sse
+	MetaTitle     = "title"     // the tool's display title
+)
+
+// Options configures [List]. A nil *Options uses the defaults.
+type Options struct {
+	// Timeout bounds connecting, initializing and listing; zero means
+	// DefaultTimeout.
+	Timeout time.Duration
+	// Environ is the environment of stdio servers before the server's own
+	// env entries are added; nil means os.Environ().
+	Environ []string
+	// HTTPClient is used for remote servers; nil means a client with no
+	// timeout of its own (Timeout still applies).
+	HTTPClient *http.Client
+	// MaxTools stops a server that returns more tools; zero means
+	// DefaultMaxTools.
+	MaxTools int
+}
+
+// ClientName is the implementation name capbroker announces to servers.
+const ClientName = "capbroker"
+
+// List connects to s and returns a card per tool. On error no cards are
+// returned; the error names the server and, for a stdio server, ends with
+// what it wrote to stderr.
+func List(ctx context.Context, s mcpconfig.Server, opts *Options) (cards []card.Card, err error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	max := opts.MaxTools
+	if max <= 0 {
+		max = DefaultMaxTools
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	var stderr *tail
+	defer func() {
+		if err == nil {
+			return
+		}
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			err = fmt.Errorf("MCP server %s: no answer within %s: %w", s.Name, timeout, err)
+		} else {
+			err = fmt.Errorf("MCP server %s: %w", s.Name, err)
+		}
+		if stderr != nil {
+			if t := stderr.String(); t != "" {
+				err = fmt.Errorf("%w; its stderr ends: %s", err, t)
+			}
+		}
+	}()
+
+	var transport sdk.Transport
+	switch s.Transport {
+	case mcpconfig.Stdio:
+		cmd := exec.CommandContext(ctx, s.Command, s.Args...)
+		env := opts.Environ
+		if env == nil {
+			env = os.Environ()
+		}
+		cmd.Env = append([]string{}, env...)
+		for k, v := range s.Env {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+		cmd.Dir = s.Dir
+		stderr = &tail{max: 2048}
+		cmd.Stderr = stderr
+		setProcessGroup(cmd)
+		cmd.WaitDelay = 2 * time.Second
+		transport = &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+	case mcpconfig.HTTP, mcpconfig.SSE:
+		hc := opts.HTTPClient
+		if hc == nil {
+			hc = &http.Client{}
+		}
+		if len(s.Headers) > 0 {
+			c := *hc
+			base := c.Transport
+			if base == nil {
+				base = http.DefaultTransport
+			}
+			c.Transport = headerTransport{base: base, headers: s.Headers}
+			hc = &c
+		}
+		if s.Transport == mcpconfig.SSE {
+			transport = &sdk.SSEClientTransport{Endpoint: s.URL, HTTPClient: hc}
+		} else {
+			transport = &sdk.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: true}
+		}
+	default:
+		return nil, fmt.Errorf("unknown transport %q", s.Transport)
+	}
+
+	client := sdk.NewClient(&sdk.Implementation{Name: ClientName, Version: "0"}, nil)
+	session, err := client.Connect(ctx, transport, nil)
+	if err != nil {
+		return nil, fmt.Errorf("connecting: %w", err)
+	}
+	defer session.Close()
+	for tool, err := range session.Tools(ctx, nil) {
+		if err != nil {
+			return nil, fmt.Errorf("listing tools: %w", err)
+		}
+		if len(cards) >= max {
+			return nil, fmt.Errorf("listing tools: more than %d tools", max)
+		}
+		c, err := toolCard(s, tool)
+		if err != nil {
+			return nil, err
+		}
+		cards = append(cards, c)
+	}
+	return cards, nil
+}
+
+// toolCard turns one listed tool into a card.
+func toolCard(s mcpconfig.Server, t *sdk.Tool) (card.Card, error) {
+	if strings.TrimSpace(t.Name) == "" {
+		return card.Card{}, fmt.Errorf("listing tools: a tool has no name")
+	}
+	c := card.Card{
+		Name:         card.Namespaced(s.Name, t.Name),
+		OriginalName: t.Name,
+		Kind:         card.KindTool,
+		Source:       s.Name,
+		Description:  t.Description,
+		Path:         s.File,
+		Meta:         map[string]string{MetaServer: s.Name, MetaTransport: s.Transport},
+	}
+	if t.InputSchema != nil {
+		raw, err := json.Marshal(t.InputSchema)
+		if err != nil {
+			return card.Card{}, fmt.Errorf("tool %s: encoding input schema: %w", t.Name, err)
+		}
+		c.InputSchema = raw
+	}
+	if t.Annotations != nil {
+		raw, err := json.Marshal(t.Annotations)
+		if err != nil {
+			return card.Card{}, fmt.Errorf("tool %s: encoding annotations: %w", t.Name, err)
+		}
+		if string(raw) != "{}" {
+			c.Annotations = raw
+		}
+	}
+	title := t.Title
+	if title == "" && t.Annotations != nil {
+		title = t.Annotations.Title
+	}
+	if title != "" {
+		c.Meta[MetaTitle] = title
+	}
+	if c.Description == "" {
+		c.Description = title
+	}
+	c.ResolveRisk()
+	c.Digest = c.ComputeDigest()
+	return c, nil
+}
+
+// headerTransport adds configured headers to every request.
+type headerTransport struct {
+	base    http.RoundTripper
+	headers map[string]string
+}
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range h.headers {
+		r.Header.Set(k, v)
+	}
+	return h.base.RoundTrip(r)
+}
+
+// tail keeps the last max bytes written to it.
+type tail struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+var _ io.Writer = (*tail)(nil)
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > t.max {
+		t.buf = t.buf[len(t.buf)-t.max:]
+	}
+	return len(p), nil
+}
+
+// String returns the kept bytes on one line.
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.Join(strings.Fields(strings.ToValidUTF8(string(t.buf), "?")), " ")
+}

@@ -1,0 +1,319 @@
+// Package mcpconfig reads the MCP server definitions users already keep
+// for their clients, so capbroker connects to the same servers.
+//
+// # Formats
+//
+// Three shapes are recognized, by their top-level key:
+//
+//   - "mcpServers": Claude Code's .mcp.json, a plugin's .mcp.json, Claude
+//     Desktop's claude_desktop_config.json, ~/.claude.json (its top-level
+//     servers), Cursor and most other clients.
+//   - "servers": VS Code's mcp.json (.vscode/mcp.json or the user
+//     profile), JSON with comments and trailing commas.
+//   - "mcp": {"servers": ...}: the same as nested in VS Code's settings.json.
+//
+// Each entry is a stdio server (command, args, env, cwd) or a remote one
+// (url, headers) over streamable HTTP ("type": "http") or the older SSE
+// transport ("type": "sse"). Without a type, a command means stdio and a
+// url means HTTP.
+//
+// # Variables
+//
+// Strings are expanded the way the clients do: ${VAR} and ${VAR:-default}
+// (Claude Code), ${env:VAR}, ${workspaceFolder} and ${userHome} (VS Code),
+// and ${CLAUDE_PLUGIN_ROOT} for plugin configs, from [Options.Getenv] and
+// [Options.Vars]. ${input:id} values are prompted for by VS Code; a server
+// that needs one is reported and left out.
+package mcpconfig
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/capbroker/capbroker/source/internal/jsonc"
+)
+
+// Transports.
+const (
+	Stdio = "stdio"
+	HTTP  = "http" // streamable HTTP
+	SSE   = "sse"
+)
+
+// Server is one MCP server definition.
+type Server struct {
+	// Name is the key the config gives the server.
+	Name string
+	// Transport is Stdio, HTTP or SSE.
+	Transport string
+	Command   string
+	Args      []string
+	Env       map[string]string
+	Dir       string
+	URL       string
+	Headers   map[string]string
+	// File and Line say where the definition is.
+	File string
+	Line int
+	// Raw is the definition as written, before expansion.
+	Raw json.RawMessage
+}
+
+// Problem is a server left out, or something repaired, with where it is.
+type Problem struct {
+	Path    string
+	Line    int
+	Reason  string
+	Skipped bool
+}
+
+func (p Problem) String() string {
+	if p.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", p.Path, p.Line, p.Reason)
+	}
+	return p.Path + ": " + p.Reason
+}
+
+// Options configures parsing. The zero value expands nothing from the
+// environment (every ${VAR} without a default becomes "" and is reported).
+type Options struct {
+	// Getenv reads environment variables; nil reads none.
+	Getenv func(string) string
+	// Vars are extra variables, checked before Getenv: CLAUDE_PLUGIN_ROOT,
+	// workspaceFolder, userHome.
+	Vars map[string]string
+}
+
+// Load reads and parses the config file at path.
+func Load(path string, opts *Options) ([]Server, []Problem, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading MCP config: %w", err)
+	}
+	return Parse(path, data, opts)
+}
+
+// Parse reads the servers of one config file. path is used in messages.
+// It fails when the file is not JSON or holds no server list; a single bad
+// server is a Problem and the others are still returned, sorted by name.
+func Parse(path string, data []byte, opts *Options) ([]Server, []Problem, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	var top map[string]json.RawMessage
+	relaxed, err := jsonc.Unmarshal(data, &top)
+	if err != nil {
+		return nil, nil, fmt.Errorf("parsing MCP config %s: %w", path, err)
+	}
+	if top == nil {
+		return nil, nil, fmt.Errorf("parsing MCP config %s: not a JSON object", path)
+	}
+	var probs []Problem
+	if relaxed {
+		probs = append(probs, Problem{Path: path, Reason: "not strict JSON (comments or trailing commas); read anyway"})
+	}
+	list, ok := top["mcpServers"]
+	if !ok {
+		list, ok = top["servers"]
+	}
+	if !ok {
+		if nested, has := top["mcp"]; has {
+			var m map[string]json.RawMessage
+			if json.Unmarshal(nested, &m) == nil {
+				list, ok = m["servers"]
+			}
+		}
+	}
+	if !ok {
+		return nil, probs, fmt.Errorf("parsing MCP config %s: no \"mcpServers\" or \"servers\" object", path)
+	}
+	var defs map[string]json.RawMessage
+	if err := json.Unmarshal(jsonc.Strip(list), &defs); err != nil {
+		return nil, probs, fmt.Errorf("parsing MCP config %s: the server list is not an object: %w", path, err)
+	}
+	names := make([]string, 0, len(defs))
+	for n := range defs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var out []Server
+	for _, name := range names {
+		line := lineOfKey(data, name)
+		s, err := parseServer(name, defs[name], opts)
+		if err != nil {
+			probs = append(probs, Problem{Path: path, Line: line, Reason: fmt.Sprintf("server %s: %v; left out", name, err), Skipped: true})
+			continue
+		}
+		s.File, s.Line = path, line
+		for _, w := range s.warnings {
+			probs = append(probs, Problem{Path: path, Line: line, Reason: "server " + name + ": " + w})
+		}
+		s.warnings = nil
+		out = append(out, s.Server)
+	}
+	return out, probs, nil
+}
+
+type parsed struct {
+	Server
+	warnings []string
+}
+
+func parseServer(name string, raw json.RawMessage, opts *Options) (*parsed, error) {
+	var d struct {
+		Type     string            `json:"type"`
+		Command  any               `json:"command"`
+		Args     []any             `json:"args"`
+		Env      map[string]any    `json:"env"`
+		Cwd      string            `json:"cwd"`
+		URL      string            `json:"url"`
+		Headers  map[string]string `json:"headers"`
+		Disabled bool              `json:"disabled"`
+	}
+	if err := json.Unmarshal(jsonc.Strip(raw), &d); err != nil {
+		return nil, fmt.Errorf("not a server definition: %v", err)
+	}
+	if d.Disabled {
+		return nil, fmt.Errorf("disabled in the config")
+	}
+	p := &parsed{Server: Server{Name: name, Raw: bytes.TrimSpace(raw)}}
+	x := expander{opts: opts}
+	switch cmd := d.Command.(type) {
+	case string:
+		p.Command = x.expand(cmd)
+	case []any: // some clients write the whole command line as a list
+		for i, a := range cmd {
+			if i == 0 {
+				p.Command = x.expand(fmt.Sprint(a))
+			} else {
+				p.Args = append(p.Args, x.expand(fmt.Sprint(a)))
+			}
+		}
+	case nil:
+	default:
+		return nil, fmt.Errorf("command is not a string")
+	}
+	for _, a := range d.Args {
+		p.Args = append(p.Args, x.expand(fmt.Sprint(a)))
+	}
+	if len(d.Env) > 0 {
+		p.Env = make(map[string]string, len(d.Env))
+		for k, v := range d.Env {
+			p.Env[k] = x.expand(fmt.Sprint(v))
+		}
+	}
+	p.Dir = x.expand(d.Cwd)
+	p.URL = x.expand(d.URL)
+	if len(d.Headers) > 0 {
+		p.Headers = make(map[string]string, len(d.Headers))
+		for k, v := range d.Headers {
+			p.Headers[k] = x.expand(v)
+		}
+	}
+	switch strings.ToLower(strings.TrimSpace(d.Type)) {
+	case "stdio", "local":
+		p.Transport = Stdio
+	case "http", "streamable-http", "streamablehttp", "streamable_http", "remote":
+		p.Transport = HTTP
+	case "sse":
+		p.Transport = SSE
+	case "":
+		switch {
+		case p.Command != "":
+			p.Transport = Stdio
+		case p.URL != "":
+			p.Transport = HTTP
+		}
+	default:
+		return nil, fmt.Errorf("unknown type %q", d.Type)
+	}
+	switch {
+	case p.Transport == Stdio && p.Command == "":
+		return nil, fmt.Errorf("stdio server has no command")
+	case p.Transport != Stdio && p.URL == "":
+		if p.Transport == "" {
+			return nil, fmt.Errorf("neither a command nor a url")
+		}
+		return nil, fmt.Errorf("%s server has no url", p.Transport)
+	}
+	if len(x.inputs) > 0 {
+		return nil, fmt.Errorf("needs VS Code input %s, which only VS Code can prompt for", strings.Join(x.inputs, ", "))
+	}
+	for _, v := range x.unset {
+		p.warnings = append(p.warnings, fmt.Sprintf("variable %s is not set; expanded to \"\"", v))
+	}
+	return p, nil
+}
+
+var varRef = regexp.MustCompile(`\$\{([^}]*)\}`)
+
+// expander replaces variable references, remembering unset ones.
+type expander struct {
+	opts   *Options
+	unset  []string
+	inputs []string
+}
+
+func (x *expander) lookup(name string) (string, bool) {
+	if v, ok := x.opts.Vars[name]; ok {
+		return v, true
+	}
+	if x.opts.Getenv != nil {
+		if v := x.opts.Getenv(name); v != "" {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+func (x *expander) expand(s string) string {
+	if !strings.Contains(s, "${") {
+		return s
+	}
+	return varRef.ReplaceAllStringFunc(s, func(m string) string {
+		ref := m[2 : len(m)-1]
+		switch {
+		case strings.HasPrefix(ref, "input:"):
+			x.inputs = append(x.inputs, strings.TrimPrefix(ref, "input:"))
+			return ""
+		case strings.HasPrefix(ref, "env:"):
+			ref = strings.TrimPrefix(ref, "env:")
+		}
+		name, def, hasDef := strings.Cut(ref, ":-")
+		if v, ok := x.lookup(name); ok {
+			return v
+		}
+		if hasDef {
+			return def
+		}
+		x.unset = append(x.unset, name)
+		return ""
+	})
+}
+
+// lineOfKey returns the 1-based line of the first "key": in data, or 0.
+func lineOfKey(data []byte, key string) int {
+	q, _ := json.Marshal(key)
+	for off := 0; off < len(data); {
+		i := bytes.Index(data[off:], q)
+		if i < 0 {
+			return 0
+		}
+		j := off + i + len(q)
+		k := j
+		for k < len(data) && (data[k] == ' ' || data[k] == '\t' || data[k] == '\n' || data[k] == '\r') {
+			k++
+		}
+		if k < len(data) && data[k] == ':' {
+			line, _ := jsonc.Position(data, int64(off+i))
+			return line
+		}
+		off = j
+	}
+	return 0
+}

@@ -1,0 +1,181 @@
+package mcpconfig
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/capbroker/capbroker/internal/testenv"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+func TestParse(t *testing.T) {
+	env := map[string]string{"HOME": "/home/u", "TOKEN": "s3cret"}
+	opts := &Options{
+		Getenv: func(k string) string { return env[k] },
+		Vars:   map[string]string{"CLAUDE_PLUGIN_ROOT": "/plug", "workspaceFolder": "/ws"},
+	}
+	tests := []struct {
+		name  string
+		in    string
+		want  []Server
+		probs []string
+		err   string
+	}{
+		{
+			name: "claude code .mcp.json",
+			in: `{"mcpServers": {
+			  "fs": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "${HOME}/src"], "env": {"DEBUG": "${DEBUG:-0}"}},
+			  "api": {"type": "http", "url": "https://api.example/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}},
+			  "old": {"type": "sse", "url": "https://old.example/sse"},
+			  "plug": {"command": "${CLAUDE_PLUGIN_ROOT}/bin/server"}
+			}}`,
+			want: []Server{
+				{Name: "api", Transport: HTTP, URL: "https://api.example/mcp", Headers: map[string]string{"Authorization": "Bearer s3cret"}, Line: 3},
+				{Name: "fs", Transport: Stdio, Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-filesystem", "/home/u/src"}, Env: map[string]string{"DEBUG": "0"}, Line: 2},
+				{Name: "old", Transport: SSE, URL: "https://old.example/sse", Line: 4},
+				{Name: "plug", Transport: Stdio, Command: "/plug/bin/server", Line: 5},
+			},
+		},
+		{
+			name: "vs code mcp.json with comments and inputs",
+			in: `{
+			  // servers for this workspace
+			  "inputs": [{"type": "promptString", "id": "key"}],
+			  "servers": {
+			    "git": {"type": "stdio", "command": "uvx", "args": ["mcp-server-git", "--repository", "${workspaceFolder}"],},
+			    "keyed": {"type": "http", "url": "https://k.example", "headers": {"X-Key": "${input:key}"}},
+			    "remote": {"url": "https://r.example/mcp"},
+			  },
+			}`,
+			want: []Server{
+				{Name: "git", Transport: Stdio, Command: "uvx", Args: []string{"mcp-server-git", "--repository", "/ws"}, Line: 5},
+				{Name: "remote", Transport: HTTP, URL: "https://r.example/mcp", Line: 7},
+			},
+			probs: []string{
+				"f:6: server keyed: needs VS Code input key, which only VS Code can prompt for; left out",
+				"f: not strict JSON (comments or trailing commas); read anyway",
+			},
+		},
+		{
+			name: "bad servers are left out, others kept",
+			in: `{"mcpServers": {"a": {"command": "ok"}, "b": {}, "c": {"type": "carrier-pigeon", "url": "x"},
+			  "d": {"type": "http"}, "e": {"command": "x", "disabled": true}, "f": "nope", "g": {"command": "run", "env": {"K": "${UNSET}"}}}}`,
+			want: []Server{
+				{Name: "a", Transport: Stdio, Command: "ok", Line: 1},
+				{Name: "g", Transport: Stdio, Command: "run", Env: map[string]string{"K": ""}, Line: 2},
+			},
+			probs: []string{
+				"f:1: server b: neither a command nor a url; left out",
+				"f:1: server c: unknown type \"carrier-pigeon\"; left out",
+				"f:2: server d: http server has no url; left out",
+				"f:2: server e: disabled in the config; left out",
+				"f:2: server f: not a server definition: json: cannot unmarshal string into Go value of type struct { Type string \"json:\\\"type\\\"\"; Command interface {} \"json:\\\"command\\\"\"; Args []interface {} \"json:\\\"args\\\"\"; Env map[string]interface {} \"json:\\\"env\\\"\"; Cwd string \"json:\\\"cwd\\\"\"; URL string \"json:\\\"url\\\"\"; Headers map[string]string \"json:\\\"headers\\\"\"; Disabled bool \"json:\\\"disabled\\\"\" }; left out",
+				"f:2: server g: variable UNSET is not set; expanded to \"\"",
+			},
+		},
+		{name: "no servers key", in: `{"other": 1}`, err: `no "mcpServers" or "servers" object`},
+		{name: "garbage", in: "{\"mcpServers\": {\n  \"a\": }", err: "line 2, column 8"},
+		{name: "settings.json nesting", in: `{"mcp": {"servers": {"x": {"command": "y"}}}}`, want: []Server{{Name: "x", Transport: Stdio, Command: "y", Line: 1}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, probs, err := Parse("f", []byte(tt.in), opts)
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("err = %v, want %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreFields(Server{}, "Raw", "File"), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("servers (-want +got):\n%s", diff)
+			}
+			var ps []string
+			for _, p := range probs {
+				ps = append(ps, p.String())
+			}
+			if diff := cmp.Diff(tt.probs, ps, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestCorpus reads every .mcp.json of the corpus: the README counts 148
+// HTTP servers, one SSE and one stdio server. 32 of the HTTP servers have
+// an empty url (a placeholder for the user to fill in): they are left out
+// with that reason.
+func TestCorpus(t *testing.T) {
+	root := testenv.NeedShared(t, "corpus")
+	byTransport := map[string]int{}
+	files := 0
+	err := filepath.WalkDir(root, func(p string, de os.DirEntry, err error) error {
+		if err != nil || de.Name() != ".mcp.json" {
+			return err
+		}
+		files++
+		servers, probs, err := Load(p, nil)
+		if err != nil {
+			t.Errorf("%v", err)
+			return nil
+		}
+		for _, pr := range probs {
+			if pr.Skipped && strings.HasSuffix(pr.Reason, "http server has no url; left out") {
+				byTransport["http without url"]++
+				continue
+			}
+			t.Errorf("%s", pr)
+		}
+		for _, s := range servers {
+			byTransport[s.Transport]++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{HTTP: 116, "http without url": 32, SSE: 1, Stdio: 1}
+	if files != 20 {
+		t.Errorf("files = %d, want 20", files)
+	}
+	if diff := cmp.Diff(want, byTransport); diff != "" {
+		t.Errorf("servers by transport (-want +got):\n%s", diff)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		`{"mcpServers": {"a": {"command": "x", "args": ["${A:-b}"], "env": {"K": "${env:K}"}}}}`,
+		`{"servers": {"b": {"type": "http", "url": "${input:u}", "headers": {"h": "v"}},}}`,
+		`{"mcp": {"servers": {"c": {"command": ["a", "b"]}}}}`,
+		`{"mcpServers": {"d": {"type": "sse"}, "e": 1, "f": null}}`,
+		`{"mcpServers": []}`, `{`, `null`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		servers, _, err := Parse("f", data, &Options{Getenv: func(string) string { return "v" }})
+		if err != nil {
+			return
+		}
+		for _, s := range servers {
+			switch s.Transport {
+			case Stdio:
+				if s.Command == "" {
+					t.Errorf("stdio server %q without a command", s.Name)
+				}
+			case HTTP, SSE:
+				if s.URL == "" {
+					t.Errorf("%s server %q without a url", s.Transport, s.Name)
+				}
+			default:
+				t.Errorf("server %q has transport %q", s.Name, s.Transport)
+			}
+		}
+	})
+}

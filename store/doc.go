@@ -1,0 +1,47 @@
+// Package store persists sessions and traces. It defines the [Store]
+// interface that sessions, the CLI, the HTTP API and the MCP gateway
+// consume; the implementations live in subpackages, one per database:
+//
+//   - store/sqlite: an embedded SQLite file (modernc.org/sqlite, pure Go,
+//     WAL). The default: nothing to install or run.
+//   - store/postgres: PostgreSQL (pgx), for several capbroker instances
+//     sharing sessions.
+//
+// Both pass the same conformance suite (package store/storetest).
+//
+// # Opening a store
+//
+// Implementations register themselves by name when imported, the way
+// database/sql drivers do, and [Open] picks one from the data source
+// name: "postgres://..." or "postgresql://..." opens PostgreSQL, anything
+// else (a path, "file:...", "sqlite:PATH") opens SQLite:
+//
+//	import (
+//		"github.com/capbroker/capbroker/store"
+//		_ "github.com/capbroker/capbroker/store/postgres"
+//		_ "github.com/capbroker/capbroker/store/sqlite"
+//	)
+//
+//	st, err := store.Open(ctx, "/home/me/.local/share/capbroker/capbroker.db")
+//	if err != nil { ... }
+//	defer st.Close()
+//
+// # Sessions and versions
+//
+// A stored [Session] carries a Version that every write bumps. Writers
+// update with the version they read ([Store.UpdateSession]); if another
+// writer got there first the update fails with [ErrConflict] and the
+// writer re-reads and re-applies its change. That is what lets several
+// processes share sessions without losing a found tool.
+//
+// A session write can carry trace records; they are stored in the same
+// transaction, so a crash keeps both or neither.
+//
+// # Schema
+//
+// Each implementation keeps a schema_version table and applies its
+// numbered migrations in order when opened, inside a transaction, so a
+// database written by an older capbroker is upgraded in place. A database
+// newer than the code is refused with [ErrSchemaTooNew] rather than
+// misread.
+package store

@@ -1,0 +1,419 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+
+	"github.com/capbroker/capbroker/store"
+	"github.com/capbroker/capbroker/trace"
+)
+
+func init() {
+	store.Register("sqlite", func(ctx context.Context, dsn string) (store.Store, error) {
+		return Open(ctx, dsn, nil)
+	})
+}
+
+// Options tunes a store. A nil *Options uses every default.
+type Options struct {
+	// BusyTimeout is how long a write waits for another process holding
+	// the database. If zero, 10s.
+	BusyTimeout time.Duration
+	// Synchronous is SQLite's synchronous setting: "NORMAL" or "FULL".
+	// If empty, NORMAL (see the package doc).
+	Synchronous string
+	// Now gives the time of writes that carry none. If nil, time.Now.
+	Now func() time.Time
+}
+
+// Store is a SQLite store. It is safe for concurrent use.
+type Store struct {
+	path string
+	w    *sql.DB // one connection: this process's writes
+	r    *sql.DB // a pool: reads
+	now  func() time.Time
+}
+
+var _ store.Store = (*Store)(nil)
+
+// migrations are applied in order; migration i brings the schema to
+// version i+1. Never edit one that has shipped: append a new one.
+var migrations = []string{
+	// 1: sessions.
+	`CREATE TABLE sessions (
+		id             TEXT PRIMARY KEY,
+		task           TEXT NOT NULL,
+		selected_tools TEXT NOT NULL,
+		exposed_tools  TEXT NOT NULL,
+		iterations     INTEGER NOT NULL,
+		max_iterations INTEGER NOT NULL,
+		find_calls     INTEGER NOT NULL,
+		selection      TEXT,
+		version        INTEGER NOT NULL,
+		created_at     INTEGER NOT NULL,
+		updated_at     INTEGER NOT NULL
+	);
+	CREATE INDEX sessions_created ON sessions (created_at, id);`,
+	// 2: traces.
+	`CREATE TABLE traces (
+		id         INTEGER PRIMARY KEY AUTOINCREMENT,
+		session_id TEXT NOT NULL DEFAULT '',
+		kind       TEXT NOT NULL,
+		version    INTEGER NOT NULL,
+		at         INTEGER NOT NULL,
+		data       TEXT NOT NULL
+	);
+	CREATE INDEX traces_session ON traces (session_id, id);`,
+}
+
+// SchemaVersion is the schema version this code writes.
+var SchemaVersion = len(migrations)
+
+// Open opens (creating if needed) the database at path and migrates it.
+// path may be a file path, "file:PATH", "sqlite:PATH" or "sqlite://PATH";
+// its folder is created.
+func Open(ctx context.Context, path string, opts *Options) (_ *Store, err error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.BusyTimeout <= 0 {
+		o.BusyTimeout = 10 * time.Second
+	}
+	switch strings.ToUpper(o.Synchronous) {
+	case "":
+		o.Synchronous = "NORMAL"
+	case "NORMAL", "FULL":
+		o.Synchronous = strings.ToUpper(o.Synchronous)
+	default:
+		return nil, fmt.Errorf("opening sqlite store: synchronous %q (want NORMAL or FULL)", o.Synchronous)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	for _, p := range []string{"sqlite://", "sqlite:", "file:"} {
+		if strings.HasPrefix(path, p) {
+			path = path[len(p):]
+			break
+		}
+	}
+	if path == "" || strings.ContainsAny(path, "?#") {
+		return nil, fmt.Errorf("opening sqlite store: bad path %q", path)
+	}
+	if path != ":memory:" {
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return nil, fmt.Errorf("opening sqlite store: %w", err)
+		}
+	}
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("opening sqlite store %s: %w", path, err)
+		}
+	}()
+	dsn := fmt.Sprintf("%s?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=synchronous(%s)&_pragma=foreign_keys(1)&_txlock=immediate",
+		path, o.BusyTimeout.Milliseconds(), o.Synchronous)
+	s := &Store{path: path, now: o.Now}
+	if s.w, err = sql.Open("sqlite", dsn); err != nil {
+		return nil, err
+	}
+	s.w.SetMaxOpenConns(1)
+	s.w.SetConnMaxIdleTime(0)
+	if path == ":memory:" {
+		s.r = s.w // one in-memory database, one connection
+	} else if s.r, err = sql.Open("sqlite", dsn); err != nil {
+		s.w.Close()
+		return nil, err
+	}
+	if err := s.migrate(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Path returns the database file's path.
+func (s *Store) Path() string { return s.path }
+
+// migrate applies the missing migrations in one immediate transaction.
+func (s *Store) migrate(ctx context.Context) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
+		return fmt.Errorf("creating schema_version: %w", err)
+	}
+	var have int
+	err = tx.QueryRowContext(ctx, `SELECT version FROM schema_version`).Scan(&have)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version (version) VALUES (0)`); err != nil {
+			return err
+		}
+	case err != nil:
+		return fmt.Errorf("reading schema version: %w", err)
+	}
+	if have > len(migrations) {
+		return fmt.Errorf("schema version %d, this capbroker knows up to %d: %w", have, len(migrations), store.ErrSchemaTooNew)
+	}
+	for v := have; v < len(migrations); v++ {
+		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+			return fmt.Errorf("migrating to schema version %d: %w", v+1, err)
+		}
+	}
+	if have < len(migrations) {
+		if _, err := tx.ExecContext(ctx, `UPDATE schema_version SET version = ?`, len(migrations)); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// Close closes the database. It may be called more than once.
+func (s *Store) Close() error {
+	var err error
+	if s.r != nil && s.r != s.w {
+		err = s.r.Close()
+	}
+	if s.w != nil {
+		err = errors.Join(err, s.w.Close())
+	}
+	return err
+}
+
+const sessionCols = `id, task, selected_tools, exposed_tools, iterations, max_iterations, find_calls, selection, version, created_at, updated_at`
+
+// CreateSession implements store.Store.
+func (s *Store) CreateSession(ctx context.Context, sess *store.Session, recs ...trace.Record) (err error) {
+	defer wrap(&err, "creating session %s", sess.ID)
+	if err := store.PrepareWrite(sess, true, s.now()); err != nil {
+		return err
+	}
+	rows, err := traceRows(recs)
+	if err != nil {
+		return err
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	r := store.ToRow(sess)
+	res, err := tx.ExecContext(ctx, `INSERT INTO sessions (`+sessionCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?) ON CONFLICT (id) DO NOTHING`,
+		r.ID, r.Task, r.Selected, r.Exposed, r.Iterations, r.MaxIterations, r.FindCalls, r.Selection, r.CreatedMicro, r.UpdatedMicro)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return store.ErrExists
+	}
+	if err := insertTraces(ctx, tx, rows); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	sess.Version = 1
+	return nil
+}
+
+// UpdateSession implements store.Store.
+func (s *Store) UpdateSession(ctx context.Context, sess *store.Session, recs ...trace.Record) (err error) {
+	defer wrap(&err, "updating session %s", sess.ID)
+	if err := store.PrepareWrite(sess, false, s.now()); err != nil {
+		return err
+	}
+	rows, err := traceRows(recs)
+	if err != nil {
+		return err
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	r := store.ToRow(sess)
+	res, err := tx.ExecContext(ctx, `UPDATE sessions SET task = ?, selected_tools = ?, exposed_tools = ?, iterations = ?, max_iterations = ?,
+		find_calls = ?, selection = ?, version = version + 1, created_at = ?, updated_at = ? WHERE id = ? AND version = ?`,
+		r.Task, r.Selected, r.Exposed, r.Iterations, r.MaxIterations, r.FindCalls, r.Selection, r.CreatedMicro, r.UpdatedMicro, r.ID, r.Version)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		var v int64
+		switch err := tx.QueryRowContext(ctx, `SELECT version FROM sessions WHERE id = ?`, r.ID).Scan(&v); {
+		case errors.Is(err, sql.ErrNoRows):
+			return store.ErrNotFound
+		case err != nil:
+			return err
+		}
+		return fmt.Errorf("stored version %d, written from version %d: %w", v, r.Version, store.ErrConflict)
+	}
+	if err := insertTraces(ctx, tx, rows); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	sess.Version++
+	return nil
+}
+
+// Session implements store.Store.
+func (s *Store) Session(ctx context.Context, id string) (_ *store.Session, err error) {
+	defer wrap(&err, "reading session %s", id)
+	row := s.r.QueryRowContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE id = ?`, id)
+	sess, err := scanSession(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, store.ErrNotFound
+	}
+	return sess, err
+}
+
+// Sessions implements store.Store.
+func (s *Store) Sessions(ctx context.Context, q *store.SessionQuery) (_ []store.Session, err error) {
+	defer wrap(&err, "listing sessions")
+	limit := -1
+	if q != nil && q.Limit > 0 {
+		limit = q.Limit
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT `+sessionCols+` FROM sessions ORDER BY created_at DESC, id DESC LIMIT ?`, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []store.Session{}
+	for rows.Next() {
+		sess, err := scanSession(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *sess)
+	}
+	return out, rows.Err()
+}
+
+// AppendTraces implements store.Store.
+func (s *Store) AppendTraces(ctx context.Context, recs ...trace.Record) (err error) {
+	defer wrap(&err, "appending traces")
+	if len(recs) == 0 {
+		return nil
+	}
+	rows, err := traceRows(recs)
+	if err != nil {
+		return err
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := insertTraces(ctx, tx, rows); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// Traces implements store.Store.
+func (s *Store) Traces(ctx context.Context, q *store.TraceQuery) (_ []trace.Record, err error) {
+	defer wrap(&err, "reading traces")
+	var f store.TraceQuery
+	if q != nil {
+		f = *q
+	}
+	query := `SELECT id, data FROM traces WHERE id > ?`
+	args := []any{f.AfterID}
+	if f.SessionID != "" {
+		query += ` AND session_id = ?`
+		args = append(args, f.SessionID)
+	}
+	if f.Kind != "" {
+		query += ` AND kind = ?`
+		args = append(args, string(f.Kind))
+	}
+	query += ` ORDER BY id LIMIT ?`
+	if f.Limit > 0 {
+		args = append(args, f.Limit)
+	} else {
+		args = append(args, -1)
+	}
+	rows, err := s.r.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []trace.Record{}
+	for rows.Next() {
+		var id int64
+		var data string
+		if err := rows.Scan(&id, &data); err != nil {
+			return nil, err
+		}
+		rec, err := store.FromTraceRow(id, data)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rec)
+	}
+	return out, rows.Err()
+}
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanSession(sc scanner) (*store.Session, error) {
+	var r store.SessionRow
+	if err := sc.Scan(&r.ID, &r.Task, &r.Selected, &r.Exposed, &r.Iterations, &r.MaxIterations, &r.FindCalls,
+		&r.Selection, &r.Version, &r.CreatedMicro, &r.UpdatedMicro); err != nil {
+		return nil, err
+	}
+	return store.FromRow(r)
+}
+
+func traceRows(recs []trace.Record) ([]store.TraceRow, error) {
+	rows := make([]store.TraceRow, len(recs))
+	for i, rec := range recs {
+		r, err := store.ToTraceRow(rec)
+		if err != nil {
+			return nil, err
+		}
+		rows[i] = r
+	}
+	return rows, nil
+}
+
+func insertTraces(ctx context.Context, tx *sql.Tx, rows []store.TraceRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO traces (session_id, kind, version, at, data) VALUES (?, ?, ?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	for _, r := range rows {
+		if _, err := stmt.ExecContext(ctx, r.SessionID, r.Kind, r.Version, r.AtMicro, r.Data); err != nil {
+			return fmt.Errorf("inserting trace: %w", err)
+		}
+	}
+	return nil
+}
+
+// wrap prefixes *errp with what was being done.
+func wrap(errp *error, format string, args ...any) {
+	if *errp != nil {
+		*errp = fmt.Errorf(format+": %w", append(args, *errp)...)
+	}
+}
