@@ -275,28 +275,40 @@ func (ix *Index) saturate(p *posting) float64 {
 	return tf / (ix.opts.K1 + tf)
 }
 
-// explain recomputes one hit's score term by term.
+// explain recomputes one hit's score term by term, and its coverage: the
+// share of the query's own words' weight (IDF times query weight; an
+// unknown word counts as a rare one) that the card matched. A word
+// matched only through a related word earns the relation's strength.
 func (ix *Index) explain(q []QueryTerm, doc int, score float64) Hit {
 	h := Hit{Name: ix.names[doc], Index: doc, Score: score}
-	var total, matched float64
+	var total float64
+	own := make(map[string]int, len(q)) // own word -> its index in credit
+	credit := make([]float64, 0, len(q))
+	weight := make([]float64, 0, len(q))
+	for _, qt := range q {
+		if qt.From != "" {
+			continue
+		}
+		idf := ix.maxIDF()
+		if t := ix.terms[qt.Stem]; t != nil {
+			idf = t.idf
+		}
+		own[qt.Word] = len(weight)
+		weight = append(weight, idf*qt.Weight)
+		credit = append(credit, 0)
+		total += idf * qt.Weight
+	}
 	for _, qt := range q {
 		t := ix.terms[qt.Stem]
 		if t == nil {
-			if qt.Weight >= 1 {
-				// An unknown word still counts against coverage, as much
-				// as a rare indexed word would.
-				total += ix.maxIDF() * qt.Weight
-			}
 			continue
 		}
-		w := t.idf * qt.Weight
-		total += w
 		i := sort.Search(len(t.postings), func(i int) bool { return t.postings[i].doc >= int32(doc) })
 		if i == len(t.postings) || int(t.postings[i].doc) != doc {
 			continue
 		}
 		p := &t.postings[i]
-		matched += w
+		w := t.idf * qt.Weight
 		m := Match{Term: qt.Word, Score: w * float64(p.sat), Via: qt.From}
 		for f := Field(0); f < numFields; f++ {
 			if p.tf[f] > 0 {
@@ -304,11 +316,33 @@ func (ix *Index) explain(q []QueryTerm, doc int, score float64) Hit {
 			}
 		}
 		h.Matches = append(h.Matches, m)
+		if qt.From == "" {
+			j := own[qt.Word]
+			credit[j] = weight[j]
+		} else if j, ok := own[qt.From]; ok && ix.opts.Expansion > 0 {
+			// qt.Weight = Expansion × strength × source weight.
+			strength := min(qt.Weight/(ix.opts.Expansion*q[sourceIndex(q, qt.From)].Weight), 1)
+			credit[j] = max(credit[j], weight[j]*strength)
+		}
 	}
 	if total > 0 {
+		var matched float64
+		for _, c := range credit {
+			matched += c
+		}
 		h.Coverage = matched / total
 	}
 	return h
+}
+
+// sourceIndex returns the index of the own query word w in q.
+func sourceIndex(q []QueryTerm, w string) int {
+	for i, qt := range q {
+		if qt.From == "" && qt.Word == w {
+			return i
+		}
+	}
+	return 0
 }
 
 // maxIDF is the IDF of a term found in a single card.
