@@ -170,13 +170,14 @@ func New(cards []card.Card, opts *Options) *Index {
 	}
 	var counts []count
 	slot := make(map[*term]int)
+	stems := make(map[string]string)
 	for i := range cards {
 		c := &cards[i]
 		ix.names[i] = c.Name
 		counts = counts[:0]
 		clear(slot)
 		for f, text := range fieldTexts(c) {
-			for _, tok := range Tokens(text) {
+			for _, tok := range tokens(text, stems) {
 				t := ix.terms[tok.Stem]
 				if t == nil {
 					t = &term{id: int32(len(ix.terms))}

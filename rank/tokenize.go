@@ -75,6 +75,9 @@ func Words(s string) []string {
 // isCJK reports whether r is a Chinese or Japanese character, written
 // without spaces between words.
 func isCJK(r rune) bool {
+	if r < 0x2E80 { // below the CJK radicals: Latin, Greek, Cyrillic, Thai...
+		return false
+	}
 	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r) ||
 		r == 'ー' // the katakana length mark, which Unicode files under Common
 }
@@ -107,13 +110,28 @@ func Stem(w string) string {
 
 // Tokens splits s into words, drops stop words and stems the rest.
 func Tokens(s string) []Token {
+	return tokens(s, nil)
+}
+
+// tokens is [Tokens] with an optional private stem cache, which New uses
+// to avoid the shared cache's synchronisation on every word.
+func tokens(s string, cache map[string]string) []Token {
 	words := Words(s)
 	toks := make([]Token, 0, len(words))
 	for _, w := range words {
 		if stopWords[w] || !utf8.ValidString(w) {
 			continue
 		}
-		toks = append(toks, Token{Stem: Stem(w), Word: w})
+		var st string
+		if cache == nil {
+			st = Stem(w)
+		} else if c, ok := cache[w]; ok {
+			st = c
+		} else {
+			st = Stem(w)
+			cache[w] = st
+		}
+		toks = append(toks, Token{Stem: st, Word: w})
 	}
 	return toks
 }
