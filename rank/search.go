@@ -11,10 +11,14 @@ type Hit struct {
 	Name string `json:"name"`
 	// Index is the card's position in the slice given to [New].
 	Index int `json:"-"`
-	// Score is the BM25F score; only its order within one search matters.
+	// Score is the BM25F score times the second-stage bonuses (see
+	// [Options.Coverage] and [Options.Phrase]); only its order within one
+	// search matters.
 	Score float64 `json:"score"`
-	// Coverage is the share of the query's weight (IDF-weighted query
-	// terms) that this card matched, in [0,1].
+	// Coverage is the share of the query's own words' weight (IDF times
+	// query weight; a word the catalog lacks counts as a rare one) that
+	// this card matched, in [0,1]. A word matched only through a related
+	// word earns the relation's strength.
 	Coverage float64 `json:"coverage"`
 	// Phrases is the number of places where two words adjacent in the
 	// query are adjacent in the card's name or description; each raises
@@ -32,7 +36,7 @@ type Match struct {
 	Term string `json:"term"`
 	// Fields are the card fields the term's stem was found in.
 	Fields []Field `json:"fields"`
-	// Score is the term's share of the hit's score.
+	// Score is the term's share of the hit's first-stage score.
 	Score float64 `json:"score"`
 	// Via is, when Term is a related word added by query expansion, the
 	// query word it is related to.
@@ -120,7 +124,8 @@ func (ix *Index) Search(query string, k int) []Hit {
 	return ix.SearchTerms(ix.Expand(ParseQuery(query)), k)
 }
 
-// SearchTerms is [Index.Search] over already parsed, weighted terms.
+// SearchTerms is [Index.Search] over already parsed, weighted terms; it
+// does not expand them (Search is SearchTerms(ix.Expand(ParseQuery(query)), k)).
 func (ix *Index) SearchTerms(q []QueryTerm, k int) []Hit {
 	if len(q) == 0 || len(ix.names) == 0 {
 		return nil
