@@ -82,7 +82,7 @@ func TestFusionFindsWhatLexicalMisses(t *testing.T) {
 				want    string
 				lexical bool // lexical ranking alone gets it first
 			}{
-				{"look up this URL", "fetch_webpage", false},
+				{"look up this URL", "fetch_webpage", true}, // WordNet relates "url" and "address"
 				{"will it rain tomorrow in Paris", "get_weather", false},
 				{"read the contents of a file", "read_file", true},
 				{"send an email to bob", "send_email", true},

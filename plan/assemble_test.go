@@ -134,7 +134,7 @@ func TestAssemble(t *testing.T) {
 			name: "plan names none: inferred",
 			task: summarize,
 			want: []Capability{{Name: "summarization", Origin: OriginInferred,
-				Reason: `ranked #1 for the task (100% of the best score): matched "summarize" in name, "transcript" in description, "key" in description, "points" in description`}},
+				Reason: `ranked #1 for the task (100% of the best score): matched "summarize" in name, "transcript" in description, "key" in description, "points" in description, "summary" in description`}},
 		},
 		{
 			name: "plan names fewer than the minimum: gap filled after the plan's",
@@ -143,7 +143,7 @@ func TestAssemble(t *testing.T) {
 			want: []Capability{
 				{Name: "web_search", Origin: OriginPlan, Reason: "named by the plan"},
 				{Name: "summarization", Origin: OriginInferred,
-					Reason: `ranked #1 for the task (100% of the best score): matched "summarize" in name, "transcript" in description, "key" in description, "points" in description`},
+					Reason: `ranked #1 for the task (100% of the best score): matched "summarize" in name, "transcript" in description, "key" in description, "points" in description, "summary" in description`},
 			},
 		},
 		{

@@ -48,12 +48,40 @@ type Options struct {
 	// Fields gives each field's weight and normalisation. A zero entry
 	// uses the default for that field (see DefaultFields).
 	Fields [numFields]FieldWeight
+	// Expansion weighs the related words (from WordNet, see [RelatedTo])
+	// added to each query word: a related word counts Expansion times the
+	// relation's strength. If zero, DefaultExpansion; negative turns
+	// expansion off.
+	Expansion float64
+	// Coverage weighs the second-stage bonus for matching much of the
+	// query: a card's score is multiplied by 1 + Coverage × the share of
+	// the query's IDF weight it matches (its own words only, in any
+	// field). If zero, DefaultCoverage; negative turns it off.
+	Coverage float64
+	// Phrase weighs the second-stage bonus for query words that stand
+	// next to each other in the card's name or description as in the
+	// query ("area under curve"): the score is multiplied by
+	// 1 + Phrase × min(pairs, 3)/3. If zero, DefaultPhrase; negative
+	// turns it off.
+	Phrase float64
+	// Rerank is how many of the best first-stage cards the second stage
+	// rescores; they stay ahead of the rest. If zero, DefaultRerank.
+	Rerank int
 }
 
 // Defaults, chosen on the development benchmarks in ../shared/bench and
 // kept general: names weigh most because a tool's name is its shortest
 // summary, parameters least because their text repeats across tools.
 const DefaultK1 = 1.2
+
+// Defaults of the query expansion and the second stage, chosen on the
+// development benchmarks (see doc.go).
+const (
+	DefaultExpansion = 0.3
+	DefaultCoverage  = 1.0
+	DefaultPhrase    = 0.2
+	DefaultRerank    = 50
+)
 
 // DefaultFields are the default field weights.
 var DefaultFields = [numFields]FieldWeight{
@@ -71,6 +99,18 @@ func (o *Options) resolved() Options {
 	if r.K1 == 0 {
 		r.K1 = DefaultK1
 	}
+	if r.Expansion == 0 {
+		r.Expansion = DefaultExpansion
+	}
+	if r.Coverage == 0 {
+		r.Coverage = DefaultCoverage
+	}
+	if r.Phrase == 0 {
+		r.Phrase = DefaultPhrase
+	}
+	if r.Rerank <= 0 {
+		r.Rerank = DefaultRerank
+	}
 	for f := range r.Fields {
 		if r.Fields[f] == (FieldWeight{}) {
 			r.Fields[f] = DefaultFields[f]
@@ -82,11 +122,13 @@ func (o *Options) resolved() Options {
 // posting is one card's frequencies of one term.
 type posting struct {
 	doc int32
+	sat float32 // saturated BM25F term frequency, see Index.saturate
 	tf  [numFields]uint16
 }
 
 // term is the index entry of one stem.
 type term struct {
+	id       int32
 	idf      float64
 	postings []posting
 }
@@ -96,53 +138,76 @@ type term struct {
 type Index struct {
 	opts   Options
 	names  []string
+	order  []int32             // each card's position in name order, to break ties
 	lens   [][numFields]uint16 // field lengths per card, in tokens
 	avgLen [numFields]float64
 	terms  map[string]*term
 	words  map[string]string // stem -> a surface word, for explanations
+	// seq holds every card's name and description as term ids in text
+	// order, each field followed by -1; card i's part is
+	// seq[seqOff[i]:seqOff[i+1]]. The second stage reads it to find query
+	// words that stand next to each other.
+	seq    []int32
+	seqOff []int32
 }
 
 // New indexes cards. The order of cards decides Hit.Index; names break ties.
 func New(cards []card.Card, opts *Options) *Index {
 	ix := &Index{
-		opts:  opts.resolved(),
-		names: make([]string, len(cards)),
-		lens:  make([][numFields]uint16, len(cards)),
-		terms: make(map[string]*term),
-		words: make(map[string]string),
+		opts:   opts.resolved(),
+		names:  make([]string, len(cards)),
+		lens:   make([][numFields]uint16, len(cards)),
+		terms:  make(map[string]*term),
+		words:  make(map[string]string),
+		seqOff: make([]int32, len(cards)+1),
 	}
 	var total [numFields]float64
-	counts := make(map[string]*[numFields]uint16)
+	// counts holds the current card's frequencies per term, in first-seen
+	// order so that the index is built the same way every time.
+	type count struct {
+		t  *term
+		tf [numFields]uint16
+	}
+	var counts []count
+	slot := make(map[*term]int)
+	stems := make(map[string]string)
 	for i := range cards {
 		c := &cards[i]
 		ix.names[i] = c.Name
-		clear(counts)
+		counts = counts[:0]
+		clear(slot)
 		for f, text := range fieldTexts(c) {
-			for _, t := range Tokens(text) {
-				n := counts[t.Stem]
-				if n == nil {
-					n = new([numFields]uint16)
-					counts[t.Stem] = n
+			for _, tok := range tokens(text, stems) {
+				t := ix.terms[tok.Stem]
+				if t == nil {
+					t = &term{id: int32(len(ix.terms))}
+					ix.terms[tok.Stem] = t
+					ix.words[tok.Stem] = tok.Word
 				}
-				if n[f] < math.MaxUint16 {
-					n[f]++
+				if Field(f) <= FieldDescription {
+					ix.seq = append(ix.seq, t.id)
+				}
+				j, ok := slot[t]
+				if !ok {
+					j = len(counts)
+					slot[t] = j
+					counts = append(counts, count{t: t})
+				}
+				if counts[j].tf[f] < math.MaxUint16 {
+					counts[j].tf[f]++
 				}
 				if ix.lens[i][f] < math.MaxUint16 {
 					ix.lens[i][f]++
 				}
-				if _, ok := ix.words[t.Stem]; !ok {
-					ix.words[t.Stem] = t.Word
-				}
 			}
 			total[f] += float64(ix.lens[i][f])
-		}
-		for stem, n := range counts {
-			t := ix.terms[stem]
-			if t == nil {
-				t = &term{}
-				ix.terms[stem] = t
+			if Field(f) <= FieldDescription {
+				ix.seq = append(ix.seq, -1)
 			}
-			t.postings = append(t.postings, posting{doc: int32(i), tf: *n})
+		}
+		ix.seqOff[i+1] = int32(len(ix.seq))
+		for _, c := range counts {
+			c.t.postings = append(c.t.postings, posting{doc: int32(i), tf: c.tf})
 		}
 	}
 	n := float64(len(cards))
@@ -154,8 +219,21 @@ func New(cards []card.Card, opts *Options) *Index {
 			ix.avgLen[f] = 1
 		}
 	}
+	byName := make([]int32, len(cards))
+	for i := range byName {
+		byName[i] = int32(i)
+	}
+	sort.SliceStable(byName, func(a, b int) bool { return ix.names[byName[a]] < ix.names[byName[b]] })
+	ix.order = make([]int32, len(cards))
+	for pos, i := range byName {
+		ix.order[i] = int32(pos)
+	}
 	for _, t := range ix.terms {
 		t.idf = logIDF(n, float64(len(t.postings)))
+		for i := range t.postings {
+			p := &t.postings[i]
+			p.sat = float32(ix.saturate(p))
+		}
 	}
 	return ix
 }
@@ -169,14 +247,7 @@ func fieldTexts(c *card.Card) [numFields]string {
 	}
 	out[FieldName] = name
 	out[FieldDescription] = c.Description
-	var params strings.Builder
-	for _, p := range c.Params() {
-		params.WriteString(p.Name)
-		params.WriteByte(' ')
-		params.WriteString(p.Description)
-		params.WriteByte(' ')
-	}
-	out[FieldParams] = params.String()
+	out[FieldParams] = schemaText(c.InputSchema)
 	out[FieldTags] = strings.Join(c.Tags, " ")
 	return out
 }

@@ -1,7 +1,6 @@
 package rank
 
 import (
-	"container/heap"
 	"sort"
 	"sync"
 )
@@ -12,12 +11,22 @@ type Hit struct {
 	Name string `json:"name"`
 	// Index is the card's position in the slice given to [New].
 	Index int `json:"-"`
-	// Score is the BM25F score; only its order within one search matters.
+	// Score is the BM25F score times the second-stage bonuses (see
+	// [Options.Coverage] and [Options.Phrase]); only its order within one
+	// search matters.
 	Score float64 `json:"score"`
-	// Coverage is the share of the query's weight (IDF-weighted query
-	// terms) that this card matched, in [0,1].
+	// Coverage is the share of the query's own words' weight (IDF times
+	// query weight; a word the catalog lacks counts as a rare one) that
+	// this card matched, in [0,1]. A word matched only through a related
+	// word earns the relation's strength.
 	Coverage float64 `json:"coverage"`
-	// Matches explains the score term by term, in query order.
+	// Phrases is the number of places where two words adjacent in the
+	// query are adjacent in the card's name or description; each raises
+	// the score in the second stage (see [Options.Phrase]).
+	Phrases int `json:"phrases,omitempty"`
+	// Matches explains the first-stage (BM25F) score term by term, in
+	// query order; Score is that score times the second-stage bonuses for
+	// coverage and phrases.
 	Matches []Match `json:"matches,omitempty"`
 }
 
@@ -27,8 +36,11 @@ type Match struct {
 	Term string `json:"term"`
 	// Fields are the card fields the term's stem was found in.
 	Fields []Field `json:"fields"`
-	// Score is the term's share of the hit's score.
+	// Score is the term's share of the hit's first-stage score.
 	Score float64 `json:"score"`
+	// Via is, when Term is a related word added by query expansion, the
+	// query word it is related to.
+	Via string `json:"via,omitempty"`
 }
 
 // QueryTerm is one weighted term of a parsed query.
@@ -36,20 +48,35 @@ type QueryTerm struct {
 	Stem   string
 	Word   string
 	Weight float64 // 1 for a word of the query; less for an expansion
+	// From is, for an expansion term, the query word it is related to;
+	// empty for the query's own words.
+	From string
 }
 
+// queryK3 saturates the weight of a word repeated in the query, as k3
+// does in Robertson's BM25: a word said n times weighs
+// (k3+1)·n/(k3+n), so 1, 1.2, 1.29, ... and never more than 1+k3.
+const queryK3 = 0.5
+
 // ParseQuery turns text into weighted query terms: stop words dropped,
-// stems deduplicated (a repeated word keeps weight 1), in first-seen order.
+// stems deduplicated in first-seen order, a repeated word weighing a
+// little more than a single one (see queryK3).
 func ParseQuery(text string) []QueryTerm {
 	toks := Tokens(text)
-	seen := make(map[string]bool, len(toks))
+	seen := make(map[string]int, len(toks))
 	q := make([]QueryTerm, 0, len(toks))
+	var tf []float64
 	for _, t := range toks {
-		if seen[t.Stem] {
+		if i, ok := seen[t.Stem]; ok {
+			tf[i]++
 			continue
 		}
-		seen[t.Stem] = true
+		seen[t.Stem] = len(q)
 		q = append(q, QueryTerm{Stem: t.Stem, Word: t.Word, Weight: 1})
+		tf = append(tf, 1)
+	}
+	for i, n := range tf {
+		q[i].Weight = (queryK3 + 1) * n / (queryK3 + n)
 	}
 	return q
 }
@@ -58,7 +85,10 @@ func ParseQuery(text string) []QueryTerm {
 // allocation proportional to the catalog.
 type scratch struct {
 	scores  []float64
+	matched []float64 // IDF of the query's own words each card matched
 	touched []int32
+	pairs   [][2]int32
+	heap    []int32
 }
 
 var scratchPool sync.Pool
@@ -70,8 +100,10 @@ func (ix *Index) getScratch() *scratch {
 	}
 	if cap(s.scores) < len(ix.names) {
 		s.scores = make([]float64, len(ix.names))
+		s.matched = make([]float64, len(ix.names))
 	}
 	s.scores = s.scores[:len(ix.names)]
+	s.matched = s.matched[:len(ix.names)]
 	s.touched = s.touched[:0]
 	return s
 }
@@ -79,6 +111,7 @@ func (ix *Index) getScratch() *scratch {
 func (ix *Index) putScratch(s *scratch) {
 	for _, d := range s.touched {
 		s.scores[d] = 0
+		s.matched[d] = 0
 	}
 	s.touched = s.touched[:0]
 	scratchPool.Put(s)
@@ -88,28 +121,37 @@ func (ix *Index) putScratch(s *scratch) {
 // hits (all matching cards when k <= 0), best first, ties broken by name.
 // Cards that match no query term are never returned.
 func (ix *Index) Search(query string, k int) []Hit {
-	return ix.SearchTerms(ParseQuery(query), k)
+	return ix.SearchTerms(ix.Expand(ParseQuery(query)), k)
 }
 
-// SearchTerms is [Index.Search] over already parsed, weighted terms.
+// SearchTerms is [Index.Search] over already parsed, weighted terms; it
+// does not expand them (Search is SearchTerms(ix.Expand(ParseQuery(query)), k)).
 func (ix *Index) SearchTerms(q []QueryTerm, k int) []Hit {
 	if len(q) == 0 || len(ix.names) == 0 {
 		return nil
 	}
 	s := ix.getScratch()
 	defer ix.putScratch(s)
+	var queryIDF float64
 	for _, qt := range q {
 		t := ix.terms[qt.Stem]
 		if t == nil {
 			continue
 		}
 		w := t.idf * qt.Weight
+		own := qt.From == ""
+		if own {
+			queryIDF += t.idf
+		}
 		for i := range t.postings {
 			p := &t.postings[i]
 			if s.scores[p.doc] == 0 {
 				s.touched = append(s.touched, p.doc)
 			}
-			s.scores[p.doc] += w * ix.saturate(p)
+			s.scores[p.doc] += w * float64(p.sat)
+			if own {
+				s.matched[p.doc] += t.idf
+			}
 		}
 	}
 	if len(s.touched) == 0 {
@@ -118,29 +160,115 @@ func (ix *Index) SearchTerms(q []QueryTerm, k int) []Hit {
 	if k <= 0 || k > len(s.touched) {
 		k = len(s.touched)
 	}
-	h := &topK{names: ix.names, scores: s.scores}
-	for _, d := range s.touched {
-		if h.Len() < k {
-			heap.Push(h, d)
-		} else if h.better(d, h.docs[0]) {
-			h.docs[0] = d
-			heap.Fix(h, 0)
+	var docs []int32
+	if ix.opts.Coverage > 0 || ix.opts.Phrase > 0 {
+		// Second stage: rescore the Rerank best first-stage cards, the
+		// same set whatever k is. Both bonuses only raise scores, so every
+		// card of the set stays above every card outside it, and a
+		// search for k hits is the head of a search for more.
+		top := ix.best(s, s.touched, ix.opts.Rerank)
+		ix.rescore(q, queryIDF, top, s)
+		if k <= len(top) {
+			docs = ix.best(s, top, k)
 		}
 	}
-	docs := h.docs
-	sort.Slice(docs, func(i, j int) bool { return h.better(docs[i], docs[j]) })
+	if docs == nil {
+		docs = ix.best(s, s.touched, k)
+	}
 	hits := make([]Hit, len(docs))
 	for i, d := range docs {
 		hits[i] = ix.explain(q, int(d), s.scores[d])
+		if ix.opts.Phrase > 0 {
+			hits[i].Phrases = ix.phrases(d, s.pairs)
+		}
 	}
 	return hits
 }
 
+// best returns the k best touched cards, best first (score, then name).
+// It keeps a bounded min-heap whose root is the worst card kept, so most
+// cards cost one comparison of scores.
+func (ix *Index) best(s *scratch, docs []int32, k int) []int32 {
+	h := topK{order: ix.order, scores: s.scores, docs: s.heap[:0]}
+	for _, d := range docs {
+		if len(h.docs) < k {
+			h.push(d)
+		} else if sc, root := h.scores[d], h.scores[h.docs[0]]; sc > root || (sc == root && h.better(d, h.docs[0])) {
+			h.docs[0] = d
+			h.down(0)
+		}
+	}
+	s.heap = h.docs
+	out := make([]int32, len(h.docs))
+	copy(out, h.docs)
+	sort.Slice(out, func(i, j int) bool { return h.better(out[i], out[j]) })
+	return out
+}
+
+// rescore applies the second stage to the cards of top: the coverage
+// bonus (share of the query's own IDF weight matched) and the phrase
+// bonus (adjacent query words adjacent in the card's name or
+// description).
+func (ix *Index) rescore(q []QueryTerm, queryIDF float64, top []int32, s *scratch) {
+	s.pairs = s.pairs[:0]
+	if ix.opts.Phrase > 0 {
+		prev := int32(-1)
+		for _, qt := range q {
+			if qt.From != "" {
+				continue
+			}
+			t := ix.terms[qt.Stem]
+			if t == nil {
+				prev = -1
+				continue
+			}
+			if prev >= 0 {
+				s.pairs = append(s.pairs, [2]int32{prev, t.id})
+			}
+			prev = t.id
+		}
+	}
+	for _, d := range top {
+		bonus := 1.0
+		if ix.opts.Coverage > 0 && queryIDF > 0 {
+			bonus += ix.opts.Coverage * s.matched[d] / queryIDF
+		}
+		if len(s.pairs) > 0 {
+			bonus += ix.opts.Phrase * float64(min(ix.phrases(d, s.pairs), 3)) / 3
+		}
+		s.scores[d] *= bonus
+	}
+}
+
+// phrases counts the places where a pair of adjacent query words stands
+// adjacent, in the same order, in card d's name or description.
+func (ix *Index) phrases(d int32, pairs [][2]int32) int {
+	if len(pairs) == 0 {
+		return 0
+	}
+	seq := ix.seq[ix.seqOff[d]:ix.seqOff[d+1]]
+	n := 0
+	for i := 1; i < len(seq); i++ {
+		a, b := seq[i-1], seq[i]
+		if a < 0 || b < 0 {
+			continue
+		}
+		for _, p := range pairs {
+			if p[0] == a && p[1] == b {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
+
 // saturate returns the BM25F saturated, length-normalised frequency of a
-// posting.
+// posting. It depends on the card alone, so New computes it once per
+// posting and searches only multiply it by the term's weight.
 func (ix *Index) saturate(p *posting) float64 {
-	var tf float64
 	lens := &ix.lens[p.doc]
+	var tf float64
 	for f := Field(0); f < numFields; f++ {
 		if p.tf[f] == 0 {
 			continue
@@ -152,40 +280,74 @@ func (ix *Index) saturate(p *posting) float64 {
 	return tf / (ix.opts.K1 + tf)
 }
 
-// explain recomputes one hit's score term by term.
+// explain recomputes one hit's score term by term, and its coverage: the
+// share of the query's own words' weight (IDF times query weight; an
+// unknown word counts as a rare one) that the card matched. A word
+// matched only through a related word earns the relation's strength.
 func (ix *Index) explain(q []QueryTerm, doc int, score float64) Hit {
 	h := Hit{Name: ix.names[doc], Index: doc, Score: score}
-	var total, matched float64
+	var total float64
+	own := make(map[string]int, len(q)) // own word -> its index in credit
+	credit := make([]float64, 0, len(q))
+	weight := make([]float64, 0, len(q))
+	for _, qt := range q {
+		if qt.From != "" {
+			continue
+		}
+		idf := ix.maxIDF()
+		if t := ix.terms[qt.Stem]; t != nil {
+			idf = t.idf
+		}
+		own[qt.Word] = len(weight)
+		weight = append(weight, idf*qt.Weight)
+		credit = append(credit, 0)
+		total += idf * qt.Weight
+	}
 	for _, qt := range q {
 		t := ix.terms[qt.Stem]
 		if t == nil {
-			if qt.Weight >= 1 {
-				// An unknown word still counts against coverage, as much
-				// as a rare indexed word would.
-				total += ix.maxIDF() * qt.Weight
-			}
 			continue
 		}
-		w := t.idf * qt.Weight
-		total += w
 		i := sort.Search(len(t.postings), func(i int) bool { return t.postings[i].doc >= int32(doc) })
 		if i == len(t.postings) || int(t.postings[i].doc) != doc {
 			continue
 		}
 		p := &t.postings[i]
-		matched += w
-		m := Match{Term: qt.Word, Score: w * ix.saturate(p)}
+		w := t.idf * qt.Weight
+		m := Match{Term: qt.Word, Score: w * float64(p.sat), Via: qt.From}
 		for f := Field(0); f < numFields; f++ {
 			if p.tf[f] > 0 {
 				m.Fields = append(m.Fields, f)
 			}
 		}
 		h.Matches = append(h.Matches, m)
+		if qt.From == "" {
+			j := own[qt.Word]
+			credit[j] = weight[j]
+		} else if j, ok := own[qt.From]; ok && ix.opts.Expansion > 0 {
+			// qt.Weight = Expansion × strength × source weight.
+			strength := min(qt.Weight/(ix.opts.Expansion*q[sourceIndex(q, qt.From)].Weight), 1)
+			credit[j] = max(credit[j], weight[j]*strength)
+		}
 	}
 	if total > 0 {
+		var matched float64
+		for _, c := range credit {
+			matched += c
+		}
 		h.Coverage = matched / total
 	}
 	return h
+}
+
+// sourceIndex returns the index of the own query word w in q.
+func sourceIndex(q []QueryTerm, w string) int {
+	for i, qt := range q {
+		if qt.From == "" && qt.Word == w {
+			return i
+		}
+	}
+	return 0
 }
 
 // maxIDF is the IDF of a term found in a single card.
@@ -197,7 +359,7 @@ func (ix *Index) maxIDF() float64 {
 // topK is a min-heap of document ids by (score, name): the root is the
 // worst of the best k.
 type topK struct {
-	names  []string
+	order  []int32 // each card's position in name order
 	scores []float64
 	docs   []int32
 }
@@ -207,15 +369,37 @@ func (h *topK) better(a, b int32) bool {
 	if h.scores[a] != h.scores[b] {
 		return h.scores[a] > h.scores[b]
 	}
-	return h.names[a] < h.names[b]
+	return h.order[a] < h.order[b]
 }
 
-func (h *topK) Len() int           { return len(h.docs) }
-func (h *topK) Less(i, j int) bool { return h.better(h.docs[j], h.docs[i]) }
-func (h *topK) Swap(i, j int)      { h.docs[i], h.docs[j] = h.docs[j], h.docs[i] }
-func (h *topK) Push(x any)         { h.docs = append(h.docs, x.(int32)) }
-func (h *topK) Pop() any {
-	x := h.docs[len(h.docs)-1]
-	h.docs = h.docs[:len(h.docs)-1]
-	return x
+func (h *topK) push(d int32) {
+	h.docs = append(h.docs, d)
+	i := len(h.docs) - 1
+	for i > 0 {
+		parent := (i - 1) / 2
+		if !h.better(h.docs[parent], h.docs[i]) {
+			break
+		}
+		h.docs[parent], h.docs[i] = h.docs[i], h.docs[parent]
+		i = parent
+	}
+}
+
+func (h *topK) down(i int) {
+	n := len(h.docs)
+	for {
+		worst := i
+		l, r := 2*i+1, 2*i+2
+		if l < n && h.better(h.docs[worst], h.docs[l]) {
+			worst = l
+		}
+		if r < n && h.better(h.docs[worst], h.docs[r]) {
+			worst = r
+		}
+		if worst == i {
+			return
+		}
+		h.docs[i], h.docs[worst] = h.docs[worst], h.docs[i]
+		i = worst
+	}
 }

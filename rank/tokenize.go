@@ -17,13 +17,17 @@ type Token struct {
 	Word string
 }
 
-// Words splits s into lower-case words: on every rune that is not a letter
-// or digit, between a lower-case letter and an upper-case one
-// ("readFile" -> read, file), inside runs of capitals before a lower-case
-// letter ("HTTPServer" -> http, server), and between letters and digits
-// ("ipv4" stays "ipv4", "sha256sum" stays whole: digits only split from
-// letters at a case change). snake_case, kebab-case, dotted.names and
-// path/like names all split on their punctuation.
+// Words splits s into lower-case words: on every rune that is not a letter,
+// digit or combining mark, between a lower-case letter and an upper-case
+// one ("readFile" -> read, file), inside runs of capitals before a
+// lower-case letter ("HTTPServer" -> http, server), and before a capital
+// that follows a digit ("get2Items" -> get2, items). Digits stay with the
+// letters around them ("ipv4", "sha256sum"). snake_case, kebab-case,
+// dotted.names and path/like names all split on their punctuation.
+//
+// Chinese and Japanese text, written without spaces, is split into
+// overlapping pairs of characters ("天气预报" -> 天气, 气预, 预报), the usual
+// way to index it without a dictionary; a lone character stays a word.
 func Words(s string) []string {
 	var words []string
 	var cur []rune
@@ -34,8 +38,24 @@ func Words(s string) []string {
 		}
 	}
 	rs := []rune(s)
-	for i, r := range rs {
-		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		if isCJK(r) {
+			flush()
+			j := i
+			for j < len(rs) && isCJK(rs[j]) {
+				j++
+			}
+			if j-i == 1 {
+				words = append(words, string(rs[i]))
+			}
+			for k := i; k+1 < j; k++ {
+				words = append(words, string(rs[k:k+2]))
+			}
+			i = j - 1
+			continue
+		}
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.IsMark(r) {
 			flush()
 			continue
 		}
@@ -50,6 +70,16 @@ func Words(s string) []string {
 	}
 	flush()
 	return words
+}
+
+// isCJK reports whether r is a Chinese or Japanese character, written
+// without spaces between words.
+func isCJK(r rune) bool {
+	if r < 0x2E80 { // below the CJK radicals: Latin, Greek, Cyrillic, Thai...
+		return false
+	}
+	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r) ||
+		r == 'ー' // the katakana length mark, which Unicode files under Common
 }
 
 // stemCache memoizes the Snowball stemmer, which dominates indexing time
@@ -80,13 +110,28 @@ func Stem(w string) string {
 
 // Tokens splits s into words, drops stop words and stems the rest.
 func Tokens(s string) []Token {
+	return tokens(s, nil)
+}
+
+// tokens is [Tokens] with an optional private stem cache, which New uses
+// to avoid the shared cache's synchronisation on every word.
+func tokens(s string, cache map[string]string) []Token {
 	words := Words(s)
 	toks := make([]Token, 0, len(words))
 	for _, w := range words {
 		if stopWords[w] || !utf8.ValidString(w) {
 			continue
 		}
-		toks = append(toks, Token{Stem: Stem(w), Word: w})
+		var st string
+		if cache == nil {
+			st = Stem(w)
+		} else if c, ok := cache[w]; ok {
+			st = c
+		} else {
+			st = Stem(w)
+			cache[w] = st
+		}
+		toks = append(toks, Token{Stem: st, Word: w})
 	}
 	return toks
 }
@@ -111,6 +156,9 @@ please thanks thank hi hello hey
 want wants wanted need needs needed like would could might may must shall
 give tell know help helps using use used uses
 something anything someone anyone thing things way
+kindly assist assistance assisting provide providing provided specifically
+specific interested curious wondering seeking looking appreciate greatly able
+possible perhaps maybe really actually certain particular various
 `) {
 		m[w] = true
 	}

@@ -166,7 +166,7 @@ func TestEvalJSON(t *testing.T) {
 `), 0o644)
 	os.WriteFile(queries, []byte(`{"id":"1","query":"what is the weather forecast in Paris","gold":["get_weather"]}
 {"id":"2","query":"translate this text to German","gold":["translate_text"]}
-{"id":"3","query":"mail my boss","gold":["send_email"],"gold_groups":[["send_email","draft_email"]]}
+{"id":"3","query":"xyzzy my plugh","gold":["send_email"],"gold_groups":[["send_email","draft_email"]]}
 `), 0o644)
 	out, errOut, code := run(t, "eval", "--tools", tools, "--queries", queries, "--k", "1,5", "--json")
 	if code != 0 {
@@ -181,7 +181,8 @@ func TestEvalJSON(t *testing.T) {
 			t.Errorf("eval --json lacks %q: %s", k, out)
 		}
 	}
-	// Two of three queries are answerable by words; "mail my boss" shares none.
+	// Two of three queries are answerable by words; "xyzzy my plugh" shares
+	// none, not even through related words.
 	if rep["queries"] != 3.0 || rep["top1"].(float64) < 0.66 || rep["top1"].(float64) > 0.67 {
 		t.Errorf("queries %v top1 %v, want 3 and 2/3", rep["queries"], rep["top1"])
 	}

@@ -1,0 +1,367 @@
+package rank
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/capbroker/capbroker/card"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func TestWords(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want []string
+	}{
+		{"read_file", []string{"read", "file"}},
+		{"readFile", []string{"read", "file"}},
+		{"ReadFile", []string{"read", "file"}},
+		{"HTTPServer", []string{"http", "server"}},
+		{"getHTTPResponseCode", []string{"get", "http", "response", "code"}},
+		{"list-directory", []string{"list", "directory"}},
+		{"math.factorial", []string{"math", "factorial"}},
+		{"github__createIssue", []string{"github", "create", "issue"}},
+		{"mcp/server/tools", []string{"mcp", "server", "tools"}},
+		{"Hotels_4_SearchHotel", []string{"hotels", "4", "search", "hotel"}},
+		{"ipv4 sha256sum", []string{"ipv4", "sha256sum"}},
+		{"get2Items", []string{"get2", "items"}},
+		{"calculate_BMI", []string{"calculate", "bmi"}},
+		{"PDF&URLTool", []string{"pdf", "url", "tool"}},
+		{"Käärijä", []string{"käärijä"}},
+		{"ΑΘΗΝΑ weather", []string{"αθηνα", "weather"}},
+		{"ช่วยหา", []string{"ช่วยหา"}}, // combining marks stay in the word
+		{"天气预报", []string{"天气", "气预", "预报"}},
+		{"天 weather", []string{"天", "weather"}},
+		{"データ検索", []string{"デー", "ータ", "タ検", "検索"}},
+		{"  --__..  ", nil},
+		{"", nil},
+	} {
+		t.Run(tt.in, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, Words(tt.in)); diff != "" {
+				t.Errorf("Words(%q) mismatch (-want +got):\n%s", tt.in, diff)
+			}
+		})
+	}
+}
+
+func TestTokens(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want []Token
+	}{
+		{"Can you please help me find the files?", []Token{{"find", "find"}, {"file", "files"}}},
+		{"searching searched searches", []Token{{"search", "searching"}, {"search", "searched"}, {"search", "searches"}}},
+		{"I'm kindly requesting specific details", []Token{{"request", "requesting"}, {"detail", "details"}}},
+		{"sha256sum of v2", []Token{{"sha256sum", "sha256sum"}, {"v2", "v2"}}},
+		{"create_pull_request", []Token{{"creat", "create"}, {"pull", "pull"}, {"request", "request"}}},
+	} {
+		t.Run(tt.in, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, Tokens(tt.in)); diff != "" {
+				t.Errorf("Tokens(%q) mismatch (-want +got):\n%s", tt.in, diff)
+			}
+		})
+	}
+}
+
+func TestParseQueryRepeats(t *testing.T) {
+	q := ParseQuery("weather weather forecast weather")
+	want := []QueryTerm{
+		{Stem: "weather", Word: "weather", Weight: (queryK3 + 1) * 3 / (queryK3 + 3)},
+		{Stem: "forecast", Word: "forecast", Weight: 1},
+	}
+	if diff := cmp.Diff(want, q); diff != "" {
+		t.Errorf("ParseQuery mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestSchemaText(t *testing.T) {
+	schema := `{"type":"object","properties":{
+		"unit":{"type":"string","description":"Temperature unit","enum":["celsius","fahrenheit"]},
+		"filter":{"type":"object","title":"Filter","properties":{"genre":{"type":"string","enum":["Drama","Comedy"]}}},
+		"tags":{"type":"array","items":{"type":"object","properties":{"label":{"description":"A label"}}}},
+		"mode":{"anyOf":[{"const":"fast"},{"const":"slow"}]}}}`
+	got := schemaText(json.RawMessage(schema))
+	want := "filter Filter genre Drama Comedy mode fast slow tags label A label unit Temperature unit celsius fahrenheit "
+	if got != want {
+		t.Errorf("schemaText:\n got %q\nwant %q", got, want)
+	}
+	for _, bad := range []string{"", "null", "{", `"text"`, `{"properties":7}`} {
+		if got := schemaText(json.RawMessage(bad)); got != "" {
+			t.Errorf("schemaText(%q) = %q, want empty", bad, got)
+		}
+	}
+}
+
+// testCards is a small catalog with near-duplicates and ties.
+func testCards() []card.Card {
+	return []card.Card{
+		{Name: "read_file", Description: "Read the contents of a file from disk.", InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","description":"File path"}}}`)},
+		{Name: "write_file", Description: "Write text to a file, replacing its contents."},
+		{Name: "get_weather", Description: "Current weather for a city.", InputSchema: json.RawMessage(`{"type":"object","properties":{"unit":{"enum":["celsius","fahrenheit"]}}}`)},
+		{Name: "movies_find", Description: "Find films showing in a cinema."},
+		{Name: "beta_twin", Description: "Identical twin card."},
+		{Name: "alpha_twin", Description: "Identical twin card."},
+	}
+}
+
+func TestSearchExplains(t *testing.T) {
+	ix := New(testCards(), nil)
+	hits := ix.Search("please read the file at this path", 3)
+	if len(hits) == 0 || hits[0].Name != "read_file" {
+		t.Fatalf("top hit = %+v, want read_file", hits)
+	}
+	h := hits[0]
+	var terms []string
+	fields := map[string][]Field{}
+	for _, m := range h.Matches {
+		terms = append(terms, m.Term)
+		fields[m.Term] = m.Fields
+		if m.Score <= 0 {
+			t.Errorf("match %q has score %v, want > 0", m.Term, m.Score)
+		}
+	}
+	if diff := cmp.Diff([]string{"read", "file", "path"}, terms); diff != "" {
+		t.Errorf("matched terms (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]Field{FieldName, FieldDescription, FieldParams}, fields["file"]); diff != "" {
+		t.Errorf("fields of %q (-want +got):\n%s", "file", diff)
+	}
+	if diff := cmp.Diff([]Field{FieldParams}, fields["path"]); diff != "" {
+		t.Errorf("fields of %q (-want +got):\n%s", "path", diff)
+	}
+	if h.Coverage != 1 {
+		t.Errorf("coverage = %v, want 1", h.Coverage)
+	}
+	if h.Phrases != 1 { // "read file" is in the name
+		t.Errorf("phrases = %d, want 1", h.Phrases)
+	}
+	if h.Index != 0 {
+		t.Errorf("index = %d, want 0", h.Index)
+	}
+}
+
+func TestSearchExpansionExplained(t *testing.T) {
+	ix := New(testCards(), nil)
+	hits := ix.Search("which movie is on tonight", 1)
+	if len(hits) != 1 || hits[0].Name != "movies_find" {
+		t.Fatalf("hits = %+v, want movies_find first", hits)
+	}
+	// "movie" is in the name; "film" comes from WordNet via "movie".
+	var via []string
+	for _, m := range hits[0].Matches {
+		if m.Via != "" {
+			via = append(via, m.Term+"<-"+m.Via)
+		}
+	}
+	if diff := cmp.Diff([]string{"films<-movie", "showing<-movie"}, via); diff != "" {
+		t.Errorf("expansion matches (-want +got):\n%s", diff)
+	}
+
+	off := New(testCards(), &Options{Expansion: -1})
+	for _, m := range off.Search("which movie is on tonight", 1)[0].Matches {
+		if m.Via != "" {
+			t.Errorf("expansion off, yet match %+v came from expansion", m)
+		}
+	}
+	if got := off.Search("cinema film", 5); len(got) != 1 {
+		t.Errorf("without expansion, %d hits, want 1", len(got))
+	}
+}
+
+func TestSearchTiesByName(t *testing.T) {
+	ix := New(testCards(), nil)
+	hits := ix.Search("identical twin", 0)
+	var names []string
+	for _, h := range hits {
+		names = append(names, h.Name)
+	}
+	if diff := cmp.Diff([]string{"alpha_twin", "beta_twin"}, names); diff != "" {
+		t.Errorf("tie order (-want +got):\n%s", diff)
+	}
+	if hits[0].Score != hits[1].Score {
+		t.Errorf("twins scored %v and %v, want equal", hits[0].Score, hits[1].Score)
+	}
+}
+
+func TestSearchNoMatch(t *testing.T) {
+	ix := New(testCards(), nil)
+	for _, q := range []string{"", "the of and", "zyxwvut"} {
+		if hits := ix.Search(q, 5); hits != nil {
+			t.Errorf("Search(%q) = %+v, want nil", q, hits)
+		}
+	}
+	if hits := New(nil, nil).Search("file", 5); hits != nil {
+		t.Errorf("empty index returned %+v", hits)
+	}
+}
+
+func TestSearchDeterministic(t *testing.T) {
+	cards, queries := syntheticCatalog(2000, 50)
+	var outs [][]byte
+	for range 2 {
+		ix := New(cards, nil)
+		var buf bytes.Buffer
+		for _, q := range queries {
+			b, err := json.Marshal(ix.Search(q, 10))
+			if err != nil {
+				t.Fatal(err)
+			}
+			buf.Write(b)
+			buf.WriteByte('\n')
+		}
+		outs = append(outs, buf.Bytes())
+	}
+	if !bytes.Equal(outs[0], outs[1]) {
+		t.Error("two indexes of the same catalog answered differently")
+	}
+}
+
+// TestSearchKMatchesFull checks that a search for k hits is the head of
+// the full ranking, with k on both sides of the second stage's depth.
+func TestSearchKMatchesFull(t *testing.T) {
+	cards, queries := syntheticCatalog(3000, 40)
+	ix := New(cards, &Options{Rerank: 4})
+	for _, q := range queries {
+		all := ix.Search(q, 0)
+		top := ix.Search(q, 6)
+		if len(all) > 6 {
+			all = all[:6]
+		}
+		if diff := cmp.Diff(all, top); diff != "" {
+			t.Fatalf("query %q: top 5 differs from the head of the full ranking (-full +top):\n%s", q, diff)
+		}
+	}
+}
+
+func TestRelated(t *testing.T) {
+	has := func(stem, rel string) bool {
+		for _, r := range RelatedTo(stem) {
+			if r.Stem == rel {
+				return true
+			}
+		}
+		return false
+	}
+	for _, tt := range []struct{ from, to string }{
+		{Stem("movie"), Stem("film")},
+		{Stem("analysis"), Stem("analyze")},
+		{Stem("individual"), Stem("person")},
+	} {
+		if !has(tt.from, tt.to) {
+			t.Errorf("RelatedTo(%q) = %v, want it to hold %q", tt.from, RelatedTo(tt.from), tt.to)
+		}
+	}
+	if got := RelatedTo("zzzz-not-a-word"); got != nil {
+		t.Errorf("RelatedTo(unknown) = %v, want nil", got)
+	}
+	table, err := parseRelated(relatedGz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(table) < 20000 {
+		t.Errorf("related table has %d stems, want at least 20000", len(table))
+	}
+	for stem, rs := range table {
+		for i, r := range rs {
+			if r.Weight <= 0 || r.Weight > 1 || r.Stem == stem {
+				t.Fatalf("bad relation %q -> %+v", stem, r)
+			}
+			if i > 0 && rs[i-1].Weight < r.Weight {
+				t.Fatalf("relations of %q not strongest first: %+v", stem, rs)
+			}
+		}
+	}
+}
+
+func TestParseRelatedErrors(t *testing.T) {
+	gz := func(s string) []byte {
+		var b bytes.Buffer
+		w := gzip.NewWriter(&b)
+		w.Write([]byte(s))
+		w.Close()
+		return b.Bytes()
+	}
+	for _, tt := range []struct {
+		name string
+		in   []byte
+		err  string
+	}{
+		{"not gzip", []byte("plain"), "reading related words"},
+		{"no relation", gz("film\n"), "line 1: want a stem"},
+		{"unsorted", gz("film movi:10\ncar auto:10\n"), `line 2: stem "car" out of order`},
+		{"no weight", gz("film movi\n"), `line 1: bad relation "movi"`},
+		{"weight range", gz("film movi:11\n"), `line 1: bad relation "movi:11"`},
+		{"second line", gz("car auto:10\nfilm movi:x\n"), `line 2: bad relation "movi:x"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parseRelated(tt.in)
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("parseRelated: err = %v, want it to contain %q", err, tt.err)
+			}
+		})
+	}
+	got, err := parseRelated(gz("film movi:10 pictur:7\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]Related{"film": {{"movi", 1}, {"pictur", 0.7}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("parseRelated (-want +got):\n%s", diff)
+	}
+}
+
+// TestGolden ranks a dozen queries over a small fixed catalog of real-looking
+// tools and compares the top five, with explanations, to testdata.
+// Regenerate with: go test ./rank -run TestGolden -update
+func TestGolden(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "catalog.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cards []card.Card
+	if err := json.Unmarshal(raw, &cards); err != nil {
+		t.Fatalf("testdata/catalog.json: %v", err)
+	}
+	qs, err := os.ReadFile(filepath.Join("testdata", "queries.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := New(cards, nil)
+	var out strings.Builder
+	for _, q := range strings.Split(strings.TrimSpace(string(qs)), "\n") {
+		fmt.Fprintf(&out, "query: %s\n", q)
+		for i, h := range ix.Search(q, 5) {
+			fmt.Fprintf(&out, "  %d. %s %.4f cov=%.2f phrases=%d\n", i+1, h.Name, h.Score, h.Coverage, h.Phrases)
+			for _, m := range h.Matches {
+				via := ""
+				if m.Via != "" {
+					via = " via " + m.Via
+				}
+				fmt.Fprintf(&out, "       %s%s %v %.4f\n", m.Term, via, m.Fields, m.Score)
+			}
+		}
+	}
+	golden := filepath.Join("testdata", "golden.txt")
+	if *update {
+		if err := os.WriteFile(golden, []byte(out.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), out.String()); diff != "" {
+		t.Errorf("rankings differ from %s (-want +got):\n%s", golden, diff)
+	}
+}
