@@ -22,6 +22,14 @@
 // "kindly", "specifically") — and stems the rest with the Snowball English
 // stemmer ([Stem]), so "searching" finds "search".
 //
+// [ParseQuery] weighs each query word: 1, a little more when repeated,
+// and half as much when it is most likely an argument's value rather than
+// a hint of the capability — a number ("500", "2019") or a word said only
+// between quotes or in a URL ("rename 'Quarterly Report'",
+// "https://example.com/docs"). A quote around most of the query, or one
+// never closed, is not a value; an apostrophe inside a word ("McDonald's")
+// opens no quote.
+//
 // # First stage: BM25F
 //
 // Each card has four fields, each with its own weight and length
