@@ -100,12 +100,19 @@
 // parameter text:
 //
 //	set               plain BM25   this package
-//	MetaTool single   0.414        0.580 (top-1 0.450, R@5 0.650)
-//	BFCL pooled       0.724        0.798
-//	Seal-Tools test   0.896        0.925
+//	MetaTool single   0.414        0.580 (top-1 0.450, R@5 0.651)
+//	BFCL pooled       0.724        0.801
+//	Seal-Tools test   0.896        0.926
 //
 // The weights were chosen there but only among general mechanisms; a
 // held-out set of real MCP tools and human tasks judges the method.
+// Tried there and left out because they did not help: pseudo-relevance
+// feedback (adding the top cards' words to the query, which pulls the
+// ranking further toward the first guess among near-duplicates), extra
+// weight on a dotted name's last segment, a bonus for query words that
+// name a parameter, phrase matches in the parameter text, coverage over
+// name and description only (much worse: the parameters carry real
+// evidence), and coverage credit for related words.
 // TestQualityVsFTS5 compares with SQLite FTS5 bm25() over the same text.
 //
 // # Cost
