@@ -22,6 +22,14 @@
 // "kindly", "specifically") — and stems the rest with the Snowball English
 // stemmer ([Stem]), so "searching" finds "search".
 //
+// [ParseQuery] weighs each query word: 1, a little more when repeated,
+// and half as much when it is most likely an argument's value rather than
+// a hint of the capability — a number ("500", "2019") or a word said only
+// between quotes or in a URL ("rename 'Quarterly Report'",
+// "https://example.com/docs"). A quote around most of the query, or one
+// never closed, is not a value; an apostrophe inside a word ("McDonald's")
+// opens no quote.
+//
 // # First stage: BM25F
 //
 // Each card has four fields, each with its own weight and length
@@ -92,12 +100,19 @@
 // parameter text:
 //
 //	set               plain BM25   this package
-//	MetaTool single   0.414        0.580 (top-1 0.450, R@5 0.650)
-//	BFCL pooled       0.724        0.798
-//	Seal-Tools test   0.896        0.925
+//	MetaTool single   0.414        0.580 (top-1 0.450, R@5 0.651)
+//	BFCL pooled       0.724        0.801
+//	Seal-Tools test   0.896        0.926
 //
 // The weights were chosen there but only among general mechanisms; a
 // held-out set of real MCP tools and human tasks judges the method.
+// Tried there and left out because they did not help: pseudo-relevance
+// feedback (adding the top cards' words to the query, which pulls the
+// ranking further toward the first guess among near-duplicates), extra
+// weight on a dotted name's last segment, a bonus for query words that
+// name a parameter, phrase matches in the parameter text, coverage over
+// name and description only (much worse: the parameters carry real
+// evidence), and coverage credit for related words.
 // TestQualityVsFTS5 compares with SQLite FTS5 bm25() over the same text.
 //
 // # Cost

@@ -84,6 +84,50 @@ func TestParseQueryRepeats(t *testing.T) {
 	}
 }
 
+func TestParseQueryValues(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []QueryTerm
+	}{
+		{"rename 'Quarterly Report' to report", []QueryTerm{
+			{Stem: "renam", Word: "rename", Weight: 1},
+			{Stem: "quarter", Word: "quarterly", Weight: valueWeight},
+			{Stem: "report", Word: "report", Weight: (queryK3 + 1) * 2 / (queryK3 + 2)},
+		}},
+		{"fetch https://example.com/docs now", []QueryTerm{
+			{Stem: "fetch", Word: "fetch", Weight: 1},
+			{Stem: "https", Word: "https", Weight: valueWeight},
+			{Stem: "exampl", Word: "example", Weight: valueWeight},
+			{Stem: "com", Word: "com", Weight: valueWeight},
+			{Stem: "doc", Word: "docs", Weight: valueWeight},
+		}},
+		{"I'm at McDonald's, order 2 pizzas", []QueryTerm{
+			{Stem: "mc", Word: "mc", Weight: 1},
+			{Stem: "donald", Word: "donald", Weight: 1},
+			{Stem: "order", Word: "order", Weight: 1},
+			{Stem: "2", Word: "2", Weight: numberWeight},
+			{Stem: "pizza", Word: "pizzas", Weight: 1},
+		}},
+		// A quote around most of the text is not a value.
+		{`"translate hello into French"`, []QueryTerm{
+			{Stem: "translat", Word: "translate", Weight: 1},
+			{Stem: "french", Word: "french", Weight: 1},
+		}},
+		// An unclosed quote is not a value.
+		{`say "hi to Ann`, []QueryTerm{
+			{Stem: "say", Word: "say", Weight: 1},
+			{Stem: "ann", Word: "ann", Weight: 1},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, ParseQuery(tt.in)); diff != "" {
+				t.Errorf("ParseQuery(%q) mismatch (-want +got):\n%s", tt.in, diff)
+			}
+		})
+	}
+}
+
 func TestSchemaText(t *testing.T) {
 	schema := `{"type":"object","properties":{
 		"unit":{"type":"string","description":"Temperature unit","enum":["celsius","fahrenheit"]},

@@ -2,7 +2,9 @@ package rank
 
 import (
 	"sort"
+	"strings"
 	"sync"
+	"unicode"
 )
 
 // Hit is one ranked card with its explanation.
@@ -60,25 +62,110 @@ const queryK3 = 0.5
 
 // ParseQuery turns text into weighted query terms: stop words dropped,
 // stems deduplicated in first-seen order, a repeated word weighing a
-// little more than a single one (see queryK3).
+// little more than a single one (see queryK3). Words that are most likely
+// an argument's value rather than a hint of the capability weigh less: a
+// number (numberWeight) and a word said only inside quotes or a URL
+// (valueWeight).
 func ParseQuery(text string) []QueryTerm {
-	toks := Tokens(text)
-	seen := make(map[string]int, len(toks))
-	q := make([]QueryTerm, 0, len(toks))
-	var tf []float64
-	for _, t := range toks {
-		if i, ok := seen[t.Stem]; ok {
-			tf[i]++
-			continue
+	seen := make(map[string]int)
+	var q []QueryTerm
+	var tf, scale []float64
+	for _, seg := range valueSpans(text) {
+		f := 1.0
+		if seg.value {
+			f = valueWeight
 		}
-		seen[t.Stem] = len(q)
-		q = append(q, QueryTerm{Stem: t.Stem, Word: t.Word, Weight: 1})
-		tf = append(tf, 1)
+		for _, t := range Tokens(seg.text) {
+			if i, ok := seen[t.Stem]; ok {
+				tf[i]++
+				scale[i] = max(scale[i], f)
+				continue
+			}
+			seen[t.Stem] = len(q)
+			q = append(q, QueryTerm{Stem: t.Stem, Word: t.Word, Weight: 1})
+			tf = append(tf, 1)
+			scale = append(scale, f)
+		}
 	}
 	for i, n := range tf {
-		q[i].Weight = (queryK3 + 1) * n / (queryK3 + n)
+		q[i].Weight = (queryK3 + 1) * n / (queryK3 + n) * scale[i]
+		if isNumber(q[i].Word) {
+			q[i].Weight *= numberWeight
+		}
 	}
 	return q
+}
+
+// valueWeight scales a query word that appears only inside a quoted
+// value or a URL ("rename 'Quarterly Report' to ...", "fetch
+// https://example.com/docs"): it names the thing the capability acts on,
+// not the capability.
+const valueWeight = 0.5
+
+// segment is a piece of a query; value is true for quoted text and URLs.
+type segment struct {
+	text  string
+	value bool
+}
+
+// valueSpans cuts text into the parts that quote a value — text between
+// quotes ('Guardian Sword+', "Hello World") and URLs — and the rest. A
+// quote that would cover most of the text is not a value.
+func valueSpans(text string) []segment {
+	var out []segment
+	rs := []rune(text)
+	isWord := func(i int) bool {
+		return i >= 0 && i < len(rs) && (unicode.IsLetter(rs[i]) || unicode.IsDigit(rs[i]))
+	}
+	start := 0
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		end := -1
+		switch {
+		case r == 'h' && !isWord(i-1) && (strings.HasPrefix(string(rs[i:min(i+8, len(rs))]), "https://") || strings.HasPrefix(string(rs[i:min(i+7, len(rs))]), "http://")):
+			end = i
+			for end < len(rs) && !unicode.IsSpace(rs[end]) {
+				end++
+			}
+			out = append(out, segment{text: string(rs[start:i])}, segment{text: string(rs[i:end]), value: true})
+			start = end
+			i = end - 1
+			continue
+		case r == '"' || r == '“' || r == '‘' || (r == '\'' && !isWord(i-1)):
+			closer := map[rune]rune{'"': '"', '“': '”', '‘': '’', '\'': '\''}[r]
+			for j := i + 1; j < len(rs); j++ {
+				if rs[j] == closer && (closer == '"' || closer == '”' || !isWord(j+1)) {
+					end = j
+					break
+				}
+			}
+		}
+		if end < 0 || 2*(end-i) > len(rs) {
+			continue
+		}
+		out = append(out, segment{text: string(rs[start:i])}, segment{text: string(rs[i+1 : end]), value: true})
+		start = end + 1
+		i = end
+	}
+	return append(out, segment{text: string(rs[start:])})
+}
+
+// numberWeight scales a query word made of digits alone ("500", "2019"):
+// in a task it is almost always an argument's value, not a hint of which
+// capability fits, so matching it in a card's text is weak evidence.
+const numberWeight = 0.5
+
+// isNumber reports whether w is made of ASCII digits alone.
+func isNumber(w string) bool {
+	if w == "" {
+		return false
+	}
+	for i := 0; i < len(w); i++ {
+		if w[i] < '0' || w[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // scratch is per-search working memory, pooled to keep searches free of
@@ -236,6 +323,7 @@ func (ix *Index) rescore(q []QueryTerm, queryIDF float64, top []int32, s *scratc
 		if len(s.pairs) > 0 {
 			bonus += ix.opts.Phrase * float64(min(ix.phrases(d, s.pairs), 3)) / 3
 		}
+
 		s.scores[d] *= bonus
 	}
 }
