@@ -38,6 +38,7 @@ type session struct {
 	listed    map[string]string     // tool name -> definition key, as listed
 	initial   map[string]bool       // call mode: the tools listed from the start
 	onStart   func(context.Context) // saves and traces the start; run once, when initialized
+	startMu   sync.Mutex            // held while onStart runs, so no request overtakes the start
 	prompts   map[string]string
 	resources map[string]string
 	templates map[string]string
@@ -190,7 +191,14 @@ func (g *Gateway) dropSession(s *session) {
 
 // started runs once the client has initialized the session: it saves
 // and traces the session's start.
+//
+// A request that arrives while the start is being recorded (the client's
+// initialized notification and its first request are handled
+// concurrently) waits for it, so the start always precedes the session's
+// finds and calls in the store and the trace.
 func (s *session) started() {
+	s.startMu.Lock()
+	defer s.startMu.Unlock()
 	s.mu.Lock()
 	f := s.onStart
 	s.onStart = nil
