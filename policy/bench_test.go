@@ -3,7 +3,9 @@ package policy_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/capbroker/capbroker/card"
 	"github.com/capbroker/capbroker/internal/synth"
@@ -26,11 +28,17 @@ func BenchmarkSelect(b *testing.B) {
 			ctx := context.Background()
 			s.Select(ctx, tasks[0], nil)
 			b.ReportAllocs()
+			lat := make([]time.Duration, 0, b.N)
 			i := 0
 			for b.Loop() {
+				t0 := time.Now()
 				s.Select(ctx, tasks[i%len(tasks)], nil)
+				lat = append(lat, time.Since(t0))
 				i++
 			}
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 		})
 	}
 }

@@ -256,7 +256,9 @@ func (s *Selector) Select(ctx context.Context, task string, opts *Options) *Sele
 		floor = floor[:o.MaxSelected]
 	}
 
-	hits, err := s.rankSafely(ctx, task, 4*o.MaxSelected+len(floor))
+	// Twice the bound is enough candidates: past that, hits are rejections
+	// nobody reads, and explaining each one costs time.
+	hits, err := s.rankSafely(ctx, task, 2*o.MaxSelected+len(floor))
 	if err != nil {
 		s.degrade(sel, err, o)
 		return sel
