@@ -2,7 +2,7 @@ package policy
 
 import (
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/capbroker/capbroker/rank"
@@ -42,16 +42,17 @@ var familyWords = map[Family][]string{
 		"incident", "logs", "log", "restart", "scale", "cloud", "aws", "gcp", "azure", "dns", "network", "backup", "uptime"},
 }
 
-var familyStems = func() map[string][]Family {
-	m := map[string][]Family{}
-	for f, words := range familyWords {
-		seen := map[string]bool{}
-		for _, w := range words {
-			s := rank.Stem(w)
-			if !seen[s] {
-				seen[s] = true
-				m[s] = append(m[s], f)
-			}
+// scored are the families InferFamily chooses between, in the order that
+// breaks nothing (ties are General): the index of each is its bit below.
+var scored = [...]Family{Coding, Data, Ops, Research, Writing}
+
+// familyStems maps a stem to the families it marks, one bit per entry of
+// scored.
+var familyStems = func() map[string]uint8 {
+	m := map[string]uint8{}
+	for i, f := range scored {
+		for _, w := range familyWords[f] {
+			m[rank.Stem(w)] |= 1 << i
 		}
 	}
 	return m
@@ -61,38 +62,45 @@ var familyStems = func() map[string][]Family {
 // words that decided it. A task with no family words, or a tie between
 // families, is General.
 func InferFamily(task string) (Family, []string) {
-	score := map[Family]int{}
-	evidence := map[Family][]string{}
-	seen := map[string]bool{}
-	for _, w := range rank.Words(task) {
+	var score [len(scored)]int
+	words := rank.Words(task)
+	stems := make([]string, 0, len(words))
+	kept := make([]string, 0, len(words)) // the word each stem came from
+	marks := make([]uint8, 0, len(words))
+	for _, w := range words {
 		s := rank.Stem(w)
-		if seen[s] {
-			continue
+		if slices.Contains(stems, s) {
+			continue // a repeated word counts once
 		}
-		seen[s] = true
-		for _, f := range familyStems[s] {
-			score[f]++
-			evidence[f] = append(evidence[f], w)
+		bits := familyStems[s]
+		stems = append(stems, s)
+		kept = append(kept, w)
+		marks = append(marks, bits)
+		for i := range scored {
+			if bits&(1<<i) != 0 {
+				score[i]++
+			}
 		}
 	}
-	best, bestN, tie := General, 0, false
-	fams := make([]Family, 0, len(score))
-	for f := range score {
-		fams = append(fams, f)
-	}
-	sort.Slice(fams, func(i, j int) bool { return fams[i] < fams[j] })
-	for _, f := range fams {
-		switch n := score[f]; {
+	best, bestN, tie := -1, 0, false
+	for i, n := range score {
+		switch {
 		case n > bestN:
-			best, bestN, tie = f, n, false
-		case n == bestN:
+			best, bestN, tie = i, n, false
+		case n == bestN && n > 0:
 			tie = true
 		}
 	}
-	if bestN == 0 || tie {
+	if best < 0 || tie {
 		return General, nil
 	}
-	return best, evidence[best]
+	var evidence []string
+	for j, bits := range marks {
+		if bits&(1<<best) != 0 {
+			evidence = append(evidence, kept[j])
+		}
+	}
+	return scored[best], evidence
 }
 
 // Families lists the built-in families.

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/capbroker/capbroker/card"
 	"github.com/capbroker/capbroker/payload"
@@ -196,9 +198,10 @@ type Selector struct {
 	// floors resolve in constant time.
 	aliases map[string]int
 
-	mu     sync.Mutex
-	tokens map[tokenKey]int // per-card token counts
-	full   map[payload.Format]int
+	mu      sync.Mutex
+	tokens  map[tokenKey]int // per-card token counts by digest
+	byIndex map[payload.Format][]atomic.Int32
+	full    map[payload.Format]int
 }
 
 type tokenKey struct {
@@ -216,7 +219,7 @@ func NewSelector(cat *card.Catalog, r Ranker, counter *payload.Counter) (*Select
 		}
 		counter = c
 	}
-	s := &Selector{cat: cat, ranker: r, counter: counter, aliases: map[string]int{}, tokens: map[tokenKey]int{}, full: map[payload.Format]int{}}
+	s := &Selector{cat: cat, ranker: r, counter: counter, aliases: map[string]int{}, tokens: map[tokenKey]int{}, byIndex: map[payload.Format][]atomic.Int32{}, full: map[payload.Format]int{}}
 	for i, c := range cat.Cards() {
 		for _, alias := range []string{c.OriginalName, unprefixed(c.Name)} {
 			if _, taken := s.aliases[alias]; alias != "" && !taken {
@@ -274,9 +277,9 @@ func (s *Selector) Select(ctx context.Context, task string, opts *Options) *Sele
 	budgeted := o.TokenBudget > 0
 	budgetLeft, floorTokens := 0, 0
 	if budgeted {
-		floorTokens = s.cardTokens(Hatch(), o.Format)
+		floorTokens = s.cardTokens(&hatchCard, o.Format)
 		for _, i := range floor {
-			floorTokens += s.cardTokens(s.cat.At(i), o.Format)
+			floorTokens += s.cardTokensAt(i, o.Format)
 		}
 		budgetLeft = o.TokenBudget - floorTokens
 	}
@@ -309,7 +312,7 @@ func (s *Selector) Select(ctx context.Context, task string, opts *Options) *Sele
 			continue
 		}
 		if budgeted {
-			cost := s.cardTokens(c, o.Format)
+			cost := s.cardTokensAt(i, o.Format)
 			if cost > budgetLeft {
 				sel.Rejected = append(sel.Rejected, Rejection{Name: h.Name, Score: h.Score,
 					Reason: fmt.Sprintf("token budget: needs %d tokens, %d left of %d", cost, max(budgetLeft, 0), o.TokenBudget)})
@@ -401,15 +404,23 @@ func matchedTerms(h rank.Hit) string {
 	if len(h.Matches) == 0 {
 		return "nothing"
 	}
-	parts := make([]string, len(h.Matches))
+	// Built by hand: this runs for every pick of every selection.
+	var b strings.Builder
+	b.Grow(32 * len(h.Matches))
 	for i, m := range h.Matches {
-		fields := make([]string, len(m.Fields))
-		for j, f := range m.Fields {
-			fields[j] = f.String()
+		if i > 0 {
+			b.WriteString(", ")
 		}
-		parts[i] = fmt.Sprintf("%q in %s", m.Term, strings.Join(fields, "+"))
+		b.WriteString(strconv.Quote(m.Term))
+		b.WriteString(" in ")
+		for j, f := range m.Fields {
+			if j > 0 {
+				b.WriteByte('+')
+			}
+			b.WriteString(f.String())
+		}
 	}
-	return strings.Join(parts, ", ")
+	return b.String()
 }
 
 // floorCards returns the catalog positions of the floor names, in floor

@@ -1,9 +1,37 @@
 package policy
 
 import (
+	"sync/atomic"
+
 	"github.com/capbroker/capbroker/card"
 	"github.com/capbroker/capbroker/payload"
 )
+
+// cardTokensAt returns the tokens of the catalog's i-th card in format f,
+// cached by position so the hot path neither hashes nor locks once a
+// count is known. Zero means not counted yet: every definition costs at
+// least one token.
+func (s *Selector) cardTokensAt(i int, f payload.Format) int {
+	counts := s.countsFor(f)
+	if n := counts[i].Load(); n > 0 {
+		return int(n)
+	}
+	n := s.cardTokens(s.cat.At(i), f)
+	counts[i].Store(int32(max(n, 1)))
+	return n
+}
+
+// countsFor returns the per-position token counts of format f.
+func (s *Selector) countsFor(f payload.Format) []atomic.Int32 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.byIndex[f]
+	if !ok {
+		c = make([]atomic.Int32, s.cat.Len())
+		s.byIndex[f] = c
+	}
+	return c
+}
 
 // cardTokens returns the tokens of one card's definition in format f,
 // cached by digest.
@@ -41,7 +69,7 @@ func (s *Selector) FullTokens(f payload.Format) int {
 	}
 	n = 0
 	for i := range s.cat.Cards() {
-		n += s.cardTokens(s.cat.At(i), f)
+		n += s.cardTokensAt(i, f)
 	}
 	s.mu.Lock()
 	s.full[f] = n
@@ -51,10 +79,10 @@ func (s *Selector) FullTokens(f payload.Format) int {
 
 // ExposedTokens returns the tokens of the named cards plus the hatch.
 func (s *Selector) ExposedTokens(names []string, f payload.Format) int {
-	n := s.cardTokens(Hatch(), f)
+	n := s.cardTokens(&hatchCard, f)
 	for _, name := range names {
-		if c, ok := s.cat.Lookup(name); ok {
-			n += s.cardTokens(c, f)
+		if i := s.cat.Index(name); i >= 0 {
+			n += s.cardTokensAt(i, f)
 		}
 	}
 	return n
