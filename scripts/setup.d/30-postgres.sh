@@ -19,8 +19,8 @@ capbroker_pg_setup() {
 			return 1
 		fi
 		echo "postgres: installing from Debian packages"
-		DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
-			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null || return 1
+		DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 update -qq &&
+			DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq postgresql >/dev/null || return 1
 		for v in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V); do bin=$v; done
 		[ -n "$bin" ] || { echo "postgres: installed, but no /usr/lib/postgresql/*/bin" >&2; return 1; }
 	fi
@@ -35,10 +35,18 @@ capbroker_pg_setup() {
 	mkdir -p "$dir" || return 1
 	if [ "$(id -u)" = 0 ]; then
 		chown postgres: "$dir" && chmod 700 "$dir" || return 1
-		"${as[@]}" test -w "$dir" || {
-			echo "postgres: the postgres user cannot reach $dir (a parent folder is not searchable)" >&2
-			return 1
-		}
+		if ! "${as[@]}" test -w "$dir"; then
+			# The checkout sits under a folder the postgres user cannot
+			# search (such as /root): keep the cluster in /var/tmp instead,
+			# one per checkout.
+			local alt
+			alt="/var/tmp/capbroker-pg-$(printf '%s' "$dir" | sha256sum | cut -c1-12)"
+			echo "postgres: the postgres user cannot reach $dir; using $alt"
+			rmdir "$dir" 2>/dev/null
+			dir=$alt
+			mkdir -p "$dir" && chown postgres: "$dir" && chmod 700 "$dir" || return 1
+			"${as[@]}" test -w "$dir" || { echo "postgres: the postgres user cannot write $dir" >&2; return 1; }
+		fi
 	fi
 
 	local data="$dir/data" pwfile="$dir/password" portfile="$dir/port" log="$dir/server.log"
