@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/capbroker/capbroker/internal/atomicfile"
 	"github.com/capbroker/capbroker/source"
 )
 
@@ -382,7 +383,7 @@ func (ix *Index) store(batches []*source.Batch) error {
 		e2.Batch = &c
 		p.Entries = append(p.Entries, &e2)
 	}
-	return writeAtomic(filepath.Join(ix.dir, FileName), func(w io.Writer) error { return encode(w, p) })
+	return atomicfile.Write(filepath.Join(ix.dir, FileName), func(w io.Writer) error { return encode(w, p) })
 }
 
 func sameStamp(a, b source.Stamp) bool {
@@ -395,43 +396,6 @@ func sameStamp(a, b source.Stamp) bool {
 		}
 	}
 	return true
-}
-
-// writeAtomic writes a file through a temporary file in the same folder,
-// synced and renamed over the target, so a reader sees the old file or
-// the new one, never a part.
-func writeAtomic(path string, write func(io.Writer) error) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	bw := bufio.NewWriterSize(f, 1<<20)
-	if err = write(bw); err != nil {
-		return err
-	}
-	if err = bw.Flush(); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(f.Name(), path); err != nil {
-		return err
-	}
-	if d, err := os.Open(filepath.Dir(path)); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
 }
 
 // DefaultDir is where the index lives unless told otherwise:

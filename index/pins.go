@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/capbroker/capbroker/card"
+	"github.com/capbroker/capbroker/internal/atomicfile"
 )
 
 // PinsName is the file in the index folder that remembers approved MCP
@@ -219,7 +220,7 @@ func (ix *Index) savePins() error {
 		return err
 	}
 	path := filepath.Join(ix.dir, PinsName)
-	err = writeAtomic(path, func(w io.Writer) error {
+	err = atomicfile.Write(path, func(w io.Writer) error {
 		_, err := w.Write(append(data, '\n'))
 		return err
 	})

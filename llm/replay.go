@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/capbroker/capbroker/internal/atomicfile"
 )
 
 // Replay answers from recorded replies instead of a model, for tests and
@@ -83,7 +85,7 @@ func (r *Recorder) Complete(ctx context.Context, req Request) (Response, error) 
 		return resp, fmt.Errorf("recording the reply: %w", err)
 	}
 	file := filepath.Join(r.Dir, Key(req)+".json")
-	if err := os.WriteFile(file, []byte(resp.Text), 0o644); err != nil {
+	if err := atomicfile.WriteFile(file, []byte(resp.Text)); err != nil {
 		return resp, fmt.Errorf("recording the reply: %w", err)
 	}
 	return resp, nil

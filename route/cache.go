@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/capbroker/capbroker/card"
+	"github.com/capbroker/capbroker/internal/atomicfile"
 )
 
 // DefaultMaxAge is how long a scanned capability map stays fresh.
@@ -265,7 +266,7 @@ func (c *Cache) save() error {
 	if err != nil {
 		return fmt.Errorf("encoding capability cache: %w", err)
 	}
-	if err := writeFileAtomic(c.opts.Path, append(data, '\n')); err != nil {
+	if err := atomicfile.WriteFile(c.opts.Path, append(data, '\n')); err != nil {
 		return fmt.Errorf("writing capability cache: %w", err)
 	}
 	return nil

@@ -8,13 +8,14 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/capbroker/capbroker/internal/atomicfile"
 )
 
 // Gap records that a capability was needed and no plugin provided it, so
@@ -102,7 +103,7 @@ func (l *GapLog) RecordGap(ctx context.Context, g Gap) error {
 		if err != nil {
 			return fmt.Errorf("encoding gap log: %w", err)
 		}
-		if err := writeFileAtomic(l.Path, append(data, '\n')); err != nil {
+		if err := atomicfile.WriteFile(l.Path, append(data, '\n')); err != nil {
 			return fmt.Errorf("writing gap log: %w", err)
 		}
 	} else {
@@ -243,7 +244,7 @@ func UpdateWarnings(path string, gaps []Gap) error {
 		return fmt.Errorf("reading state file: %w", err)
 	}
 	out := ReplaceWarnings(old, WarningsSection(gaps))
-	if err := writeFileAtomic(path, out); err != nil {
+	if err := atomicfile.WriteFile(path, out); err != nil {
 		return fmt.Errorf("writing state file: %w", err)
 	}
 	return nil
@@ -319,42 +320,4 @@ func ReplaceWarnings(doc []byte, section string) []byte {
 		}
 	}
 	return []byte(b.String())
-}
-
-// writeFileAtomic writes data to a temporary file in path's directory and
-// renames it over path, so a reader sees the old file or the new one,
-// never a part. The directory is created if needed; an existing file's
-// permissions are kept (0644 for a new one).
-func writeFileAtomic(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	mode := fs.FileMode(0o644)
-	if st, err := os.Stat(path); err == nil {
-		mode = st.Mode().Perm()
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Chmod(mode); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

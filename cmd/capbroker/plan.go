@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/capbroker/capbroker/card"
+	"github.com/capbroker/capbroker/internal/atomicfile"
 	"github.com/capbroker/capbroker/llm"
 	"github.com/capbroker/capbroker/plan"
 	"github.com/capbroker/capbroker/source/toolfile"
@@ -128,7 +129,7 @@ CAPBROKER_LLM_RECORD=DIR records every reply for a later replay.`,
 				_, err = m.Stdout.Write(data)
 				return err
 			}
-			if err := os.WriteFile(out, data, 0o644); err != nil {
+			if err := atomicfile.WriteFile(out, data); err != nil {
 				return err
 			}
 			fmt.Fprintf(m.Stderr, "wrote %s: %d tasks, %d warnings (model %s)\n", out, len(res.Plan.Tasks), len(res.Warnings), res.Reply.Model)
@@ -164,7 +165,7 @@ func (m *Main) llmProvider(config string, explicit bool) (llm.Provider, error) {
 func (m *Main) keepReply(err error, raw []byte, out string) error {
 	if out != "" {
 		path := out + ".reply.txt"
-		if werr := os.WriteFile(path, raw, 0o644); werr == nil {
+		if werr := atomicfile.WriteFile(path, raw); werr == nil {
 			return fmt.Errorf("%w\n(the reply is kept in %s)", err, path)
 		}
 	}

@@ -2,11 +2,12 @@ package main
 
 import (
 	"fmt"
-	"os"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/capbroker/capbroker/internal/atomicfile"
 	"github.com/capbroker/capbroker/store"
 	"github.com/capbroker/capbroker/trace"
 )
@@ -116,22 +117,8 @@ func (m *Main) exportTraces(path string, recs []trace.Record) error {
 	if path == "-" {
 		return trace.WriteJSONL(m.Stdout, recs)
 	}
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return fmt.Errorf("exporting traces: %w", err)
-	}
-	if err := trace.WriteJSONL(f, recs); err != nil {
-		f.Close()
-		os.Remove(tmp)
+	if err := atomicfile.Write(path, func(w io.Writer) error { return trace.WriteJSONL(w, recs) }); err != nil {
 		return fmt.Errorf("exporting traces to %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("exporting traces to %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("exporting traces: %w", err)
 	}
 	fmt.Fprintf(m.Stderr, "exported %d records to %s\n", len(recs), path)
 	return nil
