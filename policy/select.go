@@ -340,7 +340,18 @@ func (s *Selector) Select(ctx context.Context, task string, opts *Options) *Sele
 		}
 	}
 	sel.Tools = picks
+	overBudget := 0
+	for _, r := range sel.Rejected {
+		if strings.HasPrefix(r.Reason, "token budget") {
+			overBudget++
+		}
+	}
 	switch {
+	case ranked == 0 && overBudget > 0:
+		sel.Reason = fmt.Sprintf("%d matched, none fits the token budget of %d", overBudget, o.TokenBudget)
+		if len(floor) > 0 {
+			sel.Reason += fmt.Sprintf("; the %s floor only", sel.Family)
+		}
 	case ranked == 0 && len(floor) > 0:
 		sel.Reason = "floor (no matches)"
 	case ranked == 0:

@@ -275,6 +275,15 @@ func TestTokenBudgetBelowFloor(t *testing.T) {
 	}
 }
 
+func TestTokenBudgetRejectsAll(t *testing.T) {
+	s := newSelector(t, testCards(), nil)
+	// Room for the hatch alone: every match is over the budget.
+	sel := s.Select(context.Background(), "search the web for pages about a topic", &policy.Options{TokenBudget: s.ExposedTokens(nil, payload.OpenAI)})
+	if len(sel.Tools) != 0 || !strings.Contains(sel.Reason, "none fits the token budget") {
+		t.Errorf("picks %v, reason %q: want none, and a reason naming the budget", sel.Names(), sel.Reason)
+	}
+}
+
 func TestTokens(t *testing.T) {
 	s := newSelector(t, testCards(), nil)
 	for _, f := range payload.Formats {

@@ -125,8 +125,9 @@ func (m *Main) discoveredCards(ctx context.Context, f *catalogFlags) ([]card.Car
 	if named {
 		return nil, fmt.Errorf("no capabilities found in the places named (see capbroker discover)")
 	}
-	fmt.Fprintln(m.Stderr, "note: no capabilities found in ./.claude, ./.mcp.json or ~/.claude; using the embedded example catalog (112 tools)")
-	return examples.Cards()
+	cards, err := examples.Cards()
+	fmt.Fprintf(m.Stderr, "note: no capabilities found in ./.claude, ./.mcp.json or ~/.claude; using the embedded example catalog (%d tools)\n", len(cards))
+	return cards, err
 }
 
 // configuredRanker returns the ranker builder the environment asks for:

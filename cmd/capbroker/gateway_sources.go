@@ -175,8 +175,11 @@ func (m *Main) discoveredUpstreams(ctx context.Context) (*upstreams, error) {
 	// ~/.claude.json: Claude Code's user servers and this project's own.
 	if defaults && home != "" {
 		p := filepath.Join(home, ".claude.json")
-		local, user, state := m.claudeJSON(p, wd)
+		local, user, probs, state := m.claudeJSON(p, wd)
 		up.looked = append(up.looked, p+" ("+state+")")
+		for _, pr := range probs {
+			up.notes = append(up.notes, pr.String())
+		}
 		for _, s := range local {
 			rank[s.File] = rankLocal
 		}
@@ -238,14 +241,15 @@ func rankOf(known []clientConfig, path string) (int, bool) {
 
 // claudeJSON reads Claude Code's ~/.claude.json: the servers of this
 // project (its "local" scope, under projects[wd]) and the user's (top
-// level). state says what was found, for the places-looked list.
-func (m *Main) claudeJSON(path, wd string) (local, user []mcpconfig.Server, state string) {
+// level). probs are the servers left out and why; state says what was
+// found, for the places-looked list.
+func (m *Main) claudeJSON(path, wd string) (local, user []mcpconfig.Server, probs []mcpconfig.Problem, state string) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil, "not found"
+		return nil, nil, nil, "not found"
 	}
 	if err != nil {
-		return nil, nil, err.Error()
+		return nil, nil, nil, err.Error()
 	}
 	var top struct {
 		MCPServers json.RawMessage `json:"mcpServers"`
@@ -254,20 +258,27 @@ func (m *Main) claudeJSON(path, wd string) (local, user []mcpconfig.Server, stat
 		} `json:"projects"`
 	}
 	if err := json.Unmarshal(data, &top); err != nil {
-		return nil, nil, "not JSON: " + err.Error()
+		return nil, nil, nil, "not JSON: " + err.Error()
 	}
 	opts := m.mcpOptions(m.Getenv("HOME"), wd)
 	if len(top.MCPServers) > 0 {
-		user, _, _ = mcpconfig.Parse(path, data, opts)
+		var ps []mcpconfig.Problem
+		user, ps, _ = mcpconfig.Parse(path, data, opts)
+		probs = append(probs, ps...)
 	}
 	if p, ok := top.Projects[wd]; ok && len(p.MCPServers) > 0 {
 		doc, _ := json.Marshal(map[string]json.RawMessage{"mcpServers": p.MCPServers})
-		local, _, _ = mcpconfig.Parse(path+" (project "+wd+")", doc, opts)
+		var ps []mcpconfig.Problem
+		local, ps, _ = mcpconfig.Parse(path+" (project "+wd+")", doc, opts)
 		for i := range local {
 			local[i].Line = 0 // a line of the extract, not of the file
 		}
+		for i := range ps {
+			ps[i].Line = 0
+		}
+		probs = append(probs, ps...)
 	}
-	return local, user, fmt.Sprintf("%d user servers, %d for this project", len(user), len(local))
+	return local, user, probs, fmt.Sprintf("%d user servers, %d for this project", len(user), len(local))
 }
 
 // add turns the definitions into upstreams: the gateway itself is left

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
-	"github.com/capbroker/capbroker/source/mcpconfig"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/capbroker/capbroker/source/mcpconfig"
 )
 
 func TestClientConfigs(t *testing.T) {
@@ -55,5 +58,28 @@ func TestIsGatewayItself(t *testing.T) {
 		if got := isGatewayItself(tc.s); got != tc.want {
 			t.Errorf("isGatewayItself(%s %v) = %v, want %v", tc.s.Command, tc.s.Args, got, tc.want)
 		}
+	}
+}
+
+// TestClaudeJSONProblemsReported checks that a server left out of
+// ~/.claude.json is reported with the file, not silently dropped.
+func TestClaudeJSONProblemsReported(t *testing.T) {
+	home := t.TempDir()
+	os.WriteFile(filepath.Join(home, ".claude.json"), []byte(`{"mcpServers":{
+  "good":{"command":"true"},
+  "bad":{"command":5}
+}}`), 0o644)
+	m := &Main{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(k string) string {
+		if k == "HOME" {
+			return home
+		}
+		return ""
+	}}
+	local, user, probs, _ := m.claudeJSON(filepath.Join(home, ".claude.json"), t.TempDir())
+	if len(local) != 0 || len(user) != 1 || user[0].Name != "good" {
+		t.Errorf("servers: local %v, user %v; want the good one", local, user)
+	}
+	if len(probs) != 1 || !strings.Contains(probs[0].String(), "bad") || !strings.Contains(probs[0].String(), ".claude.json") {
+		t.Errorf("problems = %v, want one naming the bad server and the file", probs)
 	}
 }

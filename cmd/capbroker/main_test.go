@@ -148,6 +148,7 @@ func TestUsageErrors(t *testing.T) {
 		{"select", "--nope", "x"},
 		{"find", "-k", "0", "x"},
 		{"cards", "--kind", "widget"},
+		{"session", "strat", "x"},
 	} {
 		_, errOut, code := run(t, args...)
 		if code != 2 || errOut == "" {

@@ -85,6 +85,13 @@ exactly the tools it saw before.
 
 The database is a SQLite file in your data directory unless --db (or
 $CAPBROKER_DB) names another file or a postgres:// URL.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageError{fmt.Errorf("unknown session command %q (want start, find, call, show, resume or list)", args[0])}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(m.newSessionStartCmd(), m.newSessionFindCmd(), m.newSessionCallCmd(),
 		m.newSessionShowCmd(), m.newSessionResumeCmd(), m.newSessionListCmd())
