@@ -1,12 +1,14 @@
 package route
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/capbroker/capbroker/card"
 	"github.com/capbroker/capbroker/internal/atomicfile"
@@ -260,8 +262,18 @@ func (c *Cache) load() {
 	c.scannedAt = f.ScannedAt
 }
 
-// save writes the cache file atomically. c.mu is held.
+// save writes the cache file atomically. c.mu is held. It refuses to
+// replace a file that is plainly something else — valid JSON that is not
+// a capability cache (a mistyped --cache naming a plan), or binary data —
+// while a damaged cache (text that no longer parses) is rewritten.
 func (c *Cache) save() error {
+	if old, err := os.ReadFile(c.opts.Path); err == nil && len(bytes.TrimSpace(old)) > 0 {
+		var f cacheFile
+		err := json.Unmarshal(old, &f)
+		if (err == nil && f.Version == 0) || (err != nil && !utf8.Valid(old)) {
+			return fmt.Errorf("writing capability cache: %s exists and is not a capbroker capability cache; not replacing it", c.opts.Path)
+		}
+	}
 	data, err := json.MarshalIndent(cacheFile{Version: cacheVersion, Key: c.opts.Key, ScannedAt: c.scannedAt, Cards: c.cards}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encoding capability cache: %w", err)

@@ -307,3 +307,19 @@ func TestCacheRecordsGaps(t *testing.T) {
 		t.Errorf("err=%v warnings=%q", err, d.Warnings)
 	}
 }
+
+func TestCacheRefusesToReplaceOtherFiles(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "plan.json")
+	plan := []byte(`{"goal":"g","tasks":[]}`)
+	os.WriteFile(path, plan, 0o644)
+	c := NewCache(New(Default(), nil), func(context.Context) ([]card.Card, error) { return nil, nil }, &CacheOptions{Path: path, Key: "k"})
+	if _, err := c.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if w := strings.Join(c.Warnings(), "\n"); !strings.Contains(w, "not a capbroker capability cache") {
+		t.Errorf("warnings = %q, want one saying the file is not a cache", w)
+	}
+	if got, _ := os.ReadFile(path); string(got) != string(plan) {
+		t.Errorf("the plan file was changed: %s", got)
+	}
+}
