@@ -259,9 +259,9 @@ func (s *Selector) Select(ctx context.Context, task string, opts *Options) *Sele
 		floor = floor[:o.MaxSelected]
 	}
 
-	// Twice the bound is enough candidates: past that, hits are rejections
-	// nobody reads, and explaining each one costs time.
-	hits, err := s.rankSafely(ctx, task, 2*o.MaxSelected+len(floor))
+	// The bound plus a few is enough candidates: past that, hits are
+	// rejections nobody reads, and explaining each one costs time.
+	hits, err := s.rankSafely(ctx, task, o.MaxSelected+len(floor)+5)
 	if err != nil {
 		s.degrade(sel, err, o)
 		return sel
