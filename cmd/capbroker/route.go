@@ -265,7 +265,10 @@ capability has no match.`,
 				fmt.Fprintln(m.Stderr, "warning:", w)
 			}
 			if rf.asJSON {
-				return writeJSON(m.Stdout, d)
+				if err := writeJSON(m.Stdout, d); err != nil {
+					return err
+				}
+				return explicitWriteFailure(cmd, d.Warnings)
 			}
 			fmt.Fprint(m.Stdout, d.Announcement)
 			fmt.Fprintln(m.Stdout, d.Line)
@@ -275,7 +278,7 @@ capability has no match.`,
 					fmt.Fprintln(m.Stdout, "  "+s.Line)
 				}
 			}
-			return nil
+			return explicitWriteFailure(cmd, d.Warnings)
 		},
 	}
 	rf.register(cmd)
@@ -294,4 +297,18 @@ func phaseList(tax *route.Taxonomy) string {
 		names = append(names, p.Name)
 	}
 	return strings.Join(names, ", ")
+}
+
+// explicitWriteFailure turns a failed write of a file the user named
+// (--state, --gap-log, --cache) into an error, after the decision was
+// printed; the default places only warn, as routing itself succeeded.
+func explicitWriteFailure(cmd *cobra.Command, warnings []string) error {
+	for _, w := range warnings {
+		switch {
+		case strings.HasPrefix(w, "recording the capability gap") && (cmd.Flags().Changed("state") || cmd.Flags().Changed("gap-log")),
+			strings.HasPrefix(w, "writing capability cache") && cmd.Flags().Changed("cache"):
+			return fmt.Errorf("%s", w)
+		}
+	}
+	return nil
 }

@@ -237,3 +237,27 @@ func TestCapabilities(t *testing.T) {
 		t.Errorf("--print-taxonomy: %d\n%.200s", code, out)
 	}
 }
+
+// TestRouteExplicitWriteFailure: a state file or cache the user named
+// that cannot be written is an error (after the decision is printed); the
+// default places only warn.
+func TestRouteExplicitWriteFailure(t *testing.T) {
+	proj := pythonProject(t)
+	plugins := routingRoot(t, "plugins")
+	dir := t.TempDir() // a directory where a file is expected
+	for _, tt := range []struct {
+		name string
+		args []string
+	}{
+		{"state", []string{"--state", dir, "--cache", "none", "--gap-log", "none"}},
+		{"cache", []string{"--cache", dir, "--state", "none", "--gap-log", "none"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"route", "--root", plugins, "--project", proj, "--capability", "requirements-gathering", "gather requirements"}, tt.args...)
+			out, errOut, code := run(t, args...)
+			if code != 1 || !strings.Contains(out, "requirements-gathering") || !strings.Contains(errOut, dir) {
+				t.Errorf("exit %d, stdout %q, stderr %q: want the decision printed, then exit 1 naming %s", code, out, errOut, dir)
+			}
+		})
+	}
+}
