@@ -110,3 +110,34 @@ func FromTraceRow(id int64, data string) (trace.Record, error) {
 	rec.ID = id
 	return rec, nil
 }
+
+// SessionCols are the columns of the sessions table in the order
+// [ScanSession] reads them; both SQL stores select them.
+const SessionCols = `id, task, selected_tools, exposed_tools, iterations, max_iterations, find_calls, selection, version, created_at, updated_at`
+
+// Scanner is a row a driver can scan: *sql.Row, *sql.Rows and pgx's rows.
+type Scanner interface{ Scan(dest ...any) error }
+
+// ScanSession reads a session selected with [SessionCols].
+func ScanSession(sc Scanner) (*Session, error) {
+	var r SessionRow
+	if err := sc.Scan(&r.ID, &r.Task, &r.Selected, &r.Exposed, &r.Iterations, &r.MaxIterations, &r.FindCalls,
+		&r.Selection, &r.Version, &r.CreatedMicro, &r.UpdatedMicro); err != nil {
+		return nil, err
+	}
+	return FromRow(r)
+}
+
+// ToTraceRows encodes records with [ToTraceRow], stopping at the first
+// that cannot be encoded.
+func ToTraceRows(recs []trace.Record) ([]TraceRow, error) {
+	rows := make([]TraceRow, len(recs))
+	for i, rec := range recs {
+		r, err := ToTraceRow(rec)
+		if err != nil {
+			return nil, err
+		}
+		rows[i] = r
+	}
+	return rows, nil
+}

@@ -166,21 +166,19 @@ func (s *Store) Close() error {
 	return nil
 }
 
-const sessionCols = `id, task, selected_tools, exposed_tools, iterations, max_iterations, find_calls, selection, version, created_at, updated_at`
-
 // CreateSession implements store.Store.
 func (s *Store) CreateSession(ctx context.Context, sess *store.Session, recs ...trace.Record) (err error) {
 	defer wrap(&err, "creating session %s", sess.ID)
 	if err := store.PrepareWrite(sess, true, s.now()); err != nil {
 		return err
 	}
-	rows, err := traceRows(recs)
+	rows, err := store.ToTraceRows(recs)
 	if err != nil {
 		return err
 	}
 	r := store.ToRow(sess)
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `INSERT INTO sessions (`+sessionCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 1, $9, $10) ON CONFLICT (id) DO NOTHING`,
+		tag, err := tx.Exec(ctx, `INSERT INTO sessions (`+store.SessionCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 1, $9, $10) ON CONFLICT (id) DO NOTHING`,
 			r.ID, r.Task, r.Selected, r.Exposed, r.Iterations, r.MaxIterations, r.FindCalls, r.Selection, r.CreatedMicro, r.UpdatedMicro)
 		if err != nil {
 			return err
@@ -203,7 +201,7 @@ func (s *Store) UpdateSession(ctx context.Context, sess *store.Session, recs ...
 	if err := store.PrepareWrite(sess, false, s.now()); err != nil {
 		return err
 	}
-	rows, err := traceRows(recs)
+	rows, err := store.ToTraceRows(recs)
 	if err != nil {
 		return err
 	}
@@ -237,7 +235,7 @@ func (s *Store) UpdateSession(ctx context.Context, sess *store.Session, recs ...
 // Session implements store.Store.
 func (s *Store) Session(ctx context.Context, id string) (_ *store.Session, err error) {
 	defer wrap(&err, "reading session %s", id)
-	sess, err := scanSession(s.pool.QueryRow(ctx, `SELECT `+sessionCols+` FROM sessions WHERE id = $1`, id))
+	sess, err := store.ScanSession(s.pool.QueryRow(ctx, `SELECT `+store.SessionCols+` FROM sessions WHERE id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, store.ErrNotFound
 	}
@@ -252,14 +250,14 @@ func (s *Store) Sessions(ctx context.Context, q *store.SessionQuery) (_ []store.
 		l := int64(q.Limit)
 		limit = &l
 	}
-	rows, err := s.pool.Query(ctx, `SELECT `+sessionCols+` FROM sessions ORDER BY created_at DESC, id DESC LIMIT $1`, limit)
+	rows, err := s.pool.Query(ctx, `SELECT `+store.SessionCols+` FROM sessions ORDER BY created_at DESC, id DESC LIMIT $1`, limit)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	out := []store.Session{}
 	for rows.Next() {
-		sess, err := scanSession(rows)
+		sess, err := store.ScanSession(rows)
 		if err != nil {
 			return nil, err
 		}
@@ -274,7 +272,7 @@ func (s *Store) AppendTraces(ctx context.Context, recs ...trace.Record) (err err
 	if len(recs) == 0 {
 		return nil
 	}
-	rows, err := traceRows(recs)
+	rows, err := store.ToTraceRows(recs)
 	if err != nil {
 		return err
 	}
@@ -322,27 +320,6 @@ func (s *Store) Traces(ctx context.Context, q *store.TraceQuery) (_ []trace.Reco
 		out = append(out, rec)
 	}
 	return out, rows.Err()
-}
-
-func scanSession(row pgx.Row) (*store.Session, error) {
-	var r store.SessionRow
-	if err := row.Scan(&r.ID, &r.Task, &r.Selected, &r.Exposed, &r.Iterations, &r.MaxIterations, &r.FindCalls,
-		&r.Selection, &r.Version, &r.CreatedMicro, &r.UpdatedMicro); err != nil {
-		return nil, err
-	}
-	return store.FromRow(r)
-}
-
-func traceRows(recs []trace.Record) ([]store.TraceRow, error) {
-	rows := make([]store.TraceRow, len(recs))
-	for i, rec := range recs {
-		r, err := store.ToTraceRow(rec)
-		if err != nil {
-			return nil, err
-		}
-		rows[i] = r
-	}
-	return rows, nil
 }
 
 func insertTraces(ctx context.Context, tx pgx.Tx, rows []store.TraceRow) error {

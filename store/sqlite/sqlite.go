@@ -190,15 +190,13 @@ func (s *Store) Close() error {
 	return err
 }
 
-const sessionCols = `id, task, selected_tools, exposed_tools, iterations, max_iterations, find_calls, selection, version, created_at, updated_at`
-
 // CreateSession implements store.Store.
 func (s *Store) CreateSession(ctx context.Context, sess *store.Session, recs ...trace.Record) (err error) {
 	defer wrap(&err, "creating session %s", sess.ID)
 	if err := store.PrepareWrite(sess, true, s.now()); err != nil {
 		return err
 	}
-	rows, err := traceRows(recs)
+	rows, err := store.ToTraceRows(recs)
 	if err != nil {
 		return err
 	}
@@ -208,7 +206,7 @@ func (s *Store) CreateSession(ctx context.Context, sess *store.Session, recs ...
 	}
 	defer tx.Rollback()
 	r := store.ToRow(sess)
-	res, err := tx.ExecContext(ctx, `INSERT INTO sessions (`+sessionCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?) ON CONFLICT (id) DO NOTHING`,
+	res, err := tx.ExecContext(ctx, `INSERT INTO sessions (`+store.SessionCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?) ON CONFLICT (id) DO NOTHING`,
 		r.ID, r.Task, r.Selected, r.Exposed, r.Iterations, r.MaxIterations, r.FindCalls, r.Selection, r.CreatedMicro, r.UpdatedMicro)
 	if err != nil {
 		return err
@@ -234,7 +232,7 @@ func (s *Store) UpdateSession(ctx context.Context, sess *store.Session, recs ...
 	if err := store.PrepareWrite(sess, false, s.now()); err != nil {
 		return err
 	}
-	rows, err := traceRows(recs)
+	rows, err := store.ToTraceRows(recs)
 	if err != nil {
 		return err
 	}
@@ -275,8 +273,8 @@ func (s *Store) UpdateSession(ctx context.Context, sess *store.Session, recs ...
 // Session implements store.Store.
 func (s *Store) Session(ctx context.Context, id string) (_ *store.Session, err error) {
 	defer wrap(&err, "reading session %s", id)
-	row := s.r.QueryRowContext(ctx, `SELECT `+sessionCols+` FROM sessions WHERE id = ?`, id)
-	sess, err := scanSession(row)
+	row := s.r.QueryRowContext(ctx, `SELECT `+store.SessionCols+` FROM sessions WHERE id = ?`, id)
+	sess, err := store.ScanSession(row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, store.ErrNotFound
 	}
@@ -290,14 +288,14 @@ func (s *Store) Sessions(ctx context.Context, q *store.SessionQuery) (_ []store.
 	if q != nil && q.Limit > 0 {
 		limit = q.Limit
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT `+sessionCols+` FROM sessions ORDER BY created_at DESC, id DESC LIMIT ?`, limit)
+	rows, err := s.r.QueryContext(ctx, `SELECT `+store.SessionCols+` FROM sessions ORDER BY created_at DESC, id DESC LIMIT ?`, limit)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	out := []store.Session{}
 	for rows.Next() {
-		sess, err := scanSession(rows)
+		sess, err := store.ScanSession(rows)
 		if err != nil {
 			return nil, err
 		}
@@ -312,7 +310,7 @@ func (s *Store) AppendTraces(ctx context.Context, recs ...trace.Record) (err err
 	if len(recs) == 0 {
 		return nil
 	}
-	rows, err := traceRows(recs)
+	rows, err := store.ToTraceRows(recs)
 	if err != nil {
 		return err
 	}
@@ -369,29 +367,6 @@ func (s *Store) Traces(ctx context.Context, q *store.TraceQuery) (_ []trace.Reco
 		out = append(out, rec)
 	}
 	return out, rows.Err()
-}
-
-type scanner interface{ Scan(dest ...any) error }
-
-func scanSession(sc scanner) (*store.Session, error) {
-	var r store.SessionRow
-	if err := sc.Scan(&r.ID, &r.Task, &r.Selected, &r.Exposed, &r.Iterations, &r.MaxIterations, &r.FindCalls,
-		&r.Selection, &r.Version, &r.CreatedMicro, &r.UpdatedMicro); err != nil {
-		return nil, err
-	}
-	return store.FromRow(r)
-}
-
-func traceRows(recs []trace.Record) ([]store.TraceRow, error) {
-	rows := make([]store.TraceRow, len(recs))
-	for i, rec := range recs {
-		r, err := store.ToTraceRow(rec)
-		if err != nil {
-			return nil, err
-		}
-		rows[i] = r
-	}
-	return rows, nil
 }
 
 func insertTraces(ctx context.Context, tx *sql.Tx, rows []store.TraceRow) error {
