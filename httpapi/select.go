@@ -82,13 +82,20 @@ func (s *Server) handleFind(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	if strings.TrimSpace(req.Query) == "" {
-		writeError(w, errorf(CodeInvalid, `"query" is required`))
-		return
-	}
-	if req.K < 0 || req.K > 100 {
-		writeError(w, errorf(CodeInvalid, `"k" must be between 1 and 100 (0: default 5)`))
+	if err := checkQuery(req.Query, req.K); err != nil {
+		writeError(w, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, s.broker.Find(r.Context(), req.Query, req.K))
+}
+
+// checkQuery validates the query and k of a find, in a session or not.
+func checkQuery(query string, k int) error {
+	if strings.TrimSpace(query) == "" {
+		return errorf(CodeInvalid, `"query" is required`)
+	}
+	if k < 0 || k > 100 {
+		return errorf(CodeInvalid, fmt.Sprintf(`"k" must be between 1 and 100 (0: default %d)`, policy.DefaultFindK))
+	}
+	return nil
 }

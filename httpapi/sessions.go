@@ -188,12 +188,8 @@ func (s *Server) handleSessionFind(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	if strings.TrimSpace(req.Query) == "" {
-		writeError(w, errorf(CodeInvalid, `"query" is required`))
-		return
-	}
-	if req.K < 0 || req.K > 100 {
-		writeError(w, errorf(CodeInvalid, fmt.Sprintf(`"k" must be between 1 and 100 (0: default %d)`, policy.DefaultFindK)))
+	if err := checkQuery(req.Query, req.K); err != nil {
+		writeError(w, err)
 		return
 	}
 	sess := s.loadSession(w, r, false)
