@@ -200,8 +200,8 @@ func TestAssembleIrreversibleNeedsStrongerEvidence(t *testing.T) {
 		risk card.Risk
 		want []string
 	}{
-		// purge_records scores 0.68 of archive_records: enough for a write
-		// card at MinRelative 0.5, not for an irreversible one (0.8).
+		// purge_records scores 0.47 of archive_records: enough for a write
+		// card at MinRelative 0.4, not for an irreversible one (0.8).
 		{card.RiskWrite, []string{"archive_records", "purge_records"}},
 		{card.RiskIrreversible, []string{"archive_records"}},
 	} {
@@ -209,7 +209,7 @@ func TestAssembleIrreversibleNeedsStrongerEvidence(t *testing.T) {
 			card.Card{Name: "archive_records", Kind: card.KindTool, Risk: card.RiskWrite, Description: "Move old customer records from the live database to cold storage."},
 			card.Card{Name: "purge_records", Kind: card.KindTool, Risk: tt.risk, Description: "Remove customer records permanently."})
 		cat, _ := card.NewCatalog(cards)
-		got := Assemble(context.Background(), &Plan{Goal: "g", Tasks: []Task{tk}}, cat, &AssembleOptions{MinRelative: 0.5}).Tasks[0].Names()
+		got := Assemble(context.Background(), &Plan{Goal: "g", Tasks: []Task{tk}}, cat, &AssembleOptions{MinRelative: 0.4}).Tasks[0].Names()
 		if diff := cmp.Diff(tt.want, got); diff != "" {
 			t.Errorf("purge_records %s (-want +got):\n%s", tt.risk, diff)
 		}
@@ -251,12 +251,15 @@ func TestAssembleCarriesValidation(t *testing.T) {
 	if diff := cmp.Diff(want, a.Warnings); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s", diff)
 	}
-	// The dropped plan name leaves a gap that inference fills.
-	if diff := cmp.Diff([]string{"summarization"}, a.Tasks[0].Names()); diff != "" {
-		t.Error(diff)
+	// The dropped plan name leaves a gap that inference fills, best
+	// first.
+	if names := a.Tasks[0].Names(); len(names) == 0 || names[0] != "summarization" {
+		t.Errorf("inferred %v, want summarization first", names)
 	}
-	if a.Tasks[0].Capabilities[0].Origin != OriginInferred {
-		t.Errorf("origin %q", a.Tasks[0].Capabilities[0].Origin)
+	for _, c := range a.Tasks[0].Capabilities {
+		if c.Origin != OriginInferred {
+			t.Errorf("%s: origin %q, want %q", c.Name, c.Origin, OriginInferred)
+		}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/capbroker/capbroker/card"
+	"github.com/capbroker/capbroker/internal/synth"
 )
 
 // syllables build the synthetic vocabulary: pseudo-words of two to four
@@ -159,5 +160,34 @@ func BenchmarkLoadRelated(b *testing.B) {
 		if _, err := newRelatedWords(relatedGz); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkThirdStage compares top-10 searches over 10,000 synthetic
+// cards of real English words (internal/synth) with the third stage on
+// and off, to show its cost.
+func BenchmarkThirdStage(b *testing.B) {
+	cards := synth.Cards(10000, 1)
+	tasks := synth.Tasks(500, 2)
+	for _, on := range []bool{false, true} {
+		o := &Options{Similar: -1, NameFit: -1}
+		if on {
+			o = nil
+		}
+		ix := New(cards, o)
+		ix.Search(tasks[0], 10)
+		b.Run(fmt.Sprintf("third=%v", on), func(b *testing.B) {
+			lat := make([]time.Duration, 0, 1024)
+			i := 0
+			for b.Loop() {
+				t0 := time.Now()
+				ix.Search(tasks[i%len(tasks)], 10)
+				if len(lat) < cap(lat) {
+					lat = append(lat, time.Since(t0))
+				}
+				i++
+			}
+			reportLatency(b, lat)
+		})
 	}
 }

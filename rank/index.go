@@ -67,6 +67,23 @@ type Options struct {
 	// Rerank is how many of the best first-stage cards the second stage
 	// rescores; they stay ahead of the rest. If zero, DefaultRerank.
 	Rerank int
+	// Similar weighs the third-stage bonus for meaning: a card's score is
+	// multiplied by 1 + Similar × the share of the query's words that have
+	// a word of like meaning (by GloVe vectors) in the card's name,
+	// description or parameter names, + NameFit × the share of the card's
+	// name words that have one in the query. If zero, DefaultSimilar;
+	// negative turns it off.
+	Similar float64
+	// NameFit weighs the third-stage bonus for the card's name (see
+	// Similar). If zero, DefaultNameFit; negative turns it off.
+	NameFit float64
+	// SimilarDepth is how many of the best second-stage cards the third
+	// stage rescores. If zero, DefaultSimilarDepth.
+	SimilarDepth int
+	// ValueHint weighs the words a query's values imply ("date" for "on
+	// March 5th", "url" for "https://…"; see [ValueKinds]). If zero,
+	// DefaultValueHint; negative turns them off.
+	ValueHint float64
 }
 
 // Defaults, chosen on the development benchmarks in ../shared/bench and
@@ -81,6 +98,11 @@ const (
 	DefaultCoverage  = 1.0
 	DefaultPhrase    = 0.2
 	DefaultRerank    = 50
+
+	DefaultSimilar      = 3.0
+	DefaultNameFit      = 1.5
+	DefaultSimilarDepth = 15
+	DefaultValueHint    = 0.8
 )
 
 // DefaultFields are the default field weights.
@@ -111,12 +133,29 @@ func (o *Options) resolved() Options {
 	if r.Rerank <= 0 {
 		r.Rerank = DefaultRerank
 	}
+	r.Similar = orDefault(r.Similar, DefaultSimilar)
+	r.NameFit = orDefault(r.NameFit, DefaultNameFit)
+	r.ValueHint = orDefault(r.ValueHint, DefaultValueHint)
+	if r.SimilarDepth <= 0 {
+		r.SimilarDepth = DefaultSimilarDepth
+	}
 	for f := range r.Fields {
 		if r.Fields[f] == (FieldWeight{}) {
 			r.Fields[f] = DefaultFields[f]
 		}
 	}
 	return r
+}
+
+// orDefault returns def for zero and 0 for a negative v (off).
+func orDefault(v, def float64) float64 {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 0
+	}
+	return v
 }
 
 // posting is one card's frequencies of one term.
@@ -149,6 +188,10 @@ type Index struct {
 	// words that stand next to each other.
 	seq    []int32
 	seqOff []int32
+	// vec is the word-vector table of the third stage (nil when it is
+	// off), cardVec each card's words in it.
+	vec     *wordVectors
+	cardVec cardVectors
 }
 
 // New indexes cards. The order of cards decides Hit.Index; names break ties.
@@ -171,13 +214,30 @@ func New(cards []card.Card, opts *Options) *Index {
 	var counts []count
 	slot := make(map[*term]int)
 	stems := make(map[string]string)
+	if ix.opts.Similar > 0 || ix.opts.NameFit > 0 {
+		// A table that fails to load only turns the third stage off; the
+		// embedded table is checked by the package's tests.
+		ix.vec, _ = loadVectors()
+		ix.cardVec.off = append(make([]int32, 0, len(cards)+1), 0)
+		ix.cardVec.slot = make(map[int32]int32)
+	}
+	var nameToks, restToks []Token
 	for i := range cards {
 		c := &cards[i]
 		ix.names[i] = c.Name
 		counts = counts[:0]
 		clear(slot)
-		for f, text := range fieldTexts(c) {
-			for _, tok := range tokens(text, stems) {
+		texts, props := cardTexts(c)
+		nameToks, restToks = nameToks[:0], restToks[:0]
+		for f, text := range texts {
+			toks := tokens(text, stems)
+			switch Field(f) {
+			case FieldName:
+				nameToks = append(nameToks, toks...)
+			case FieldDescription:
+				restToks = append(restToks, toks...)
+			}
+			for _, tok := range toks {
 				t := ix.terms[tok.Stem]
 				if t == nil {
 					t = &term{id: int32(len(ix.terms))}
@@ -206,10 +266,14 @@ func New(cards []card.Card, opts *Options) *Index {
 			}
 		}
 		ix.seqOff[i+1] = int32(len(ix.seq))
+		if ix.vec != nil {
+			ix.cardVec.add(ix.vec, nameToks, append(restToks, tokens(props, stems)...))
+		}
 		for _, c := range counts {
 			c.t.postings = append(c.t.postings, posting{doc: int32(i), tf: c.tf})
 		}
 	}
+	ix.cardVec.slot = nil
 	n := float64(len(cards))
 	for f := range total {
 		if n > 0 {
@@ -238,18 +302,18 @@ func New(cards []card.Card, opts *Options) *Index {
 	return ix
 }
 
-// fieldTexts returns the text of each field of c.
-func fieldTexts(c *card.Card) [numFields]string {
-	var out [numFields]string
+// cardTexts returns the text of each field of c and the names of its
+// input schema's top-level properties.
+func cardTexts(c *card.Card) (out [numFields]string, props string) {
 	name := c.Name
 	if c.OriginalName != "" && c.OriginalName != c.Name {
 		name = c.Name + " " + c.OriginalName
 	}
 	out[FieldName] = name
 	out[FieldDescription] = c.Description
-	out[FieldParams] = schemaText(c.InputSchema)
+	out[FieldParams], props = parseSchema(c.InputSchema)
 	out[FieldTags] = strings.Join(c.Tags, " ")
-	return out
+	return out, props
 }
 
 // Len returns the number of indexed cards.

@@ -385,7 +385,7 @@ func TestGolden(t *testing.T) {
 	for _, q := range strings.Split(strings.TrimSpace(string(qs)), "\n") {
 		fmt.Fprintf(&out, "query: %s\n", q)
 		for i, h := range ix.Search(q, 5) {
-			fmt.Fprintf(&out, "  %d. %s %.4f cov=%.2f phrases=%d\n", i+1, h.Name, h.Score, h.Coverage, h.Phrases)
+			fmt.Fprintf(&out, "  %d. %s %.4f cov=%.2f phrases=%d meaning=%.2f fit=%.2f\n", i+1, h.Name, h.Score, h.Coverage, h.Phrases, h.Meaning, h.NameFit)
 			for _, m := range h.Matches {
 				via := ""
 				if m.Via != "" {

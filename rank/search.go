@@ -1,6 +1,7 @@
 package rank
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -26,9 +27,15 @@ type Hit struct {
 	// query are adjacent in the card's name or description; each raises
 	// the score in the second stage (see [Options.Phrase]).
 	Phrases int `json:"phrases,omitempty"`
+	// Meaning and NameFit are the third stage's measures, in [0,1], for
+	// the cards it rescored (see [Options.Similar]): the share of the
+	// query's words that have a word of like meaning in the card, and the
+	// share of the card's name words that have one in the query.
+	Meaning float64 `json:"meaning,omitempty"`
+	NameFit float64 `json:"name_fit,omitempty"`
 	// Matches explains the first-stage (BM25F) score term by term, in
 	// query order; Score is that score times the second-stage bonuses for
-	// coverage and phrases.
+	// coverage and phrases and the third stage's for meaning.
 	Matches []Match `json:"matches,omitempty"`
 }
 
@@ -51,8 +58,12 @@ type QueryTerm struct {
 	Word   string
 	Weight float64 // 1 for a word of the query; less for an expansion
 	// From is, for an expansion term, the query word it is related to;
-	// empty for the query's own words.
+	// for a value hint, the value's text; empty for the query's own words.
 	From string
+	// Boost marks a term that only adds to cards other terms matched: a
+	// value hint ("date" for "on March 5th") says what a fitting tool
+	// takes, not what it does, so it never finds a card by itself.
+	Boost bool
 }
 
 // queryK3 saturates the weight of a word repeated in the query, as k3
@@ -176,6 +187,20 @@ type scratch struct {
 	touched []int32
 	pairs   [][2]int32
 	heap    []int32
+
+	// The third stage's (similar.go): the query's words with vectors,
+	// each one's best similarity to the current card, the cached
+	// similarity rows of card words (see simRow), and the measures of the
+	// rescored cards.
+	qvec    []queryVector
+	qids    []int32
+	qarena  []float32
+	qbest   []float64
+	sims    []float64
+	simKey  []int32
+	simAt   []int32
+	simUsed int
+	meaning []docMeasure
 }
 
 var scratchPool sync.Pool
@@ -192,6 +217,7 @@ func (ix *Index) getScratch() *scratch {
 	s.scores = s.scores[:len(ix.names)]
 	s.matched = s.matched[:len(ix.names)]
 	s.touched = s.touched[:0]
+	s.meaning = s.meaning[:0]
 	return s
 }
 
@@ -208,11 +234,12 @@ func (ix *Index) putScratch(s *scratch) {
 // hits (all matching cards when k <= 0), best first, ties broken by name.
 // Cards that match no query term are never returned.
 func (ix *Index) Search(query string, k int) []Hit {
-	return ix.SearchTerms(ix.Expand(ParseQuery(query)), k)
+	return ix.SearchTerms(ix.Expand(ix.addValueHints(ParseQuery(query), query)), k)
 }
 
 // SearchTerms is [Index.Search] over already parsed, weighted terms; it
-// does not expand them (Search is SearchTerms(ix.Expand(ParseQuery(query)), k)).
+// does not expand them or add value hints (Search is
+// SearchTerms(ix.Expand(ix.addValueHints(ParseQuery(query), query)), k)).
 func (ix *Index) SearchTerms(q []QueryTerm, k int) []Hit {
 	if len(q) == 0 || len(ix.names) == 0 {
 		return nil
@@ -220,9 +247,14 @@ func (ix *Index) SearchTerms(q []QueryTerm, k int) []Hit {
 	s := ix.getScratch()
 	defer ix.putScratch(s)
 	var queryIDF float64
+	boosts := false
 	for _, qt := range q {
 		t := ix.terms[qt.Stem]
 		if t == nil {
+			continue
+		}
+		if qt.Boost {
+			boosts = true
 			continue
 		}
 		w := t.idf * qt.Weight
@@ -244,6 +276,20 @@ func (ix *Index) SearchTerms(q []QueryTerm, k int) []Hit {
 	if len(s.touched) == 0 {
 		return nil
 	}
+	if boosts {
+		for _, qt := range q {
+			t := ix.terms[qt.Stem]
+			if !qt.Boost || t == nil {
+				continue
+			}
+			w := t.idf * qt.Weight
+			for i := range t.postings {
+				if p := &t.postings[i]; s.scores[p.doc] != 0 {
+					s.scores[p.doc] += w * float64(p.sat)
+				}
+			}
+		}
+	}
 	if k <= 0 || k > len(s.touched) {
 		k = len(s.touched)
 	}
@@ -255,6 +301,11 @@ func (ix *Index) SearchTerms(q []QueryTerm, k int) []Hit {
 		// search for k hits is the head of a search for more.
 		top := ix.best(s, s.touched, ix.opts.Rerank)
 		ix.rescore(q, queryIDF, top, s)
+		if ix.vec != nil {
+			// Third stage: the best of the rescored cards, by meaning.
+			// It too only raises scores, so they stay ahead.
+			ix.thirdStage(q, ix.best(s, top, ix.opts.SimilarDepth), s)
+		}
 		if k <= len(top) {
 			docs = ix.best(s, top, k)
 		}
@@ -267,6 +318,12 @@ func (ix *Index) SearchTerms(q []QueryTerm, k int) []Hit {
 		hits[i] = ix.explain(q, int(d), s.scores[d])
 		if ix.opts.Phrase > 0 {
 			hits[i].Phrases = ix.phrases(d, s.pairs)
+		}
+		for _, m := range s.meaning {
+			if m.doc == d {
+				hits[i].Meaning, hits[i].NameFit = m.meaning, m.name
+				break
+			}
 		}
 	}
 	return hits
@@ -288,7 +345,12 @@ func (ix *Index) best(s *scratch, docs []int32, k int) []int32 {
 	s.heap = h.docs
 	out := make([]int32, len(h.docs))
 	copy(out, h.docs)
-	sort.Slice(out, func(i, j int) bool { return h.better(out[i], out[j]) })
+	slices.SortFunc(out, func(a, b int32) int {
+		if h.better(a, b) {
+			return -1
+		}
+		return 1 // never equal: names break ties
+	})
 	return out
 }
 
@@ -375,7 +437,7 @@ func (ix *Index) saturate(p *posting) float64 {
 func (ix *Index) explain(q []QueryTerm, doc int, score float64) Hit {
 	h := Hit{Name: ix.names[doc], Index: doc, Score: score}
 	var total float64
-	own := make(map[string]int, len(q)) // own word -> its index in credit
+	ownWords := make([]string, 0, len(q)) // own word i's credit is credit[i]
 	credit := make([]float64, 0, len(q))
 	weight := make([]float64, 0, len(q))
 	for _, qt := range q {
@@ -386,7 +448,7 @@ func (ix *Index) explain(q []QueryTerm, doc int, score float64) Hit {
 		if t := ix.terms[qt.Stem]; t != nil {
 			idf = t.idf
 		}
-		own[qt.Word] = len(weight)
+		ownWords = append(ownWords, qt.Word)
 		weight = append(weight, idf*qt.Weight)
 		credit = append(credit, 0)
 		total += idf * qt.Weight
@@ -410,9 +472,9 @@ func (ix *Index) explain(q []QueryTerm, doc int, score float64) Hit {
 		}
 		h.Matches = append(h.Matches, m)
 		if qt.From == "" {
-			j := own[qt.Word]
+			j := slices.Index(ownWords, qt.Word)
 			credit[j] = weight[j]
-		} else if j, ok := own[qt.From]; ok && ix.opts.Expansion > 0 {
+		} else if j := slices.Index(ownWords, qt.From); j >= 0 && ix.opts.Expansion > 0 {
 			// qt.Weight = Expansion × strength × source weight.
 			strength := min(qt.Weight/(ix.opts.Expansion*q[sourceIndex(q, qt.From)].Weight), 1)
 			credit[j] = max(credit[j], weight[j]*strength)

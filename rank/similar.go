@@ -1,0 +1,219 @@
+package rank
+
+import "slices"
+
+// The third stage: similarity of meaning by word vectors.
+//
+// Lexical matching sees "tunes" and "music", or "film" and "movie", as
+// different words; WordNet joins some such pairs but knows nothing of
+// "taxi" and "ride" or "Bruce Willis" and "actor". The third stage
+// compares words by their GloVe vectors (see wordvec.go) and rescores the
+// best [Options.SimilarDepth] cards of the second stage by two measures,
+// each in [0,1]:
+//
+//   - meaning: for each of the query's own words, its best cosine
+//     similarity to a word of the card's name, description or parameter
+//     names, averaged with rare words weighing more (smooth inverse
+//     frequency) — how much of the request the card speaks of;
+//   - name fit: for each word of the card's name that has a vector, its
+//     best similarity to a query word, averaged — how much of the card's
+//     name the request speaks of, which sets "list_servers" above
+//     "add_server" for "which servers are registered". (Counting a
+//     name word without a vector — a brand, an acronym — as a match when
+//     the query has it, or as a miss, both did worse on the benchmarks:
+//     the first stage already weighs such rare words.)
+//
+// A similarity below similarFloor counts as none: below it GloVe
+// relates words by topic, not by meaning. The card's score is multiplied
+// by 1 + Similar × meaning + NameFit × name fit; like the second stage it
+// only raises scores, so the rescored cards stay ahead of the others.
+
+// simSlots is the size of a search's cache of similarity rows: room for
+// 512 distinct card words, about what 20 cards hold.
+const simSlots = 1024
+
+// similarFloor is the cosine similarity below which two words are taken
+// to be unrelated.
+const similarFloor = 0.4
+
+// cardVectors holds every card's words that have a vector: card i's are
+// ids[off[i]:off[i+1]], its name's words first (nameN[i] of them), each
+// word once. An id is a position in arena, which holds the vector of each
+// word the catalog uses, once, as float32 (twice as fast to multiply as
+// the table's bytes).
+type cardVectors struct {
+	ids   []int32
+	off   []int32
+	nameN []uint8
+	arena []float32
+	slot  map[int32]int32 // table id -> arena position, during New
+}
+
+// add appends one card's words: those of its name, then those of the rest
+// (description and parameter names), skipping words without a vector and
+// repeats.
+func (cv *cardVectors) add(t *wordVectors, name, rest []Token) {
+	start := len(cv.ids)
+	push := func(tok Token) {
+		id, ok := t.id(tok.Word, tok.Stem)
+		if !ok {
+			return
+		}
+		at, ok := cv.slot[id]
+		if !ok {
+			at = int32(len(cv.arena) / t.dims)
+			cv.slot[id] = at
+			cv.arena = t.appendVector(cv.arena, id)
+		}
+		if !slices.Contains(cv.ids[start:], at) {
+			cv.ids = append(cv.ids, at)
+		}
+	}
+	for _, tok := range name {
+		if len(cv.ids)-start < 255 {
+			push(tok)
+		}
+	}
+	cv.nameN = append(cv.nameN, uint8(len(cv.ids)-start))
+	for _, tok := range rest {
+		push(tok)
+	}
+	cv.off = append(cv.off, int32(len(cv.ids)))
+}
+
+// queryVector is one query word of the third stage.
+type queryVector struct {
+	vec    []float32
+	weight float64
+}
+
+// similarQuery returns the query's own words that have a vector, each
+// once, weighted by rarity and by the word's query weight (at most 1, so
+// a number or a quoted value counts less). Their vectors are kept in s.
+func (ix *Index) similarQuery(q []QueryTerm, s *scratch) []queryVector {
+	out := s.qvec[:0]
+	s.qids = s.qids[:0]
+	s.qarena = s.qarena[:0]
+	for _, qt := range q {
+		if qt.From != "" {
+			continue
+		}
+		id, ok := ix.vec.id(qt.Word, qt.Stem)
+		if !ok || slices.Contains(s.qids, id) {
+			continue
+		}
+		s.qids = append(s.qids, id)
+		s.qarena = ix.vec.appendVector(s.qarena, id)
+		out = append(out, queryVector{weight: ix.vec.weight(id) * min(qt.Weight, 1)})
+	}
+	d := ix.vec.dims
+	for i := range out {
+		out[i].vec = s.qarena[i*d : (i+1)*d]
+	}
+	s.qvec = out
+	return out
+}
+
+// similar computes the third-stage measures of card d for the query
+// words qv: meaning and name fit, each in [0,1]. sims caches, per card
+// word, its similarity to each query word, across the cards of one search.
+func (ix *Index) similar(d int32, qv []queryVector, s *scratch) (meaning, nameFit float64) {
+	cv := &ix.cardVec
+	words := cv.ids[cv.off[d]:cv.off[d+1]]
+	nameN := int(cv.nameN[d])
+	best := s.qbest[:len(qv)]
+	for i := range best {
+		best[i] = 0
+	}
+	for j, c := range words {
+		row := s.simRow(cv, ix.vec.dims, c, qv)
+		var top float64
+		for i, x := range row {
+			best[i] = max(best[i], x)
+			top = max(top, x)
+		}
+		if j < nameN {
+			nameFit += top
+		}
+	}
+	var num, den float64
+	for i, q := range qv {
+		num += q.weight * best[i]
+		den += q.weight
+	}
+	if den > 0 {
+		meaning = num / den
+	}
+	if nameN > 0 {
+		nameFit /= float64(nameN)
+	}
+	return meaning, nameFit
+}
+
+// simRow returns the similarities of word c to each query word, floored
+// at similarFloor, computing them once per search: rows are cached in a
+// small open-addressing table keyed by word id (slot holds id+1, 0 is
+// empty), cleared by each search.
+func (s *scratch) simRow(cv *cardVectors, dims int, c int32, qv []queryVector) []float64 {
+	n := len(qv)
+	mask := len(s.simKey) - 1
+	i := int(uint32(c)*2654435761) & mask
+	for ; s.simKey[i] != 0; i = (i + 1) & mask {
+		if s.simKey[i] == c+1 {
+			at := int(s.simAt[i])
+			return s.sims[at : at+n]
+		}
+	}
+	at := len(s.sims)
+	v := cv.arena[int(c)*dims : int(c+1)*dims]
+	for _, q := range qv {
+		x := min(float64(dot(q.vec, v)), 1) // bytes round: a word's own is 1.00x
+		if x < similarFloor {
+			x = 0
+		}
+		s.sims = append(s.sims, x)
+	}
+	if 2*(s.simUsed+1) > len(s.simKey) {
+		// Too full to probe quickly: forget the cache and keep going.
+		clear(s.simKey)
+		s.simUsed = 0
+		i = int(uint32(c)*2654435761) & mask
+	}
+	s.simKey[i], s.simAt[i] = c+1, int32(at)
+	s.simUsed++
+	return s.sims[at : at+n]
+}
+
+// thirdStage rescores the cards of head (best first) by similarity of
+// meaning and records the measures for explanations.
+func (ix *Index) thirdStage(q []QueryTerm, head []int32, s *scratch) {
+	if ix.vec == nil || len(head) == 0 {
+		return
+	}
+	qv := ix.similarQuery(q, s)
+	if len(qv) == 0 {
+		return
+	}
+	if s.simKey == nil {
+		s.simKey = make([]int32, simSlots)
+		s.simAt = make([]int32, simSlots)
+	} else {
+		clear(s.simKey)
+	}
+	s.simUsed = 0
+	s.sims = s.sims[:0]
+	if cap(s.qbest) < len(qv) {
+		s.qbest = make([]float64, len(qv))
+	}
+	for _, d := range head {
+		meaning, fit := ix.similar(d, qv, s)
+		s.scores[d] *= 1 + ix.opts.Similar*meaning + ix.opts.NameFit*fit
+		s.meaning = append(s.meaning, docMeasure{d, meaning, fit})
+	}
+}
+
+// docMeasure is one card's third-stage measures, kept for [Hit].
+type docMeasure struct {
+	doc           int32
+	meaning, name float64
+}

@@ -1,0 +1,111 @@
+package rank
+
+import (
+	"testing"
+
+	"github.com/capbroker/capbroker/card"
+	"github.com/google/go-cmp/cmp"
+)
+
+func hitNames(hits []Hit) []string {
+	out := make([]string, len(hits))
+	for i, h := range hits {
+		out[i] = h.Name
+	}
+	return out
+}
+
+// The third stage orders cards the words alone cannot tell apart by what
+// their words mean.
+func TestThirdStage(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		cards []card.Card
+		query string
+		// lexical is the order without the third stage (ties by name),
+		// want the order with it.
+		lexical, want []string
+	}{
+		{
+			name: "meaning of the rest of the task",
+			cards: []card.Card{
+				{Name: "play_clip", Description: "Play a video clip."},
+				{Name: "play_track", Description: "Play songs by an artist."},
+			},
+			query:   "play some tunes",
+			lexical: []string{"play_clip", "play_track"},
+			want:    []string{"play_track", "play_clip"},
+		},
+		{
+			name: "the name that fits the task",
+			cards: []card.Card{
+				{Name: "add_server", Description: "Register a server."},
+				{Name: "list_servers", Description: "List the registered servers."},
+			},
+			query:   "which servers are registered",
+			lexical: []string{"add_server", "list_servers"},
+			want:    []string{"list_servers", "add_server"},
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			off := New(tt.cards, &Options{Similar: -1, NameFit: -1})
+			if diff := cmp.Diff(tt.lexical, hitNames(off.Search(tt.query, 10))); diff != "" {
+				t.Fatalf("lexical order (-want +got):\n%s", diff)
+			}
+			on := New(tt.cards, nil)
+			hits := on.Search(tt.query, 10)
+			if diff := cmp.Diff(tt.want, hitNames(hits)); diff != "" {
+				t.Errorf("with the third stage (-want +got):\n%s", diff)
+			}
+			for _, h := range hits {
+				if h.Meaning <= 0 || h.Meaning > 1 || h.NameFit < 0 || h.NameFit > 1 {
+					t.Errorf("%s: meaning %.3f, name fit %.3f: want (0,1] and [0,1]", h.Name, h.Meaning, h.NameFit)
+				}
+			}
+		})
+	}
+}
+
+// The third stage rescores only the best SimilarDepth cards and only
+// raises scores, so they stay ahead of the rest and a search for k hits
+// is the head of a search for more.
+func TestThirdStageKeepsHead(t *testing.T) {
+	var cards []card.Card
+	for _, w := range []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"} {
+		cards = append(cards, card.Card{Name: "send_" + w, Description: "Send a message to " + w + " about music and songs."})
+	}
+	cards = append(cards, card.Card{Name: "send_note", Description: "Send a note."})
+	ix := New(cards, &Options{SimilarDepth: 3})
+	all := ix.Search("send some tunes", 0)
+	for k := 1; k <= len(all); k++ {
+		if diff := cmp.Diff(hitNames(all[:k]), hitNames(ix.Search("send some tunes", k))); diff != "" {
+			t.Fatalf("k=%d is not the head of the full search (-head +got):\n%s", k, diff)
+		}
+	}
+	rescored := 0
+	for i, h := range all {
+		if h.Meaning > 0 {
+			rescored++
+			if i >= 3 {
+				t.Errorf("%s at %d was rescored, past SimilarDepth 3", h.Name, i+1)
+			}
+		}
+	}
+	if rescored != 3 {
+		t.Errorf("%d cards rescored, want 3", rescored)
+	}
+}
+
+// A query none of whose words has a vector leaves the order lexical.
+func TestThirdStageNoVectors(t *testing.T) {
+	cards := []card.Card{{Name: "zqx_b", Description: "zqx"}, {Name: "zqx_a", Description: "zqx"}}
+	got := New(cards, nil).Search("zqx", 10)
+	if diff := cmp.Diff([]string{"zqx_a", "zqx_b"}, hitNames(got)); diff != "" {
+		t.Error(diff)
+	}
+	for _, h := range got {
+		if h.Meaning != 0 || h.NameFit != 0 {
+			t.Errorf("%s: meaning %.2f, fit %.2f, want 0", h.Name, h.Meaning, h.NameFit)
+		}
+	}
+}

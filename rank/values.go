@@ -1,0 +1,134 @@
+package rank
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Value hints.
+//
+// A task names the values it will pass as much as the capability it
+// needs: "the forecast for Pacifica on April 11th, 2023" holds a date,
+// "retrieve data from 'https://api.example.com/v1/data'" a URL. A tool
+// that takes such a value says so in its parameters ("date", "url"), so
+// each kind of value found in the task adds the words naming it to the
+// query with weight [Options.ValueHint], as a boost: it raises the cards
+// the task's words found and finds none by itself (Match.Via shows the
+// value's text).
+
+// valueKind is a kind of value recognised in task text.
+type valueKind struct {
+	words []string // the words a tool taking it uses
+	re    *regexp.Regexp
+	// maybe is a cheap test, on the lower-cased text, that must pass
+	// before re is tried: most tasks hold no value of most kinds.
+	maybe func(lower string) bool
+}
+
+const monthRE = `jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?`
+
+var valueKinds = []valueKind{
+	{
+		words: []string{"date"},
+		re: regexp.MustCompile(`(?i)\b(?:` + monthRE + `)\.? +\d{1,2}(?:st|nd|rd|th)?\b` +
+			`|\b\d{1,2}(?:st|nd|rd|th)? +(?:of +)?(?:` + monthRE + `)\b` +
+			`|\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b` +
+			`|\b(?:today|tomorrow|yesterday|tonight)\b` +
+			`|\b(?:next|this|last|upcoming|coming) +(?:week|weekend|month|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b`),
+		maybe: func(s string) bool {
+			return hasDigit(s) || strings.Contains(s, "day") || strings.Contains(s, "tomorrow") ||
+				strings.Contains(s, "tonight") || strings.Contains(s, "week") || strings.Contains(s, "month") || strings.Contains(s, "year")
+		},
+	},
+	{
+		words: []string{"time"},
+		re:    regexp.MustCompile(`(?i)\b\d{1,2}:\d{2}\b|\b\d{1,2} *(?:am|pm|a\.m\.|p\.m\.)(?:\W|$)`),
+		maybe: hasDigit,
+	},
+	{
+		words: []string{"url"},
+		re:    regexp.MustCompile(`(?i)\bhttps?://\S+`),
+		maybe: func(s string) bool { return strings.Contains(s, "://") },
+	},
+	{
+		words: []string{"email"},
+		re:    regexp.MustCompile(`(?i)\b[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[a-z]{2,}\b`),
+		maybe: func(s string) bool { return strings.Contains(s, "@") },
+	},
+	{
+		words: []string{"file", "path"},
+		re: regexp.MustCompile(`(?i)(?:^|\s)(?:~|\.{1,2}|[a-z]:)?[/\\][\w.-]+(?:[/\\][\w.-]+)+` +
+			`|\b[\w-]+\.(?:txt|csv|tsv|json|ya?ml|toml|ini|py|go|js|ts|rb|rs|java|c|cpp|h|md|pdf|png|jpe?g|gif|svg|docx?|xlsx?|pptx?|html?|xml|log|sh|zip|tar|gz|mp3|mp4|wav)\b`),
+		maybe: func(s string) bool { return strings.ContainsAny(s, "./\\") },
+	},
+	{
+		words: []string{"coordinates", "latitude", "longitude"},
+		re:    regexp.MustCompile(`(?i)-?\d{1,3}\.\d+ *°? *[ns]?\s*,\s*-?\d{1,3}\.\d+ *°? *[ew]?\b`),
+		maybe: func(s string) bool { return strings.Contains(s, ".") && strings.Contains(s, ",") },
+	},
+	{
+		words: []string{"list", "array"},
+		re:    regexp.MustCompile(`\[[^\[\]]*,[^\[\]]*\]`),
+		maybe: func(s string) bool { return strings.Contains(s, "[") },
+	},
+	{
+		words: []string{"amount", "currency"},
+		re:    regexp.MustCompile(`(?i)[$€£¥] ?\d|\b\d+(?:\.\d+)? ?(?:usd|eur|gbp|jpy|dollars?|euros?|pounds|yen|bucks)\b`),
+		maybe: hasDigit,
+	},
+}
+
+func hasDigit(s string) bool { return strings.ContainsAny(s, "0123456789") }
+
+// valueHint is a word implied by a value found in a task.
+type valueHint struct {
+	word string
+	text string // the value as written, for explanations
+}
+
+// valueHints returns the words implied by the values in text, in the
+// order of valueKinds.
+func valueHints(text string) []valueHint {
+	lower := strings.ToLower(text)
+	var out []valueHint
+	for _, k := range valueKinds {
+		if !k.maybe(lower) {
+			continue
+		}
+		loc := k.re.FindStringIndex(text)
+		if loc == nil {
+			continue
+		}
+		v := strings.TrimSpace(text[loc[0]:loc[1]])
+		for _, w := range k.words {
+			out = append(out, valueHint{word: w, text: v})
+		}
+	}
+	return out
+}
+
+// addValueHints adds to q the indexed words implied by the values in
+// text, each weighted [Options.ValueHint] and recorded as coming from the
+// value's text. A word already in q is left as it is.
+func (ix *Index) addValueHints(q []QueryTerm, text string) []QueryTerm {
+	if ix.opts.ValueHint <= 0 {
+		return q
+	}
+	for _, h := range valueHints(text) {
+		st := Stem(h.word)
+		if _, ok := ix.terms[st]; !ok {
+			continue
+		}
+		dup := false
+		for _, t := range q {
+			if t.Stem == st {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			q = append(q, QueryTerm{Stem: st, Word: h.word, Weight: ix.opts.ValueHint, From: h.text, Boost: true})
+		}
+	}
+	return q
+}
