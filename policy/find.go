@@ -67,7 +67,7 @@ func (s *Selector) Find(ctx context.Context, query string, k int, opts *Options)
 			break
 		}
 		c, ok := s.cat.Lookup(h.Name)
-		if !ok || s.reject(c, h, top, o) != "" {
+		if !ok || s.reject(c, &h, top, &o) != "" {
 			continue
 		}
 		res.Matches = append(res.Matches, Capability{

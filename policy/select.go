@@ -303,7 +303,7 @@ func (s *Selector) Select(ctx context.Context, task string, opts *Options) *Sele
 			delete(inFloor, i)
 			continue
 		}
-		if why := s.reject(c, h, top, o); why != "" {
+		if why := s.reject(c, &h, top, &o); why != "" {
 			sel.Rejected = append(sel.Rejected, Rejection{Name: h.Name, Score: h.Score, Reason: why})
 			continue
 		}
@@ -370,7 +370,7 @@ func (s *Selector) Select(ctx context.Context, task string, opts *Options) *Sele
 }
 
 // reject says why hit h of card c is not picked, or "" to pick it.
-func (s *Selector) reject(c *card.Card, h rank.Hit, top float64, o Options) string {
+func (s *Selector) reject(c *card.Card, h *rank.Hit, top float64, o *Options) string {
 	if o.Allow != nil && !o.Allow(c) {
 		return "held: not allowed by policy (changed digest awaiting approval)"
 	}

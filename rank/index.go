@@ -221,21 +221,21 @@ func New(cards []card.Card, opts *Options) *Index {
 		ix.cardVec.off = append(make([]int32, 0, len(cards)+1), 0)
 		ix.cardVec.slot = make(map[int32]int32)
 	}
-	var nameToks, restToks []Token
+	var nameToks, descToks []Token
 	for i := range cards {
 		c := &cards[i]
 		ix.names[i] = c.Name
 		counts = counts[:0]
 		clear(slot)
-		texts, props := cardTexts(c)
-		nameToks, restToks = nameToks[:0], restToks[:0]
+		texts := fieldTexts(c)
+		nameToks, descToks = nameToks[:0], descToks[:0]
 		for f, text := range texts {
 			toks := tokens(text, stems)
 			switch Field(f) {
 			case FieldName:
 				nameToks = append(nameToks, toks...)
 			case FieldDescription:
-				restToks = append(restToks, toks...)
+				descToks = append(descToks, toks...)
 			}
 			for _, tok := range toks {
 				t := ix.terms[tok.Stem]
@@ -267,7 +267,7 @@ func New(cards []card.Card, opts *Options) *Index {
 		}
 		ix.seqOff[i+1] = int32(len(ix.seq))
 		if ix.vec != nil {
-			ix.cardVec.add(ix.vec, nameToks, append(restToks, tokens(props, stems)...))
+			ix.cardVec.add(ix.vec, nameToks, descToks)
 		}
 		for _, c := range counts {
 			c.t.postings = append(c.t.postings, posting{doc: int32(i), tf: c.tf})
@@ -302,18 +302,18 @@ func New(cards []card.Card, opts *Options) *Index {
 	return ix
 }
 
-// cardTexts returns the text of each field of c and the names of its
-// input schema's top-level properties.
-func cardTexts(c *card.Card) (out [numFields]string, props string) {
+// fieldTexts returns the text of each field of c.
+func fieldTexts(c *card.Card) [numFields]string {
+	var out [numFields]string
 	name := c.Name
 	if c.OriginalName != "" && c.OriginalName != c.Name {
 		name = c.Name + " " + c.OriginalName
 	}
 	out[FieldName] = name
 	out[FieldDescription] = c.Description
-	out[FieldParams], props = parseSchema(c.InputSchema)
+	out[FieldParams] = schemaText(c.InputSchema)
 	out[FieldTags] = strings.Join(c.Tags, " ")
-	return out, props
+	return out
 }
 
 // Len returns the number of indexed cards.

@@ -16,33 +16,16 @@ const maxSchemaDepth = 4
 // anyOf/oneOf/allOf alternatives, in a deterministic order (properties by
 // name). A schema that does not parse gives no text.
 func schemaText(raw json.RawMessage) string {
-	text, _ := parseSchema(raw)
-	return text
-}
-
-// parseSchema returns [schemaText] and the schema's top-level property
-// names, space-separated in name order.
-func parseSchema(raw json.RawMessage) (text, props string) {
 	if len(raw) == 0 {
-		return "", ""
+		return ""
 	}
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
-		return "", ""
+		return ""
 	}
 	var b strings.Builder
 	walkSchema(&b, v, 0)
-	if s, ok := v.(map[string]any); ok {
-		if ps, ok := s["properties"].(map[string]any); ok {
-			names := make([]string, 0, len(ps))
-			for n := range ps {
-				names = append(names, n)
-			}
-			sort.Strings(names)
-			props = strings.Join(names, " ")
-		}
-	}
-	return b.String(), props
+	return b.String()
 }
 
 func walkSchema(b *strings.Builder, v any, depth int) {

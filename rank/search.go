@@ -187,6 +187,8 @@ type scratch struct {
 	touched []int32
 	pairs   [][2]int32
 	heap    []int32
+	terms   []*term    // each query term's index entry, or nil
+	phrases []docCount // phrase counts of the rescored cards
 
 	// The third stage's (similar.go): the query's words with vectors,
 	// each one's best similarity to the current card, the cached
@@ -218,7 +220,25 @@ func (ix *Index) getScratch() *scratch {
 	s.matched = s.matched[:len(ix.names)]
 	s.touched = s.touched[:0]
 	s.meaning = s.meaning[:0]
+	s.phrases = s.phrases[:0]
 	return s
+}
+
+// docCount is a card and a count.
+type docCount struct {
+	doc int32
+	n   int
+}
+
+// phrasesOf returns card d's phrase count, as the second stage counted
+// it if it rescored d.
+func (s *scratch) phrasesOf(ix *Index, d int32) int {
+	for _, p := range s.phrases {
+		if p.doc == d {
+			return p.n
+		}
+	}
+	return ix.phrases(d, s.pairs)
 }
 
 func (ix *Index) putScratch(s *scratch) {
@@ -248,8 +268,12 @@ func (ix *Index) SearchTerms(q []QueryTerm, k int) []Hit {
 	defer ix.putScratch(s)
 	var queryIDF float64
 	boosts := false
+	s.terms = s.terms[:0]
 	for _, qt := range q {
-		t := ix.terms[qt.Stem]
+		s.terms = append(s.terms, ix.terms[qt.Stem])
+	}
+	for j, qt := range q {
+		t := s.terms[j]
 		if t == nil {
 			continue
 		}
@@ -277,8 +301,8 @@ func (ix *Index) SearchTerms(q []QueryTerm, k int) []Hit {
 		return nil
 	}
 	if boosts {
-		for _, qt := range q {
-			t := ix.terms[qt.Stem]
+		for j, qt := range q {
+			t := s.terms[j]
 			if !qt.Boost || t == nil {
 				continue
 			}
@@ -315,9 +339,9 @@ func (ix *Index) SearchTerms(q []QueryTerm, k int) []Hit {
 	}
 	hits := make([]Hit, len(docs))
 	for i, d := range docs {
-		hits[i] = ix.explain(q, int(d), s.scores[d])
+		hits[i] = ix.explain(q, s.terms, int(d), s.scores[d])
 		if ix.opts.Phrase > 0 {
-			hits[i].Phrases = ix.phrases(d, s.pairs)
+			hits[i].Phrases = s.phrasesOf(ix, d)
 		}
 		for _, m := range s.meaning {
 			if m.doc == d {
@@ -334,13 +358,25 @@ func (ix *Index) SearchTerms(q []QueryTerm, k int) []Hit {
 // cards cost one comparison of scores.
 func (ix *Index) best(s *scratch, docs []int32, k int) []int32 {
 	h := topK{order: ix.order, scores: s.scores, docs: s.heap[:0]}
-	for _, d := range docs {
+	scores := s.scores
+	var root float64 // the worst kept score, once the heap is full
+	for i, d := range docs {
 		if len(h.docs) < k {
 			h.push(d)
-		} else if sc, root := h.scores[d], h.scores[h.docs[0]]; sc > root || (sc == root && h.better(d, h.docs[0])) {
+			root = scores[h.docs[0]]
+			continue
+		}
+		// Most cards score below the worst kept: one comparison each.
+		for _, d := range docs[i:] {
+			sc := scores[d]
+			if sc < root || (sc == root && !h.better(d, h.docs[0])) {
+				continue
+			}
 			h.docs[0] = d
 			h.down(0)
+			root = scores[h.docs[0]]
 		}
+		break
 	}
 	s.heap = h.docs
 	out := make([]int32, len(h.docs))
@@ -362,11 +398,11 @@ func (ix *Index) rescore(q []QueryTerm, queryIDF float64, top []int32, s *scratc
 	s.pairs = s.pairs[:0]
 	if ix.opts.Phrase > 0 {
 		prev := int32(-1)
-		for _, qt := range q {
+		for j, qt := range q {
 			if qt.From != "" {
 				continue
 			}
-			t := ix.terms[qt.Stem]
+			t := s.terms[j]
 			if t == nil {
 				prev = -1
 				continue
@@ -383,7 +419,9 @@ func (ix *Index) rescore(q []QueryTerm, queryIDF float64, top []int32, s *scratc
 			bonus += ix.opts.Coverage * s.matched[d] / queryIDF
 		}
 		if len(s.pairs) > 0 {
-			bonus += ix.opts.Phrase * float64(min(ix.phrases(d, s.pairs), 3)) / 3
+			n := ix.phrases(d, s.pairs)
+			s.phrases = append(s.phrases, docCount{d, n})
+			bonus += ix.opts.Phrase * float64(min(n, 3)) / 3
 		}
 
 		s.scores[d] *= bonus
@@ -434,18 +472,18 @@ func (ix *Index) saturate(p *posting) float64 {
 // share of the query's own words' weight (IDF times query weight; an
 // unknown word counts as a rare one) that the card matched. A word
 // matched only through a related word earns the relation's strength.
-func (ix *Index) explain(q []QueryTerm, doc int, score float64) Hit {
+func (ix *Index) explain(q []QueryTerm, terms []*term, doc int, score float64) Hit {
 	h := Hit{Name: ix.names[doc], Index: doc, Score: score}
 	var total float64
 	ownWords := make([]string, 0, len(q)) // own word i's credit is credit[i]
 	credit := make([]float64, 0, len(q))
 	weight := make([]float64, 0, len(q))
-	for _, qt := range q {
+	for j, qt := range q {
 		if qt.From != "" {
 			continue
 		}
 		idf := ix.maxIDF()
-		if t := ix.terms[qt.Stem]; t != nil {
+		if t := terms[j]; t != nil {
 			idf = t.idf
 		}
 		ownWords = append(ownWords, qt.Word)
@@ -453,8 +491,8 @@ func (ix *Index) explain(q []QueryTerm, doc int, score float64) Hit {
 		credit = append(credit, 0)
 		total += idf * qt.Weight
 	}
-	for _, qt := range q {
-		t := ix.terms[qt.Stem]
+	for j, qt := range q {
+		t := terms[j]
 		if t == nil {
 			continue
 		}

@@ -12,9 +12,10 @@ import "slices"
 // each in [0,1]:
 //
 //   - meaning: for each of the query's own words, its best cosine
-//     similarity to a word of the card's name, description or parameter
-//     names, averaged with rare words weighing more (smooth inverse
-//     frequency) — how much of the request the card speaks of;
+//     similarity to a word of the card's name or description, averaged
+//     with rare words weighing more (smooth inverse frequency) — how much
+//     of the request the card speaks of (parameter names left out: they
+//     did no better on the benchmarks and cost time);
 //   - name fit: for each word of the card's name that has a vector, its
 //     best similarity to a query word, averaged — how much of the card's
 //     name the request speaks of, which sets "list_servers" above
@@ -50,8 +51,7 @@ type cardVectors struct {
 }
 
 // add appends one card's words: those of its name, then those of the rest
-// (description and parameter names), skipping words without a vector and
-// repeats.
+// (its description), skipping words without a vector and repeats.
 func (cv *cardVectors) add(t *wordVectors, name, rest []Token) {
 	start := len(cv.ids)
 	push := func(tok Token) {
