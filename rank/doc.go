@@ -72,7 +72,7 @@
 //
 // # Second stage
 //
-// The best [Options.Rerank] (50) cards of the first stage are rescored;
+// The best [Options.Rerank] (20) cards of the first stage are rescored;
 // their score is multiplied by
 //
 //	1 + Coverage × matched/total + Phrase × min(pairs, 3)/3

@@ -97,7 +97,7 @@ const (
 	DefaultExpansion = 0.3
 	DefaultCoverage  = 1.0
 	DefaultPhrase    = 0.2
-	DefaultRerank    = 50
+	DefaultRerank    = 20
 
 	DefaultSimilar      = 3.0
 	DefaultNameFit      = 1.5

@@ -474,10 +474,12 @@ func (ix *Index) saturate(p *posting) float64 {
 // matched only through a related word earns the relation's strength.
 func (ix *Index) explain(q []QueryTerm, terms []*term, doc int, score float64) Hit {
 	h := Hit{Name: ix.names[doc], Index: doc, Score: score}
+	// One allocation for the temporaries, one for the matches and one
+	// for their fields: explain runs for every hit of every search.
+	tmp := make([]float64, 2*len(q))
+	weight, credit := tmp[:0:len(q)], tmp[len(q):len(q)] // of the own words, in order
+	ownWords := make([]string, 0, len(q))
 	var total float64
-	ownWords := make([]string, 0, len(q)) // own word i's credit is credit[i]
-	credit := make([]float64, 0, len(q))
-	weight := make([]float64, 0, len(q))
 	for j, qt := range q {
 		if qt.From != "" {
 			continue
@@ -491,6 +493,7 @@ func (ix *Index) explain(q []QueryTerm, terms []*term, doc int, score float64) H
 		credit = append(credit, 0)
 		total += idf * qt.Weight
 	}
+	var fields []Field
 	for j, qt := range q {
 		t := terms[j]
 		if t == nil {
@@ -502,13 +505,17 @@ func (ix *Index) explain(q []QueryTerm, terms []*term, doc int, score float64) H
 		}
 		p := &t.postings[i]
 		w := t.idf * qt.Weight
-		m := Match{Term: qt.Word, Score: w * float64(p.sat), Via: qt.From}
+		if h.Matches == nil {
+			h.Matches = make([]Match, 0, len(q)-j)
+			fields = make([]Field, 0, int(numFields)*(len(q)-j))
+		}
+		from := len(fields)
 		for f := Field(0); f < numFields; f++ {
 			if p.tf[f] > 0 {
-				m.Fields = append(m.Fields, f)
+				fields = append(fields, f)
 			}
 		}
-		h.Matches = append(h.Matches, m)
+		h.Matches = append(h.Matches, Match{Term: qt.Word, Fields: fields[from:len(fields):len(fields)], Score: w * float64(p.sat), Via: qt.From})
 		if qt.From == "" {
 			j := slices.Index(ownWords, qt.Word)
 			credit[j] = weight[j]
