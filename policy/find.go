@@ -73,7 +73,7 @@ func (s *Selector) Find(ctx context.Context, query string, k int, opts *Options)
 		res.Matches = append(res.Matches, Capability{
 			Name: c.Name, Kind: c.Kind, Description: c.Description, InputSchema: c.InputSchema, Risk: c.Risk,
 			Score: h.Score, Confidence: confidence(h, top), Matches: h.Matches,
-			Reason: fmt.Sprintf("matched %s (coverage %.0f%%)", matchedTerms(h), 100*h.Coverage),
+			Reason: hitReason(h),
 		})
 	}
 	if len(res.Matches) == 0 {

@@ -324,7 +324,7 @@ func (s *Selector) Select(ctx context.Context, task string, opts *Options) *Sele
 		conf := confidence(h, top)
 		picks = append(picks, Pick{Name: c.Name, Kind: c.Kind, Score: h.Score, Confidence: conf, Risk: c.Risk,
 			Coverage: h.Coverage, Matches: h.Matches,
-			Reason: fmt.Sprintf("matched %s (coverage %.0f%%)", matchedTerms(h), 100*h.Coverage)})
+			Reason: hitReason(h)})
 	}
 	ranked := 0
 	for _, p := range picks {
@@ -411,6 +411,16 @@ func confidence(h rank.Hit, top float64) string {
 	return Low
 }
 
+// hitReason says why a hit was picked: the words it matched, how much
+// of the task they cover and, when the ranker compared meanings, how much
+// of the task the card's words mean.
+func hitReason(h rank.Hit) string {
+	if h.Meaning > 0 {
+		return fmt.Sprintf("matched %s (coverage %.0f%%, meaning %.0f%%)", matchedTerms(h), 100*h.Coverage, 100*h.Meaning)
+	}
+	return fmt.Sprintf("matched %s (coverage %.0f%%)", matchedTerms(h), 100*h.Coverage)
+}
+
 func matchedTerms(h rank.Hit) string {
 	if len(h.Matches) == 0 {
 		return "nothing"
@@ -423,6 +433,11 @@ func matchedTerms(h rank.Hit) string {
 			b.WriteString(", ")
 		}
 		b.WriteString(strconv.Quote(m.Term))
+		if m.Via != "" {
+			b.WriteString(" (from ")
+			b.WriteString(strconv.Quote(m.Via))
+			b.WriteByte(')')
+		}
 		b.WriteString(" in ")
 		for j, f := range m.Fields {
 			if j > 0 {
