@@ -2,6 +2,7 @@ package rank
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -27,23 +28,41 @@ type valueKind struct {
 
 const monthRE = `jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?`
 
+var (
+	dateWords  = []string{"date"}
+	timeWords  = []string{"time"}
+	moneyWords = []string{"amount", "currency"}
+)
+
+// valueKinds are tried in order; several may imply the same words (the
+// forms of a date), and a word is added once.
 var valueKinds = []valueKind{
 	{
-		words: []string{"date"},
+		words: dateWords,
 		re: regexp.MustCompile(`(?i)\b(?:` + monthRE + `)\.? +\d{1,2}(?:st|nd|rd|th)?\b` +
-			`|\b\d{1,2}(?:st|nd|rd|th)? +(?:of +)?(?:` + monthRE + `)\b` +
-			`|\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b` +
-			`|\b(?:today|tomorrow|yesterday|tonight)\b` +
+			`|\b\d{1,2}(?:st|nd|rd|th)? +(?:of +)?(?:` + monthRE + `)\b`),
+		maybe: func(s string) bool { return hasDigit(s) && hasMonth(s) },
+	},
+	{
+		words: dateWords,
+		re:    regexp.MustCompile(`\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b`),
+		maybe: func(s string) bool { return strings.ContainsAny(s, "-/") && hasDigit(s) },
+	},
+	{
+		words: dateWords,
+		re: regexp.MustCompile(`(?i)\b(?:today|tomorrow|yesterday|tonight)\b` +
 			`|\b(?:next|this|last|upcoming|coming) +(?:week|weekend|month|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b`),
 		maybe: func(s string) bool {
-			return hasDigit(s) || strings.Contains(s, "day") || strings.Contains(s, "tomorrow") ||
-				strings.Contains(s, "tonight") || strings.Contains(s, "week") || strings.Contains(s, "month") || strings.Contains(s, "year")
+			return strings.Contains(s, "day") || strings.Contains(s, "tomorrow") || strings.Contains(s, "tonight") ||
+				strings.Contains(s, "week") || strings.Contains(s, "month") || strings.Contains(s, "year")
 		},
 	},
 	{
-		words: []string{"time"},
+		words: timeWords,
 		re:    regexp.MustCompile(`(?i)\b\d{1,2}:\d{2}\b|\b\d{1,2} *(?:am|pm|a\.m\.|p\.m\.)(?:\W|$)`),
-		maybe: hasDigit,
+		maybe: func(s string) bool {
+			return hasDigit(s) && (strings.Contains(s, ":") || strings.Contains(s, "am") || strings.Contains(s, "pm") || strings.Contains(s, ".m."))
+		},
 	},
 	{
 		words: []string{"url"},
@@ -59,12 +78,12 @@ var valueKinds = []valueKind{
 		words: []string{"file", "path"},
 		re: regexp.MustCompile(`(?i)(?:^|\s)(?:~|\.{1,2}|[a-z]:)?[/\\][\w.-]+(?:[/\\][\w.-]+)+` +
 			`|\b[\w-]+\.(?:txt|csv|tsv|json|ya?ml|toml|ini|py|go|js|ts|rb|rs|java|c|cpp|h|md|pdf|png|jpe?g|gif|svg|docx?|xlsx?|pptx?|html?|xml|log|sh|zip|tar|gz|mp3|mp4|wav)\b`),
-		maybe: func(s string) bool { return strings.ContainsAny(s, "./\\") },
+		maybe: func(s string) bool { return strings.ContainsAny(s, "/\\") || hasExtension(s) },
 	},
 	{
 		words: []string{"coordinates", "latitude", "longitude"},
 		re:    regexp.MustCompile(`(?i)-?\d{1,3}\.\d+ *°? *[ns]?\s*,\s*-?\d{1,3}\.\d+ *°? *[ew]?\b`),
-		maybe: func(s string) bool { return strings.Contains(s, ".") && strings.Contains(s, ",") },
+		maybe: func(s string) bool { return strings.Contains(s, ".") && strings.Contains(s, ",") && hasDigit(s) },
 	},
 	{
 		words: []string{"list", "array"},
@@ -72,10 +91,53 @@ var valueKinds = []valueKind{
 		maybe: func(s string) bool { return strings.Contains(s, "[") },
 	},
 	{
-		words: []string{"amount", "currency"},
-		re:    regexp.MustCompile(`(?i)[$€£¥] ?\d|\b\d+(?:\.\d+)? ?(?:usd|eur|gbp|jpy|dollars?|euros?|pounds|yen|bucks)\b`),
-		maybe: hasDigit,
+		words: moneyWords,
+		re:    regexp.MustCompile(`[$€£¥] ?\d`),
+		maybe: func(s string) bool { return strings.ContainsAny(s, "$€£¥") },
 	},
+	{
+		words: moneyWords,
+		re:    regexp.MustCompile(`(?i)\b\d+(?:\.\d+)? ?(?:usd|eur|gbp|jpy|dollars?|euros?|pounds|yen|bucks)\b`),
+		maybe: func(s string) bool { return hasDigit(s) && hasCurrencyWord(s) },
+	},
+}
+
+var months = strings.Fields("jan feb mar apr may jun jul aug sep oct nov dec")
+
+func hasMonth(s string) bool {
+	for _, m := range months {
+		if strings.Contains(s, m) {
+			return true
+		}
+	}
+	return false
+}
+
+var currencyWords = strings.Fields("usd eur gbp jpy dollar euro pound yen bucks")
+
+func hasCurrencyWord(s string) bool {
+	for _, c := range currencyWords {
+		if strings.Contains(s, c) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasExtension reports whether s has a dot followed by a letter, as a
+// file name does.
+func hasExtension(s string) bool {
+	for i := strings.IndexByte(s, '.'); i >= 0 && i+1 < len(s); {
+		if c := s[i+1]; c >= 'a' && c <= 'z' {
+			return true
+		}
+		j := strings.IndexByte(s[i+1:], '.')
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return false
 }
 
 func hasDigit(s string) bool { return strings.ContainsAny(s, "0123456789") }
@@ -101,7 +163,9 @@ func valueHints(text string) []valueHint {
 		}
 		v := strings.TrimSpace(text[loc[0]:loc[1]])
 		for _, w := range k.words {
-			out = append(out, valueHint{word: w, text: v})
+			if !slices.ContainsFunc(out, func(h valueHint) bool { return h.word == w }) {
+				out = append(out, valueHint{word: w, text: v})
+			}
 		}
 	}
 	return out
