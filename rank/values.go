@@ -52,10 +52,7 @@ var valueKinds = []valueKind{
 		words: dateWords,
 		re: regexp.MustCompile(`(?i)\b(?:today|tomorrow|yesterday|tonight)\b` +
 			`|\b(?:next|this|last|upcoming|coming) +(?:week|weekend|month|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b`),
-		maybe: func(s string) bool {
-			return strings.Contains(s, "day") || strings.Contains(s, "tomorrow") || strings.Contains(s, "tonight") ||
-				strings.Contains(s, "week") || strings.Contains(s, "month") || strings.Contains(s, "year")
-		},
+		maybe: func(s string) bool { return containsAny(s, relativeDates) },
 	},
 	{
 		words: timeWords,
@@ -102,26 +99,18 @@ var valueKinds = []valueKind{
 	},
 }
 
-var months = strings.Fields("jan feb mar apr may jun jul aug sep oct nov dec")
+var (
+	months        = strings.Fields("jan feb mar apr may jun jul aug sep oct nov dec")
+	currencyWords = strings.Fields("usd eur gbp jpy dollar euro pound yen bucks")
+	relativeDates = strings.Fields("day tomorrow tonight week month year")
+)
 
-func hasMonth(s string) bool {
-	for _, m := range months {
-		if strings.Contains(s, m) {
-			return true
-		}
-	}
-	return false
-}
+func hasMonth(s string) bool        { return containsAny(s, months) }
+func hasCurrencyWord(s string) bool { return containsAny(s, currencyWords) }
 
-var currencyWords = strings.Fields("usd eur gbp jpy dollar euro pound yen bucks")
-
-func hasCurrencyWord(s string) bool {
-	for _, c := range currencyWords {
-		if strings.Contains(s, c) {
-			return true
-		}
-	}
-	return false
+// containsAny reports whether s contains any of subs.
+func containsAny(s string, subs []string) bool {
+	return slices.ContainsFunc(subs, func(sub string) bool { return strings.Contains(s, sub) })
 }
 
 // hasExtension reports whether s has a dot followed by a letter, as a
