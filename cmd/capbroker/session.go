@@ -129,6 +129,26 @@ func (m *Main) sessionManager(ctx context.Context, cf *catalogFlags, sf *selectF
 	return &sessionEnv{st: st, mgr: session.NewManager(b.Selector(), st, &opts), b: b}, nil
 }
 
+// openSession opens the session store and loads session id, with
+// Manager.Resume when resume is set and Manager.Load otherwise. The caller
+// closes env.st; on error nothing is left open.
+func (m *Main) openSession(ctx context.Context, cf *catalogFlags, dbf *storeFlags, id string, resume bool) (*sessionEnv, *session.Session, error) {
+	env, err := m.sessionManager(ctx, cf, nil, dbf, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	load := env.mgr.Load
+	if resume {
+		load = env.mgr.Resume
+	}
+	s, err := load(ctx, id)
+	if err != nil {
+		env.st.Close()
+		return nil, nil, err
+	}
+	return env, s, nil
+}
+
 // saved turns a store failure into the command's error: the process is
 // about to exit, so what the store refused is lost.
 func saved(s *session.Session) error {
@@ -230,15 +250,11 @@ session's budget, like any call.`,
 				return usageError{fmt.Errorf("-k %d: want at least 1", k)}
 			}
 			ctx := cmd.Context()
-			env, err := m.sessionManager(ctx, &cf, nil, &dbf, nil)
+			env, s, err := m.openSession(ctx, &cf, &dbf, args[0], false)
 			if err != nil {
 				return err
 			}
 			defer env.st.Close()
-			s, err := env.mgr.Load(ctx, args[0])
-			if err != nil {
-				return err
-			}
 			m.warnMissing(s)
 			res, err := s.Find(ctx, args[1], k)
 			if err != nil {
@@ -295,15 +311,11 @@ for the model that names find_capability and the closest names.`,
 		Args:    exactArgs(2, "a session ID and a tool name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			env, err := m.sessionManager(ctx, &cf, nil, &dbf, nil)
+			env, s, err := m.openSession(ctx, &cf, &dbf, args[0], false)
 			if err != nil {
 				return err
 			}
 			defer env.st.Close()
-			s, err := env.mgr.Load(ctx, args[0])
-			if err != nil {
-				return err
-			}
 			callErr := s.Call(ctx, args[1])
 			if errors.Is(callErr, session.ErrBudgetExhausted) {
 				return callErr
@@ -400,15 +412,11 @@ API expects them, ready to send.`,
 					return usageError{fmt.Errorf("--format: %w", err)}
 				}
 			}
-			env, err := m.sessionManager(ctx, &cf, nil, &dbf, nil)
+			env, s, err := m.openSession(ctx, &cf, &dbf, args[0], true)
 			if err != nil {
 				return err
 			}
 			defer env.st.Close()
-			s, err := env.mgr.Resume(ctx, args[0])
-			if err != nil {
-				return err
-			}
 			m.warnMissing(s)
 			switch {
 			case asJSON:
