@@ -239,83 +239,64 @@ func (s *session) sync() {
 			}
 		}
 	}
+	reconcile(s.listed, want, func(e *toolEntry) string { return e.key }, s.server.RemoveTools,
+		func(_ string, e *toolEntry) bool {
+			if err := addTool(s.server, e, s.callTool); err != nil {
+				s.g.opts.Logger.Warn("not listing a tool", "tool", e.name, "server", e.up.cfg.Name, "error", err)
+				return false
+			}
+			return true
+		})
+	reconcile(s.prompts, cat.prompts, func(e *promptEntry) string { return e.key }, s.server.RemovePrompts,
+		func(_ string, e *promptEntry) bool {
+			p := *e.prompt
+			p.Name = e.name
+			s.server.AddPrompt(&p, s.getPrompt)
+			return true
+		})
+	reconcile(s.resources, cat.resources, func(e *resourceEntry) string { return e.key }, s.server.RemoveResources,
+		func(uri string, e *resourceEntry) bool {
+			if err := catchPanic(func() { s.server.AddResource(e.res, s.readResource) }); err != nil {
+				s.g.opts.Logger.Warn("not listing a resource", "uri", uri, "server", e.up.cfg.Name, "error", err)
+				return false
+			}
+			return true
+		})
+	reconcile(s.templates, cat.templates, func(e *templateEntry) string { return e.key }, s.server.RemoveResourceTemplates,
+		func(tmpl string, e *templateEntry) bool {
+			if err := catchPanic(func() { s.server.AddResourceTemplate(e.tmpl, s.readResource) }); err != nil {
+				s.g.opts.Logger.Warn("not listing a resource template", "template", tmpl, "server", e.up.cfg.Name, "error", err)
+				return false
+			}
+			return true
+		})
+}
+
+// reconcile makes listed (name -> key of the definition listed) match
+// want: it removes, in one call, the names whose entry is gone or has
+// changed, then adds the missing ones in name order. add reports false
+// for an entry it could not list, which stays unlisted.
+func reconcile[E any](listed map[string]string, want map[string]E, key func(E) string, remove func(...string), add func(string, E) bool) {
 	var gone []string
-	for name, key := range s.listed {
-		if e, ok := want[name]; !ok || e.key != key {
+	for name, k := range listed {
+		if e, ok := want[name]; !ok || key(e) != k {
 			gone = append(gone, name)
 		}
 	}
 	if len(gone) > 0 {
 		sort.Strings(gone)
-		s.server.RemoveTools(gone...)
+		remove(gone...)
 		for _, n := range gone {
-			delete(s.listed, n)
+			delete(listed, n)
 		}
 	}
 	for _, name := range sortedKeys(want) {
-		e := want[name]
-		if _, ok := s.listed[name]; ok {
+		if _, ok := listed[name]; ok {
 			continue
 		}
-		if err := addTool(s.server, e, s.callTool); err != nil {
-			s.g.opts.Logger.Warn("not listing a tool", "tool", e.name, "server", e.up.cfg.Name, "error", err)
-			continue
+		if e := want[name]; add(name, e) {
+			listed[name] = key(e)
 		}
-		s.listed[name] = e.key
-	}
-
-	// Prompts.
-	for name, key := range s.prompts {
-		if e, ok := cat.prompts[name]; !ok || e.key != key {
-			s.server.RemovePrompts(name)
-			delete(s.prompts, name)
-		}
-	}
-	for _, name := range sortedKeys(cat.prompts) {
-		e := cat.prompts[name]
-		if _, ok := s.prompts[name]; ok {
-			continue
-		}
-		p := *e.prompt
-		p.Name = e.name
-		s.server.AddPrompt(&p, s.getPrompt)
-		s.prompts[name] = e.key
-	}
-
-	// Resources and templates.
-	for uri, key := range s.resources {
-		if e, ok := cat.resources[uri]; !ok || e.key != key {
-			s.server.RemoveResources(uri)
-			delete(s.resources, uri)
-		}
-	}
-	for _, uri := range sortedKeys(cat.resources) {
-		e := cat.resources[uri]
-		if _, ok := s.resources[uri]; ok {
-			continue
-		}
-		if err := catchPanic(func() { s.server.AddResource(e.res, s.readResource) }); err != nil {
-			s.g.opts.Logger.Warn("not listing a resource", "uri", uri, "server", e.up.cfg.Name, "error", err)
-			continue
-		}
-		s.resources[uri] = e.key
-	}
-	for tmpl, key := range s.templates {
-		if e, ok := cat.templates[tmpl]; !ok || e.key != key {
-			s.server.RemoveResourceTemplates(tmpl)
-			delete(s.templates, tmpl)
-		}
-	}
-	for _, tmpl := range sortedKeys(cat.templates) {
-		e := cat.templates[tmpl]
-		if _, ok := s.templates[tmpl]; ok {
-			continue
-		}
-		if err := catchPanic(func() { s.server.AddResourceTemplate(e.tmpl, s.readResource) }); err != nil {
-			s.g.opts.Logger.Warn("not listing a resource template", "template", tmpl, "server", e.up.cfg.Name, "error", err)
-			continue
-		}
-		s.templates[tmpl] = e.key
 	}
 }
 
