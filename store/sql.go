@@ -141,3 +141,50 @@ func ToTraceRows(recs []trace.Record) ([]TraceRow, error) {
 	}
 	return rows, nil
 }
+
+// Rows is a result set a driver can step through: *sql.Rows and pgx's
+// rows. The caller closes it.
+type Rows interface {
+	Scanner
+	Next() bool
+	Err() error
+}
+
+// ScanSessions reads every session of rows, selected with [SessionCols].
+func ScanSessions(rows Rows) ([]Session, error) {
+	out := []Session{}
+	for rows.Next() {
+		sess, err := ScanSession(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *sess)
+	}
+	return out, rows.Err()
+}
+
+// ScanTraces reads every trace record of rows, selected as "id, data".
+func ScanTraces(rows Rows) ([]trace.Record, error) {
+	out := []trace.Record{}
+	for rows.Next() {
+		var id int64
+		var data string
+		if err := rows.Scan(&id, &data); err != nil {
+			return nil, err
+		}
+		rec, err := FromTraceRow(id, data)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rec)
+	}
+	return out, rows.Err()
+}
+
+// Annotate prefixes *errp, if not nil, with what was being done:
+// defer store.Annotate(&err, "reading session %s", id).
+func Annotate(errp *error, format string, args ...any) {
+	if *errp != nil {
+		*errp = fmt.Errorf(format+": %w", append(args, *errp)...)
+	}
+}

@@ -168,7 +168,7 @@ func (s *Store) Close() error {
 
 // CreateSession implements store.Store.
 func (s *Store) CreateSession(ctx context.Context, sess *store.Session, recs ...trace.Record) (err error) {
-	defer wrap(&err, "creating session %s", sess.ID)
+	defer store.Annotate(&err, "creating session %s", sess.ID)
 	if err := store.PrepareWrite(sess, true, s.now()); err != nil {
 		return err
 	}
@@ -197,7 +197,7 @@ func (s *Store) CreateSession(ctx context.Context, sess *store.Session, recs ...
 
 // UpdateSession implements store.Store.
 func (s *Store) UpdateSession(ctx context.Context, sess *store.Session, recs ...trace.Record) (err error) {
-	defer wrap(&err, "updating session %s", sess.ID)
+	defer store.Annotate(&err, "updating session %s", sess.ID)
 	if err := store.PrepareWrite(sess, false, s.now()); err != nil {
 		return err
 	}
@@ -234,7 +234,7 @@ func (s *Store) UpdateSession(ctx context.Context, sess *store.Session, recs ...
 
 // Session implements store.Store.
 func (s *Store) Session(ctx context.Context, id string) (_ *store.Session, err error) {
-	defer wrap(&err, "reading session %s", id)
+	defer store.Annotate(&err, "reading session %s", id)
 	sess, err := store.ScanSession(s.pool.QueryRow(ctx, `SELECT `+store.SessionCols+` FROM sessions WHERE id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, store.ErrNotFound
@@ -244,7 +244,7 @@ func (s *Store) Session(ctx context.Context, id string) (_ *store.Session, err e
 
 // Sessions implements store.Store.
 func (s *Store) Sessions(ctx context.Context, q *store.SessionQuery) (_ []store.Session, err error) {
-	defer wrap(&err, "listing sessions")
+	defer store.Annotate(&err, "listing sessions")
 	var limit *int64
 	if q != nil && q.Limit > 0 {
 		l := int64(q.Limit)
@@ -255,20 +255,12 @@ func (s *Store) Sessions(ctx context.Context, q *store.SessionQuery) (_ []store.
 		return nil, err
 	}
 	defer rows.Close()
-	out := []store.Session{}
-	for rows.Next() {
-		sess, err := store.ScanSession(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *sess)
-	}
-	return out, rows.Err()
+	return store.ScanSessions(rows)
 }
 
 // AppendTraces implements store.Store.
 func (s *Store) AppendTraces(ctx context.Context, recs ...trace.Record) (err error) {
-	defer wrap(&err, "appending traces")
+	defer store.Annotate(&err, "appending traces")
 	if len(recs) == 0 {
 		return nil
 	}
@@ -281,7 +273,7 @@ func (s *Store) AppendTraces(ctx context.Context, recs ...trace.Record) (err err
 
 // Traces implements store.Store.
 func (s *Store) Traces(ctx context.Context, q *store.TraceQuery) (_ []trace.Record, err error) {
-	defer wrap(&err, "reading traces")
+	defer store.Annotate(&err, "reading traces")
 	var f store.TraceQuery
 	if q != nil {
 		f = *q
@@ -306,20 +298,7 @@ func (s *Store) Traces(ctx context.Context, q *store.TraceQuery) (_ []trace.Reco
 		return nil, err
 	}
 	defer rows.Close()
-	out := []trace.Record{}
-	for rows.Next() {
-		var id int64
-		var data string
-		if err := rows.Scan(&id, &data); err != nil {
-			return nil, err
-		}
-		rec, err := store.FromTraceRow(id, data)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, rec)
-	}
-	return out, rows.Err()
+	return store.ScanTraces(rows)
 }
 
 func insertTraces(ctx context.Context, tx pgx.Tx, rows []store.TraceRow) error {
@@ -335,11 +314,4 @@ func insertTraces(ctx context.Context, tx pgx.Tx, rows []store.TraceRow) error {
 		return fmt.Errorf("inserting traces: %w", err)
 	}
 	return nil
-}
-
-// wrap prefixes *errp with what was being done.
-func wrap(errp *error, format string, args ...any) {
-	if *errp != nil {
-		*errp = fmt.Errorf(format+": %w", append(args, *errp)...)
-	}
 }
