@@ -200,26 +200,21 @@ func (s *Store) CreateSession(ctx context.Context, sess *store.Session, recs ...
 	if err != nil {
 		return err
 	}
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
 	r := store.ToRow(sess)
-	res, err := tx.ExecContext(ctx, `INSERT INTO sessions (`+store.SessionCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?) ON CONFLICT (id) DO NOTHING`,
-		r.ID, r.Task, r.Selected, r.Exposed, r.Iterations, r.MaxIterations, r.FindCalls, r.Selection, r.CreatedMicro, r.UpdatedMicro)
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO sessions (`+store.SessionCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?) ON CONFLICT (id) DO NOTHING`,
+			r.ID, r.Task, r.Selected, r.Exposed, r.Iterations, r.MaxIterations, r.FindCalls, r.Selection, r.CreatedMicro, r.UpdatedMicro)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return store.ErrExists
+		}
+		return insertTraces(ctx, tx, rows)
+	})
 	if err != nil {
-		return err
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return err
-	} else if n == 0 {
-		return store.ErrExists
-	}
-	if err := insertTraces(ctx, tx, rows); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
 		return err
 	}
 	sess.Version = 1
@@ -236,34 +231,29 @@ func (s *Store) UpdateSession(ctx context.Context, sess *store.Session, recs ...
 	if err != nil {
 		return err
 	}
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
 	r := store.ToRow(sess)
-	res, err := tx.ExecContext(ctx, `UPDATE sessions SET task = ?, selected_tools = ?, exposed_tools = ?, iterations = ?, max_iterations = ?,
-		find_calls = ?, selection = ?, version = version + 1, created_at = ?, updated_at = ? WHERE id = ? AND version = ?`,
-		r.Task, r.Selected, r.Exposed, r.Iterations, r.MaxIterations, r.FindCalls, r.Selection, r.CreatedMicro, r.UpdatedMicro, r.ID, r.Version)
-	if err != nil {
-		return err
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return err
-	} else if n == 0 {
-		var v int64
-		switch err := tx.QueryRowContext(ctx, `SELECT version FROM sessions WHERE id = ?`, r.ID).Scan(&v); {
-		case errors.Is(err, sql.ErrNoRows):
-			return store.ErrNotFound
-		case err != nil:
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE sessions SET task = ?, selected_tools = ?, exposed_tools = ?, iterations = ?, max_iterations = ?,
+			find_calls = ?, selection = ?, version = version + 1, created_at = ?, updated_at = ? WHERE id = ? AND version = ?`,
+			r.Task, r.Selected, r.Exposed, r.Iterations, r.MaxIterations, r.FindCalls, r.Selection, r.CreatedMicro, r.UpdatedMicro, r.ID, r.Version)
+		if err != nil {
 			return err
 		}
-		return fmt.Errorf("stored version %d, written from version %d: %w", v, r.Version, store.ErrConflict)
-	}
-	if err := insertTraces(ctx, tx, rows); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			var v int64
+			switch err := tx.QueryRowContext(ctx, `SELECT version FROM sessions WHERE id = ?`, r.ID).Scan(&v); {
+			case errors.Is(err, sql.ErrNoRows):
+				return store.ErrNotFound
+			case err != nil:
+				return err
+			}
+			return fmt.Errorf("stored version %d, written from version %d: %w", v, r.Version, store.ErrConflict)
+		}
+		return insertTraces(ctx, tx, rows)
+	})
+	if err != nil {
 		return err
 	}
 	sess.Version++
@@ -306,12 +296,18 @@ func (s *Store) AppendTraces(ctx context.Context, recs ...trace.Record) (err err
 	if err != nil {
 		return err
 	}
+	return s.inTx(ctx, func(tx *sql.Tx) error { return insertTraces(ctx, tx, rows) })
+}
+
+// inTx runs fn in a write transaction, committed if fn returns nil and
+// rolled back otherwise.
+func (s *Store) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	if err := insertTraces(ctx, tx, rows); err != nil {
+	if err := fn(tx); err != nil {
 		return err
 	}
 	return tx.Commit()
