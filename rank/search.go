@@ -318,7 +318,7 @@ func (ix *Index) SearchTerms(q []QueryTerm, k int) []Hit {
 		k = len(s.touched)
 	}
 	var docs []int32
-	if ix.opts.Coverage > 0 || ix.opts.Phrase > 0 {
+	if ix.opts.Coverage > 0 || ix.opts.Phrase > 0 || ix.vec != nil {
 		// Second stage: rescore the Rerank best first-stage cards, the
 		// same set whatever k is. Both bonuses only raise scores, so every
 		// card of the set stays above every card outside it, and a
@@ -474,8 +474,8 @@ func (ix *Index) saturate(p *posting) float64 {
 // matched only through a related word earns the relation's strength.
 func (ix *Index) explain(q []QueryTerm, terms []*term, doc int, score float64) Hit {
 	h := Hit{Name: ix.names[doc], Index: doc, Score: score}
-	// One allocation for the temporaries, one for the matches and one
-	// for their fields: explain runs for every hit of every search.
+	// A few allocations per hit rather than one per match: explain runs
+	// for every hit of every search.
 	tmp := make([]float64, 2*len(q))
 	weight, credit := tmp[:0:len(q)], tmp[len(q):len(q)] // of the own words, in order
 	ownWords := make([]string, 0, len(q))

@@ -109,3 +109,15 @@ func TestThirdStageNoVectors(t *testing.T) {
 		}
 	}
 }
+
+// The third stage runs with the second stage's bonuses off.
+func TestThirdStageAlone(t *testing.T) {
+	cards := []card.Card{
+		{Name: "play_clip", Description: "Play a video clip."},
+		{Name: "play_track", Description: "Play songs by an artist."},
+	}
+	ix := New(cards, &Options{Coverage: -1, Phrase: -1})
+	if diff := cmp.Diff([]string{"play_track", "play_clip"}, hitNames(ix.Search("play some tunes", 10))); diff != "" {
+		t.Error(diff)
+	}
+}
