@@ -145,7 +145,7 @@ func (h *Hit) Explain() string {
 		for i, m := range h.Matches {
 			terms[i] = fmt.Sprintf("%q", m.Term)
 		}
-		parts = append(parts, fmt.Sprintf("lexical #%d (bm25f %.2f, matched %s)", h.Lexical.Rank, h.Lexical.Score, strings.Join(terms, ", ")))
+		parts = append(parts, fmt.Sprintf("lexical #%d (score %.2f, matched %s)", h.Lexical.Rank, h.Lexical.Score, strings.Join(terms, ", ")))
 	}
 	if h.Dense != nil {
 		parts = append(parts, fmt.Sprintf("dense #%d (cosine %.3f)", h.Dense.Rank, h.Dense.Score))
