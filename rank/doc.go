@@ -19,10 +19,12 @@
 // letters ("ipv4", "sha256sum"). Chinese and Japanese, written without
 // spaces, are cut into overlapping character pairs.
 //
-// [Tokens] drops stop words — English function words and the filler of
-// requests to an assistant ("can you please help me", "I'm looking for",
-// "kindly", "specifically") — and stems the rest with the Snowball English
-// stemmer ([Stem]), so "searching" finds "search".
+// [Tokens] also keeps a word split at case changes whole, after its
+// parts ("GitHub" -> git, hub, github), so that the same word written in
+// lower case matches it; it drops stop words — English function words
+// and the filler of requests to an assistant ("can you please help me",
+// "I'm looking for", "kindly", "specifically") — and stems the rest with
+// the Snowball English stemmer ([Stem]), so "searching" finds "search".
 //
 // [ParseQuery] weighs each query word: 1, a little more when repeated,
 // and half as much when it is most likely an argument's value rather than

@@ -18,6 +18,29 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
+// Tokens keeps a word split at case changes whole too, so that "github"
+// in a task finds "GitHub" in a card and the reverse.
+func TestTokensJoinCaseSplits(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want []string
+	}{
+		{"GitHub repos", []string{"git", "hub", "github", "repo"}},
+		{"github__createIssue", []string{"github", "creat", "issu", "createissu"}},
+		{"天气GitHub", []string{"天气", "git", "hub", "github"}},
+		{"read_file HTTPServer", []string{"read", "file", "http", "server", "httpserver"}},
+		{"McDonald's", []string{"mc", "donald", "mcdonald"}},
+	} {
+		var got []string
+		for _, tok := range Tokens(tt.in) {
+			got = append(got, tok.Stem)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("Tokens(%q) stems (-want +got):\n%s", tt.in, diff)
+		}
+	}
+}
+
 func TestWords(t *testing.T) {
 	for _, tt := range []struct {
 		in   string
@@ -36,6 +59,7 @@ func TestWords(t *testing.T) {
 		{"ipv4 sha256sum", []string{"ipv4", "sha256sum"}},
 		{"get2Items", []string{"get2", "items"}},
 		{"calculate_BMI", []string{"calculate", "bmi"}},
+		{"GitHub repos", []string{"git", "hub", "repos"}},
 		{"PDF&URLTool", []string{"pdf", "url", "tool"}},
 		{"Käärijä", []string{"käärijä"}},
 		{"ΑΘΗΝΑ weather", []string{"αθηνα", "weather"}},
@@ -104,6 +128,7 @@ func TestParseQueryValues(t *testing.T) {
 		{"I'm at McDonald's, order 2 pizzas", []QueryTerm{
 			{Stem: "mc", Word: "mc", Weight: 1},
 			{Stem: "donald", Word: "donald", Weight: 1},
+			{Stem: "mcdonald", Word: "mcdonald", Weight: 1},
 			{Stem: "order", Word: "order", Weight: 1},
 			{Stem: "2", Word: "2", Weight: numberWeight},
 			{Stem: "pizza", Word: "pizzas", Weight: 1},

@@ -28,7 +28,13 @@ type Token struct {
 // Chinese and Japanese text, written without spaces, is split into
 // overlapping pairs of characters ("天气预报" -> 天气, 气预, 预报), the usual
 // way to index it without a dictionary; a lone character stays a word.
-func Words(s string) []string {
+func Words(s string) []string { return splitWords(s, false) }
+
+// splitWords is [Words]; with joined, a run of letters and digits split at
+// case changes ("GitHub") is also given whole after its parts (git, hub,
+// github), as it would be written in lower case. [Tokens] asks for that,
+// so that "github" in a task matches "GitHub" in a card and the reverse.
+func splitWords(s string, joined bool) []string {
 	var words []string
 	var cur []rune
 	flush := func() {
@@ -37,11 +43,19 @@ func Words(s string) []string {
 			cur = cur[:0]
 		}
 	}
+	runStart, camel := 0, false
+	endRun := func() {
+		flush()
+		if joined && camel && len(words)-runStart > 1 {
+			words = append(words, strings.Join(words[runStart:], ""))
+		}
+		runStart, camel = len(words), false
+	}
 	rs := []rune(s)
 	for i := 0; i < len(rs); i++ {
 		r := rs[i]
 		if isCJK(r) {
-			flush()
+			endRun()
 			j := i
 			for j < len(rs) && isCJK(rs[j]) {
 				j++
@@ -53,10 +67,11 @@ func Words(s string) []string {
 				words = append(words, string(rs[k:k+2]))
 			}
 			i = j - 1
+			runStart = len(words)
 			continue
 		}
 		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.IsMark(r) {
-			flush()
+			endRun()
 			continue
 		}
 		if len(cur) > 0 && unicode.IsUpper(r) {
@@ -64,11 +79,12 @@ func Words(s string) []string {
 			nextLower := i+1 < len(rs) && unicode.IsLower(rs[i+1])
 			if unicode.IsLower(prev) || unicode.IsDigit(prev) || (unicode.IsUpper(prev) && nextLower) {
 				flush()
+				camel = true
 			}
 		}
 		cur = append(cur, r)
 	}
-	flush()
+	endRun()
 	return words
 }
 
@@ -108,7 +124,9 @@ func Stem(w string) string {
 	return s
 }
 
-// Tokens splits s into words, drops stop words and stems the rest.
+// Tokens splits s into words, drops stop words and stems the rest. A word
+// split at case changes is also given whole ("GitHub" -> git, hub,
+// github), so that the same word written in lower case matches it.
 func Tokens(s string) []Token {
 	return tokens(s, nil)
 }
@@ -116,7 +134,7 @@ func Tokens(s string) []Token {
 // tokens is [Tokens] with an optional private stem cache, which New uses
 // to avoid the shared cache's synchronisation on every word.
 func tokens(s string, cache map[string]string) []Token {
-	words := Words(s)
+	words := splitWords(s, true)
 	toks := make([]Token, 0, len(words))
 	for _, w := range words {
 		if stopWords[w] || !utf8.ValidString(w) {
