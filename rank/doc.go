@@ -19,9 +19,10 @@
 // letters ("ipv4", "sha256sum"). Chinese and Japanese, written without
 // spaces, are cut into overlapping character pairs.
 //
-// [Tokens] also keeps a word split at case changes whole, after its
-// parts ("GitHub" -> git, hub, github), so that the same word written in
-// lower case matches it; it drops stop words — English function words
+// [Tokens] also keeps a word split at case changes, or at a hyphen next
+// to a short part, whole after its parts ("GitHub" -> git, hub, github;
+// "e-mail" -> mail, email), so that the same word written otherwise
+// matches it; it drops stop words — English function words
 // and the filler of requests to an assistant ("can you please help me",
 // "I'm looking for", "kindly", "specifically") — and stems the rest with
 // the Snowball English stemmer ([Stem]), so "searching" finds "search".

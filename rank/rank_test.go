@@ -18,8 +18,9 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-// Tokens keeps a word split at case changes whole too, so that "github"
-// in a task finds "GitHub" in a card and the reverse.
+// Tokens keeps a word split at case changes, or at a hyphen next to a
+// short part, whole too, so that "github" in a task finds "GitHub" in a
+// card and "email" finds "e-mail".
 func TestTokensJoinCaseSplits(t *testing.T) {
 	for _, tt := range []struct {
 		in   string
@@ -30,6 +31,10 @@ func TestTokensJoinCaseSplits(t *testing.T) {
 		{"天气GitHub", []string{"天气", "git", "hub", "github"}},
 		{"read_file HTTPServer", []string{"read", "file", "http", "server", "httpserver"}},
 		{"McDonald's", []string{"mc", "donald", "mcdonald"}},
+		// A short part joined by a hyphen: also one word.
+		{"send an e-mail", []string{"send", "mail", "email"}},
+		{"my to-do list, log-in page", []string{"todo", "list", "log", "login", "page"}},
+		{"list-directory", []string{"list", "directori"}},
 	} {
 		var got []string
 		for _, tok := range Tokens(tt.in) {

@@ -31,9 +31,11 @@ type Token struct {
 func Words(s string) []string { return splitWords(s, false) }
 
 // splitWords is [Words]; with joined, a run of letters and digits split at
-// case changes ("GitHub") is also given whole after its parts (git, hub,
-// github), as it would be written in lower case. [Tokens] asks for that,
-// so that "github" in a task matches "GitHub" in a card and the reverse.
+// case changes ("GitHub"), or at a hyphen next to a part of one or two
+// letters ("e-mail", "log-in"), is also given whole after its parts (git,
+// hub, github; e, mail, email), as it is also written. [Tokens] asks for
+// that, so that "github" in a task matches "GitHub" in a card and the
+// reverse.
 func splitWords(s string, joined bool) []string {
 	var words []string
 	var cur []rune
@@ -71,6 +73,13 @@ func splitWords(s string, joined bool) []string {
 			continue
 		}
 		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.IsMark(r) {
+			if r == '-' && len(cur) > 0 && i+1 < len(rs) && unicode.IsLetter(rs[i+1]) && (len(cur) <= 2 || shortNext(rs[i+1:])) {
+				// "e-mail", "to-do", "log-in": a short part joined by a
+				// hyphen is also one word, as when written without it.
+				flush()
+				camel = true
+				continue
+			}
 			endRun()
 			continue
 		}
@@ -86,6 +95,16 @@ func splitWords(s string, joined bool) []string {
 	}
 	endRun()
 	return words
+}
+
+// shortNext reports whether the letters at the start of rs are at most
+// two, then a rune that is not a letter.
+func shortNext(rs []rune) bool {
+	n := 0
+	for n < len(rs) && unicode.IsLetter(rs[n]) {
+		n++
+	}
+	return n <= 2
 }
 
 // isCJK reports whether r is a Chinese or Japanese character, written
@@ -125,8 +144,9 @@ func Stem(w string) string {
 }
 
 // Tokens splits s into words, drops stop words and stems the rest. A word
-// split at case changes is also given whole ("GitHub" -> git, hub,
-// github), so that the same word written in lower case matches it.
+// split at case changes, or at a hyphen next to a short part, is also
+// given whole ("GitHub" -> git, hub, github; "e-mail" -> mail, email), so
+// that the same word written otherwise matches it.
 func Tokens(s string) []Token {
 	return tokens(s, nil)
 }
