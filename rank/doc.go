@@ -142,9 +142,9 @@
 // parameter text:
 //
 //	set               plain BM25   two stages   + value hints, third stage
-//	MetaTool single   0.414        0.580        0.592 (top-1 0.456, R@5 0.669)
-//	MetaTool multi    0.347        0.622        0.659
-//	BFCL pooled       0.724        0.801        0.812
+//	MetaTool single   0.414        0.580        0.591 (top-1 0.455, R@5 0.668)
+//	MetaTool multi    0.347        0.622        0.658
+//	BFCL pooled       0.724        0.801        0.813
 //	Seal-Tools test   0.896        0.926        0.930
 //
 // The weights were chosen there but only among general mechanisms; a
