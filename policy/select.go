@@ -415,19 +415,39 @@ func confidence(h rank.Hit, top float64) string {
 // of the task they cover and, when the ranker compared meanings, how much
 // of the task the card's words mean.
 func hitReason(h rank.Hit) string {
-	if h.Meaning > 0 {
-		return fmt.Sprintf("matched %s (coverage %.0f%%, meaning %.0f%%)", matchedTerms(h), 100*h.Coverage, 100*h.Meaning)
-	}
-	return fmt.Sprintf("matched %s (coverage %.0f%%)", matchedTerms(h), 100*h.Coverage)
-}
-
-func matchedTerms(h rank.Hit) string {
-	if len(h.Matches) == 0 {
-		return "nothing"
-	}
 	// Built by hand: this runs for every pick of every selection.
 	var b strings.Builder
-	b.Grow(32 * len(h.Matches))
+	b.Grow(48 + 32*len(h.Matches))
+	b.WriteString("matched ")
+	writeMatchedTerms(&b, h)
+	b.WriteString(" (coverage ")
+	writePercent(&b, h.Coverage)
+	if h.Meaning > 0 {
+		b.WriteString(", meaning ")
+		writePercent(&b, h.Meaning)
+	}
+	b.WriteByte(')')
+	return b.String()
+}
+
+// writePercent writes x (a share in [0,1]) as a whole percentage, "47%".
+func writePercent(b *strings.Builder, x float64) {
+	b.WriteString(strconv.FormatFloat(100*x, 'f', 0, 64))
+	b.WriteByte('%')
+}
+
+// matchedTerms lists the terms a hit matched and where, or "nothing".
+func matchedTerms(h rank.Hit) string {
+	var b strings.Builder
+	writeMatchedTerms(&b, h)
+	return b.String()
+}
+
+func writeMatchedTerms(b *strings.Builder, h rank.Hit) {
+	if len(h.Matches) == 0 {
+		b.WriteString("nothing")
+		return
+	}
 	for i, m := range h.Matches {
 		if i > 0 {
 			b.WriteString(", ")
@@ -446,7 +466,6 @@ func matchedTerms(h rank.Hit) string {
 			b.WriteString(f.String())
 		}
 	}
-	return b.String()
 }
 
 // floorCards returns the catalog positions of the floor names, in floor
