@@ -112,8 +112,9 @@
 // measures, each in [0,1] ([Hit.Meaning], [Hit.NameFit]):
 //
 //   - meaning: each query word's best cosine similarity to a word of the
-//     card's name or description, averaged with rare words weighing
-//     more — how much of the request the card speaks of;
+//     card's name or description (its first 64 distinct words), averaged
+//     with rare words weighing more — how much of the request the card
+//     speaks of;
 //   - name fit: each name word's best similarity to a query word,
 //     averaged — how much of the card's name the request speaks of.
 //

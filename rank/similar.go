@@ -29,6 +29,11 @@ import "slices"
 // by 1 + Similar × meaning + NameFit × name fit; like the second stage it
 // only raises scores, so the rescored cards stay ahead of the others.
 
+// maxCardWords bounds the distinct words of a card the third stage
+// compares: a long description (an agent's whole prompt) is judged by its
+// opening, which says what it is for, and costs no more than a short one.
+const maxCardWords = 64
+
 // simSlots is the size of a search's cache of similarity rows: room for
 // 512 distinct card words, about what 20 cards hold.
 const simSlots = 1024
@@ -76,6 +81,9 @@ func (cv *cardVectors) add(t *wordVectors, name, rest []Token) {
 	}
 	cv.nameN = append(cv.nameN, uint8(len(cv.ids)-start))
 	for _, tok := range rest {
+		if len(cv.ids)-start >= maxCardWords {
+			break
+		}
 		push(tok)
 	}
 	cv.off = append(cv.off, int32(len(cv.ids)))

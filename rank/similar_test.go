@@ -1,6 +1,7 @@
 package rank
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/capbroker/capbroker/card"
@@ -119,5 +120,26 @@ func TestThirdStageAlone(t *testing.T) {
 	ix := New(cards, &Options{Coverage: -1, Phrase: -1})
 	if diff := cmp.Diff([]string{"play_track", "play_clip"}, hitNames(ix.Search("play some tunes", 10))); diff != "" {
 		t.Error(diff)
+	}
+}
+
+// A long description is compared by its first maxCardWords distinct
+// words, so an agent whose description is its whole prompt costs no more
+// than a short one.
+func TestThirdStageLongDescription(t *testing.T) {
+	tab, err := loadVectors()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var long []string
+	for w := range tab.ids {
+		long = append(long, w)
+		if len(long) == 5000 {
+			break
+		}
+	}
+	ix := New([]card.Card{{Name: "review_code", Description: strings.Join(long, " ")}}, nil)
+	if n := ix.cardVec.off[1] - ix.cardVec.off[0]; n != maxCardWords {
+		t.Errorf("%d words kept for the third stage, want %d", n, maxCardWords)
 	}
 }
