@@ -114,7 +114,7 @@
 //   - meaning: each query word's best cosine similarity to a word of the
 //     card's name or description (its first 64 distinct words), averaged
 //     with rare words weighing more — how much of the request the card
-//     speaks of;
+//     speaks of (for a task as long as a document, its 64 rarest words);
 //   - name fit: each name word's best similarity to a query word,
 //     averaged — how much of the card's name the request speaks of.
 //

@@ -1,6 +1,9 @@
 package rank
 
-import "slices"
+import (
+	"cmp"
+	"slices"
+)
 
 // The third stage: similarity of meaning by word vectors.
 //
@@ -91,9 +94,13 @@ func (cv *cardVectors) add(t *wordVectors, name, rest []Token) {
 
 // queryVector is one query word of the third stage.
 type queryVector struct {
+	id     int32
 	vec    []float32
 	weight float64
 }
+
+// maxQueryWords bounds the query words the third stage compares.
+const maxQueryWords = 64
 
 // similarQuery returns the query's own words that have a vector, each
 // once, weighted by rarity and by the word's query weight (at most 1, so
@@ -101,7 +108,6 @@ type queryVector struct {
 func (ix *Index) similarQuery(q []QueryTerm, s *scratch) []queryVector {
 	out := s.qvec[:0]
 	s.qids = s.qids[:0]
-	s.qarena = s.qarena[:0]
 	for _, qt := range q {
 		if qt.From != "" {
 			continue
@@ -111,10 +117,19 @@ func (ix *Index) similarQuery(q []QueryTerm, s *scratch) []queryVector {
 			continue
 		}
 		s.qids = append(s.qids, id)
-		s.qarena = ix.vec.appendVector(s.qarena, id)
-		out = append(out, queryVector{weight: ix.vec.weight(id) * min(qt.Weight, 1)})
+		out = append(out, queryVector{id: id, weight: ix.vec.weight(id) * min(qt.Weight, 1)})
+	}
+	if len(out) > maxQueryWords {
+		// A task as long as a document: its rarest words say the most,
+		// and the cost grows with the words compared.
+		slices.SortStableFunc(out, func(a, b queryVector) int { return cmp.Compare(b.weight, a.weight) })
+		out = out[:maxQueryWords]
 	}
 	d := ix.vec.dims
+	s.qarena = s.qarena[:0]
+	for _, v := range out {
+		s.qarena = ix.vec.appendVector(s.qarena, v.id)
+	}
 	for i := range out {
 		out[i].vec = s.qarena[i*d : (i+1)*d]
 	}
