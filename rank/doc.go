@@ -157,10 +157,10 @@
 // name a parameter, phrase matches in the parameter text, coverage over
 // name and description only (much worse: the parameters carry real
 // evidence), coverage credit for related words, query expansion with a
-// word's nearest GloVe neighbours in the catalog (+0.001 over the third
-// stage), a dense ranking by averaged word vectors (NDCG@10 0.47 on BFCL
-// alone; +0.005 fused), and a name fit that counts name words without a
-// vector.
+// word's nearest GloVe neighbours in the catalog (+0.003 over the third
+// stage, for a cost on every query), a dense ranking by averaged word
+// vectors (NDCG@10 0.47 on BFCL alone; +0.005 fused, and Seal-Tools
+// -0.013), and a name fit that counts name words without a vector.
 // TestQualityVsFTS5 compares with SQLite FTS5 bm25() over the same text.
 //
 // # Cost
