@@ -42,6 +42,20 @@ func PrepareWrite(s *Session, create bool, now time.Time) error {
 	return nil
 }
 
+// PrepareRows is what both SQL stores do before writing a session and its
+// trace records: [PrepareWrite], then the session as columns ([ToRow])
+// and the records as rows ([ToTraceRows]).
+func PrepareRows(s *Session, create bool, now time.Time, recs []trace.Record) (SessionRow, []TraceRow, error) {
+	if err := PrepareWrite(s, create, now); err != nil {
+		return SessionRow{}, nil, err
+	}
+	rows, err := ToTraceRows(recs)
+	if err != nil {
+		return SessionRow{}, nil, err
+	}
+	return ToRow(s), rows, nil
+}
+
 // ToRow encodes s as columns.
 func ToRow(s *Session) SessionRow {
 	r := SessionRow{

@@ -169,14 +169,10 @@ func (s *Store) Close() error {
 // CreateSession implements store.Store.
 func (s *Store) CreateSession(ctx context.Context, sess *store.Session, recs ...trace.Record) (err error) {
 	defer store.Annotate(&err, "creating session %s", sess.ID)
-	if err := store.PrepareWrite(sess, true, s.now()); err != nil {
-		return err
-	}
-	rows, err := store.ToTraceRows(recs)
+	r, rows, err := store.PrepareRows(sess, true, s.now(), recs)
 	if err != nil {
 		return err
 	}
-	r := store.ToRow(sess)
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `INSERT INTO sessions (`+store.SessionCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 1, $9, $10) ON CONFLICT (id) DO NOTHING`,
 			r.ID, r.Task, r.Selected, r.Exposed, r.Iterations, r.MaxIterations, r.FindCalls, r.Selection, r.CreatedMicro, r.UpdatedMicro)
@@ -198,14 +194,10 @@ func (s *Store) CreateSession(ctx context.Context, sess *store.Session, recs ...
 // UpdateSession implements store.Store.
 func (s *Store) UpdateSession(ctx context.Context, sess *store.Session, recs ...trace.Record) (err error) {
 	defer store.Annotate(&err, "updating session %s", sess.ID)
-	if err := store.PrepareWrite(sess, false, s.now()); err != nil {
-		return err
-	}
-	rows, err := store.ToTraceRows(recs)
+	r, rows, err := store.PrepareRows(sess, false, s.now(), recs)
 	if err != nil {
 		return err
 	}
-	r := store.ToRow(sess)
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `UPDATE sessions SET task = $1, selected_tools = $2, exposed_tools = $3, iterations = $4, max_iterations = $5,
 			find_calls = $6, selection = $7, version = version + 1, created_at = $8, updated_at = $9 WHERE id = $10 AND version = $11`,

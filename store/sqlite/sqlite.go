@@ -193,14 +193,10 @@ func (s *Store) Close() error {
 // CreateSession implements store.Store.
 func (s *Store) CreateSession(ctx context.Context, sess *store.Session, recs ...trace.Record) (err error) {
 	defer store.Annotate(&err, "creating session %s", sess.ID)
-	if err := store.PrepareWrite(sess, true, s.now()); err != nil {
-		return err
-	}
-	rows, err := store.ToTraceRows(recs)
+	r, rows, err := store.PrepareRows(sess, true, s.now(), recs)
 	if err != nil {
 		return err
 	}
-	r := store.ToRow(sess)
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO sessions (`+store.SessionCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?) ON CONFLICT (id) DO NOTHING`,
 			r.ID, r.Task, r.Selected, r.Exposed, r.Iterations, r.MaxIterations, r.FindCalls, r.Selection, r.CreatedMicro, r.UpdatedMicro)
@@ -224,14 +220,10 @@ func (s *Store) CreateSession(ctx context.Context, sess *store.Session, recs ...
 // UpdateSession implements store.Store.
 func (s *Store) UpdateSession(ctx context.Context, sess *store.Session, recs ...trace.Record) (err error) {
 	defer store.Annotate(&err, "updating session %s", sess.ID)
-	if err := store.PrepareWrite(sess, false, s.now()); err != nil {
-		return err
-	}
-	rows, err := store.ToTraceRows(recs)
+	r, rows, err := store.PrepareRows(sess, false, s.now(), recs)
 	if err != nil {
 		return err
 	}
-	r := store.ToRow(sess)
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE sessions SET task = ?, selected_tools = ?, exposed_tools = ?, iterations = ?, max_iterations = ?,
 			find_calls = ?, selection = ?, version = version + 1, created_at = ?, updated_at = ? WHERE id = ? AND version = ?`,
