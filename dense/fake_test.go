@@ -180,7 +180,8 @@ var concepts = map[string]string{
 	"look": "get", "fetch": "get", "retrieve": "get", "download": "get", "get": "get", "open": "get",
 	"mail": "email", "email": "email", "message": "email", "inbox": "email",
 	"weather": "weather", "forecast": "weather", "temperature": "weather", "rain": "weather",
-	"bug": "issue", "issue": "issue", "ticket": "issue",
+	"splorch": "weather", // a word no lexicon or word vector knows
+	"bug":     "issue", "issue": "issue", "ticket": "issue",
 	"file": "file", "files": "file", "document": "file",
 }
 

@@ -83,7 +83,7 @@ func TestFusionFindsWhatLexicalMisses(t *testing.T) {
 				lexical bool // lexical ranking alone gets it first
 			}{
 				{"look up this URL", "fetch_webpage", true}, // WordNet relates "url" and "address"
-				{"will it rain tomorrow in Paris", "get_weather", false},
+				{"will it splorch in Paris", "get_weather", false},
 				{"read the contents of a file", "read_file", true},
 				{"send an email to bob", "send_email", true},
 				{"run a sql query against the database", "run_sql", true},

@@ -162,44 +162,63 @@ func parseRelated(gz []byte) (map[string][]Related, error) {
 	return m, nil
 }
 
-// Expand adds to q the indexed stems related to its terms, each weighted
-// by [Options.Expansion] times the relation's strength times the weight of
-// the term it came from. A stem already in q is not added again; a stem
-// related to several terms keeps its best weight. Expansion terms record
-// the query word they came from in From. With expansion off, q is returned
-// as it is.
+// Expand adds to q the indexed stems related to its terms: for each of
+// the query's own words, the words WordNet relates to it (weighted by
+// [Options.Expansion] times the relation's strength) and, when the
+// catalog lacks the word, the catalog's words nearest to it in meaning by
+// word vectors (weighted by [Options.Neighbours] times their similarity;
+// see neighbours). Each is also weighted by the term it came from. A stem
+// already in q is not added again; a stem related to several terms keeps
+// its best weight. Expansion terms record the query word they came from
+// in From and their relation's strength (or similarity) in Strength. With
+// both expansions off, q is returned as it is.
 func (ix *Index) Expand(q []QueryTerm) []QueryTerm {
-	alpha := ix.opts.Expansion
-	if alpha <= 0 || len(q) == 0 {
+	alpha, beta := ix.opts.Expansion, ix.opts.Neighbours
+	if ix.vec == nil {
+		beta = 0
+	}
+	if (alpha <= 0 && beta <= 0) || len(q) == 0 {
 		return q
 	}
-	table, err := loadRelated()
-	if err != nil {
-		return q
+	var table *relatedWords
+	if alpha > 0 {
+		table, _ = loadRelated() // a table that fails to load only turns WordNet off
 	}
 	in := make(map[string]int, len(q)*4)
 	for i, t := range q {
 		in[t.Stem] = i
 	}
 	out := q[:len(q):len(q)]
+	add := func(stem string, w, strength float64, from string) {
+		if i, ok := in[stem]; ok {
+			if out[i].From != "" && w > out[i].Weight {
+				out[i].Weight, out[i].Strength, out[i].From = w, strength, from
+			}
+			return
+		}
+		in[stem] = len(out)
+		out = append(out, QueryTerm{Stem: stem, Word: ix.words[stem], Weight: w, Strength: strength, From: from})
+	}
+	var near []neighbour
+	lacking := 0
 	for _, t := range q {
 		if t.From != "" {
 			continue
 		}
-		for _, r := range table.lookup(t.Stem) {
-			if _, ok := ix.terms[r.Stem]; !ok {
-				continue
-			}
-			w := alpha * r.Weight * t.Weight
-			if i, ok := in[r.Stem]; ok {
-				if out[i].From != "" && w > out[i].Weight {
-					out[i].Weight = w
-					out[i].From = t.Word
+		if table != nil {
+			for _, r := range table.lookup(t.Stem) {
+				if _, ok := ix.terms[r.Stem]; ok {
+					add(r.Stem, alpha*r.Weight*t.Weight, r.Weight, t.Word)
 				}
-				continue
 			}
-			in[r.Stem] = len(out)
-			out = append(out, QueryTerm{Stem: r.Stem, Word: ix.words[r.Stem], Weight: w, From: t.Word})
+		}
+		if beta <= 0 || ix.terms[t.Stem] != nil || lacking == maxNeighbourWords {
+			continue
+		}
+		lacking++
+		near = ix.neighbours(t, near)
+		for _, n := range near {
+			add(n.stem, beta*n.sim*min(t.Weight, 1), n.sim, t.Word)
 		}
 	}
 	return out

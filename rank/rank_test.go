@@ -164,14 +164,19 @@ func TestSchemaText(t *testing.T) {
 		"filter":{"type":"object","title":"Filter","properties":{"genre":{"type":"string","enum":["Drama","Comedy"]}}},
 		"tags":{"type":"array","items":{"type":"object","properties":{"label":{"description":"A label"}}}},
 		"mode":{"anyOf":[{"const":"fast"},{"const":"slow"}]}}}`
-	got := schemaText(json.RawMessage(schema))
-	want := "filter Filter genre Drama Comedy mode fast slow tags label A label unit Temperature unit celsius fahrenheit "
-	if got != want {
-		t.Errorf("schemaText:\n got %q\nwant %q", got, want)
+	text, values := schemaTexts(json.RawMessage(schema))
+	if want := "filter Filter genre mode tags label A label unit Temperature unit "; text != want {
+		t.Errorf("schemaTexts text:\n got %q\nwant %q", text, want)
+	}
+	if want := "Drama Comedy fast slow celsius fahrenheit "; values != want {
+		t.Errorf("schemaTexts values:\n got %q\nwant %q", values, want)
+	}
+	if got := schemaText(json.RawMessage(schema)); got != text+values {
+		t.Errorf("schemaText = %q, want the text then the values", got)
 	}
 	for _, bad := range []string{"", "null", "{", `"text"`, `{"properties":7}`} {
-		if got := schemaText(json.RawMessage(bad)); got != "" {
-			t.Errorf("schemaText(%q) = %q, want empty", bad, got)
+		if text, values := schemaTexts(json.RawMessage(bad)); text != "" || values != "" {
+			t.Errorf("schemaTexts(%q) = %q, %q, want empty", bad, text, values)
 		}
 	}
 }
@@ -437,5 +442,32 @@ func TestGolden(t *testing.T) {
 	}
 	if diff := cmp.Diff(string(want), out.String()); diff != "" {
 		t.Errorf("rankings differ from %s (-want +got):\n%s", golden, diff)
+	}
+}
+
+// A value a property may take is its own field: a task naming it finds
+// the card, explained as a match in values, and weighs more than the same
+// word in another card's parameter description.
+func TestValuesField(t *testing.T) {
+	cards := []card.Card{
+		{Name: "lookup_music", Description: "Find songs.", InputSchema: []byte(`{"type":"object","properties":{"genre":{"type":"string","enum":["Pop","Reggae","Rock"]}}}`)},
+		{Name: "play_radio", Description: "Play a radio station.", InputSchema: []byte(`{"type":"object","properties":{"station":{"type":"string","description":"A station, such as a reggae one."}}}`)},
+	}
+	hits := New(cards, nil).Search("reggae", 10)
+	if diff := cmp.Diff([]string{"lookup_music", "play_radio"}, hitNames(hits)); diff != "" {
+		t.Fatalf("hits (-want +got):\n%s", diff)
+	}
+	if f := hits[0].Matches[0].Fields; !cmp.Equal(f, []Field{FieldValues}) {
+		t.Errorf("lookup_music matched in %v, want values", f)
+	}
+	if f := hits[1].Matches[0].Fields; !cmp.Equal(f, []Field{FieldParams}) {
+		t.Errorf("play_radio matched in %v, want params", f)
+	}
+	if FieldValues.String() != "values" {
+		t.Errorf("FieldValues is %q", FieldValues)
+	}
+	var f Field
+	if err := f.UnmarshalText([]byte("values")); err != nil || f != FieldValues {
+		t.Errorf("UnmarshalText(values) = %v, %v", f, err)
 	}
 }

@@ -60,6 +60,10 @@ type QueryTerm struct {
 	// From is, for an expansion term, the query word it is related to;
 	// for a value hint, the value's text; empty for the query's own words.
 	From string
+	// Strength is, for an expansion term, how closely it is related to
+	// the word it came from, in (0,1]: a card matching it earns that share
+	// of the word's weight in [Hit.Coverage].
+	Strength float64
 	// Boost marks a term that only adds to cards other terms matched: a
 	// value hint ("date" for "on March 5th") says what a fitting tool
 	// takes, not what it does, so it never finds a card by itself.
@@ -519,10 +523,8 @@ func (ix *Index) explain(q []QueryTerm, terms []*term, doc int, score float64) H
 		if qt.From == "" {
 			j := slices.Index(ownWords, qt.Word)
 			credit[j] = weight[j]
-		} else if j := slices.Index(ownWords, qt.From); j >= 0 && ix.opts.Expansion > 0 {
-			// qt.Weight = Expansion × strength × source weight.
-			strength := min(qt.Weight/(ix.opts.Expansion*q[sourceIndex(q, qt.From)].Weight), 1)
-			credit[j] = max(credit[j], weight[j]*strength)
+		} else if j := slices.Index(ownWords, qt.From); j >= 0 {
+			credit[j] = max(credit[j], weight[j]*min(qt.Strength, 1))
 		}
 	}
 	if total > 0 {
@@ -533,16 +535,6 @@ func (ix *Index) explain(q []QueryTerm, terms []*term, doc int, score float64) H
 		h.Coverage = matched / total
 	}
 	return h
-}
-
-// sourceIndex returns the index of the own query word w in q.
-func sourceIndex(q []QueryTerm, w string) int {
-	for i, qt := range q {
-		if qt.From == "" && qt.Word == w {
-			return i
-		}
-	}
-	return 0
 }
 
 // maxIDF is the IDF of a term found in a single card.

@@ -56,6 +56,9 @@ type cardVectors struct {
 	nameN []uint8
 	arena []float32
 	slot  map[int32]int32 // table id -> arena position, during New
+	// stems holds each arena word's stem, by position, or "" for the
+	// commonest words, which are never a query word's neighbour.
+	stems []string
 }
 
 // add appends one card's words: those of its name, then those of the rest
@@ -72,6 +75,11 @@ func (cv *cardVectors) add(t *wordVectors, name, rest []Token) {
 			at = int32(len(cv.arena) / t.dims)
 			cv.slot[id] = at
 			cv.arena = t.appendVector(cv.arena, id)
+			stem := tok.Stem
+			if id < neighbourMinRank {
+				stem = ""
+			}
+			cv.stems = append(cv.stems, stem)
 		}
 		if !slices.Contains(cv.ids[start:], at) {
 			cv.ids = append(cv.ids, at)
@@ -239,4 +247,95 @@ func (ix *Index) thirdStage(q []QueryTerm, head []int32, s *scratch) {
 type docMeasure struct {
 	doc           int32
 	meaning, name float64
+}
+
+// Neighbours: the catalog's words nearest in meaning to a query word the
+// catalog lacks ("dollars" where the tools say "currency", "tunes" where
+// they say "songs"). The first stage finds cards by their words alone, so
+// without them such a task finds nothing, or the wrong cards, and the
+// third stage has nothing to reorder.
+
+// Bounds of the neighbours of a query word: at most maxNeighbours, each
+// at least neighbourFloor similar (well above similarFloor: these words
+// find cards, not only reorder them), for at most maxNeighbourWords query
+// words, since each costs a pass over the catalog's words.
+//
+// A query word among the expandMinRank commonest English words is never
+// expanded: those are the words a small catalog lacks by chance ("going",
+// "done", "every"), and their nearest words are other common words
+// ("get", "take"). Nor is a catalog word among the neighbourMinRank
+// commonest ever a neighbour. (A word's id in the vector table is its
+// frequency rank.) On the benchmarks this costs little (BFCL NDCG@10
+// 0.8235 without these bounds, 0.8229 with them) and keeps a 20-tool
+// catalog from answering "what is inside config.yaml" with movies. The
+// price: a common word of the news GloVe learnt from, such as "dollars"
+// (rank 207), is not expanded either.
+const (
+	maxNeighbours     = 3
+	neighbourFloor    = 0.55
+	maxNeighbourWords = 8
+	expandMinRank     = 2000
+	neighbourMinRank  = 500
+)
+
+// neighbour is a catalog word near a query word.
+type neighbour struct {
+	stem string
+	sim  float64
+}
+
+// neighbours returns the catalog words nearest in meaning to the query
+// word t (by stem: forms of one word count once), most similar first,
+// ties by stem. The catalog's words are those the third stage compares:
+// each card's name and the opening of its description.
+func (ix *Index) neighbours(t QueryTerm, dst []neighbour) []neighbour {
+	dst = dst[:0]
+	id, ok := ix.vec.id(t.Word, t.Stem)
+	if !ok || id < expandMinRank {
+		return dst
+	}
+	d := ix.vec.dims
+	var qbuf [128]float32
+	q := ix.vec.appendVector(qbuf[:0], id)
+	cv := &ix.cardVec
+	for at, stem := range cv.stems {
+		if stem == "" {
+			continue
+		}
+		x := float64(dot(q, cv.arena[at*d:(at+1)*d]))
+		if x < neighbourFloor {
+			continue
+		}
+		dst = insertNeighbour(dst, neighbour{stem, min(x, 1)})
+	}
+	return dst
+}
+
+// insertNeighbour adds n to the list, best first and at most
+// maxNeighbours long, keeping one entry per stem.
+func insertNeighbour(list []neighbour, n neighbour) []neighbour {
+	for i, m := range list {
+		if m.stem == n.stem {
+			if n.sim <= m.sim {
+				return list
+			}
+			list = slices.Delete(list, i, i+1)
+			break
+		}
+	}
+	at := len(list)
+	for i, m := range list {
+		if n.sim > m.sim || (n.sim == m.sim && n.stem < m.stem) {
+			at = i
+			break
+		}
+	}
+	if at >= maxNeighbours {
+		return list
+	}
+	list = slices.Insert(list, at, n)
+	if len(list) > maxNeighbours {
+		list = list[:maxNeighbours]
+	}
+	return list
 }

@@ -143,3 +143,50 @@ func TestThirdStageLongDescription(t *testing.T) {
 		t.Errorf("%d words kept for the third stage, want %d", n, maxCardWords)
 	}
 }
+
+// A query word the catalog lacks finds cards through its nearest catalog
+// words by meaning; a common word is not expanded; both only when
+// neighbours are on.
+func TestNeighbours(t *testing.T) {
+	cards := []card.Card{
+		{Name: "play_track", Description: "Play songs by an artist."},
+		{Name: "send_email", Description: "Send an email message."},
+	}
+	ix := New(cards, nil)
+	hits := ix.Search("some tunes please", 10)
+	if len(hits) != 1 || hits[0].Name != "play_track" {
+		t.Fatalf("hits %v, want play_track alone", hitNames(hits))
+	}
+	m := hits[0].Matches[0]
+	if m.Term != "songs" || m.Via != "tunes" {
+		t.Errorf("match %+v, want songs via tunes", m)
+	}
+	if c := hits[0].Coverage; c <= 0 || c >= 1 {
+		t.Errorf("coverage %.2f, want a share of the word's weight for a neighbour", c)
+	}
+	q := ix.Expand(ParseQuery("tunes"))
+	if len(q) < 2 || q[1].From != "tunes" || q[1].Strength < neighbourFloor || q[1].Strength > 1 ||
+		q[1].Weight != DefaultNeighbours*q[1].Strength {
+		t.Errorf("Expand(tunes) = %+v, want a neighbour from yen weighted by its similarity", q)
+	}
+	if hits := New(cards, &Options{Neighbours: -1}).Search("some tunes please", 10); len(hits) != 0 {
+		t.Errorf("neighbours off: hits %v, want none", hitNames(hits))
+	}
+	// "going" is among the commonest words: not expanded.
+	for _, qt := range ix.Expand(ParseQuery("going")) {
+		if qt.From == "going" {
+			t.Errorf("common word expanded: %+v", qt)
+		}
+	}
+}
+
+func TestInsertNeighbour(t *testing.T) {
+	var list []neighbour
+	for _, n := range []neighbour{{"b", 0.6}, {"a", 0.6}, {"c", 0.9}, {"b", 0.7}, {"d", 0.55}, {"e", 0.95}, {"c", 0.5}} {
+		list = insertNeighbour(list, n)
+	}
+	want := []neighbour{{"e", 0.95}, {"c", 0.9}, {"b", 0.7}}
+	if diff := cmp.Diff(want, list, cmp.AllowUnexported(neighbour{})); diff != "" {
+		t.Errorf("neighbours (-want +got):\n%s", diff)
+	}
+}

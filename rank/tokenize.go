@@ -197,6 +197,7 @@ something anything someone anyone thing things way
 kindly assist assistance assisting provide providing provided specifically
 specific interested curious wondering seeking looking appreciate greatly able
 possible perhaps maybe really actually certain particular various
+many much
 `) {
 		m[w] = true
 	}

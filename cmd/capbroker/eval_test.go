@@ -14,8 +14,9 @@ import (
 )
 
 // meaningEmbeddings speaks the OpenAI embeddings API with bag-of-stems
-// vectors: texts sharing stems are similar, and "url" is made to mean
-// "web page" so a dense ranker can find what lexical ranking misses.
+// vectors: texts sharing stems are similar, and "zorp", a word no
+// lexicon or word vector knows, is made to mean "web page", so a dense
+// ranker can find what lexical ranking misses.
 func meaningEmbeddings(t *testing.T) *httptest.Server {
 	t.Helper()
 	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -35,7 +36,7 @@ func meaningEmbeddings(t *testing.T) *httptest.Server {
 		var data []datum
 		for i, text := range req.Input {
 			v := make([]float32, 64)
-			for _, tok := range rank.Tokens(strings.ReplaceAll(strings.ToLower(text), "url", "web page")) {
+			for _, tok := range rank.Tokens(strings.ReplaceAll(strings.ToLower(text), "zorp", "web page")) {
 				h := fnv.New32a()
 				h.Write([]byte(tok.Stem))
 				v[h.Sum32()%64] += 1
@@ -56,7 +57,7 @@ func TestEvalRankers(t *testing.T) {
 {"name":"get_weather","description":"Get the weather forecast for a city.","parameters":null}
 {"name":"send_email","description":"Send an email message.","parameters":null}
 `), 0o644)
-	os.WriteFile(queries, []byte(`{"id":"1","query":"open this url","gold":["fetch_webpage"]}
+	os.WriteFile(queries, []byte(`{"id":"1","query":"open this zorp","gold":["fetch_webpage"]}
 {"id":"2","query":"weather forecast for Paris","gold":["get_weather"]}
 `), 0o644)
 	env := map[string]string{"CAPBROKER_EMBED_MODEL": "fake-embed", "CAPBROKER_EMBED_BASE_URL": srv.URL + "/v1"}
@@ -70,7 +71,7 @@ func TestEvalRankers(t *testing.T) {
 		json.Unmarshal([]byte(out), &rep)
 		top1[ranker] = rep.Top1
 	}
-	// "open this url" shares no word with fetch_webpage: only meaning finds it.
+	// "open this zorp" shares no word with fetch_webpage: only meaning finds it.
 	if top1["lexical"] != 0.5 || top1["dense"] != 1 || top1["hybrid"] != 1 {
 		t.Errorf("top1 by ranker = %v, want lexical 0.5, dense and hybrid 1", top1)
 	}
@@ -94,14 +95,14 @@ func TestSelectHybrid(t *testing.T) {
 	os.WriteFile(tools, []byte(`[{"name":"fetch_webpage","description":"Fetch a web page and return its text.","inputSchema":{"type":"object"}},
 {"name":"send_email","description":"Send an email message.","inputSchema":{"type":"object"}}]`), 0o644)
 	env := map[string]string{"CAPBROKER_EMBED_MODEL": "fake-embed", "CAPBROKER_EMBED_BASE_URL": srv.URL + "/v1", "HOME": dir}
-	out, errOut, code := runEnv(t, env, "find", "--json", "--tools", tools, "open this url")
+	out, errOut, code := runEnv(t, env, "find", "--json", "--tools", tools, "open this zorp")
 	if code != 0 || !strings.Contains(out, `"fetch_webpage"`) {
 		t.Errorf("hybrid find: exit %d, stderr %s:\n%s", code, errOut, out)
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".local", "share", "capbroker", "capbroker.db")); err != nil {
 		t.Errorf("embedding cache not in the data directory: %v", err)
 	}
-	out, _, _ = runEnv(t, map[string]string{"HOME": dir}, "find", "--json", "--tools", tools, "open this url")
+	out, _, _ = runEnv(t, map[string]string{"HOME": dir}, "find", "--json", "--tools", tools, "open this zorp")
 	if strings.Contains(out, `"fetch_webpage"`) {
 		t.Errorf("lexical find matched fetch_webpage on meaning alone:\n%s", out)
 	}
