@@ -7,7 +7,13 @@
 //   - store/postgres: PostgreSQL (pgx), for several capbroker instances
 //     sharing sessions.
 //
-// Both pass the same conformance suite (package store/storetest).
+// Both pass the same conformance suite (package store/storetest), and
+// both are the same code where they can be: [SQL] implements the session
+// and trace methods once, with "?" placeholders, over a [DB] — a write
+// transaction, a query, a one-row query — that each adapts from its
+// driver (database/sql for SQLite, pgx for PostgreSQL, which numbers the
+// placeholders with [Rebind] and sends trace inserts in one batch). What
+// stays in each subpackage is how it opens and migrates its database.
 //
 // # Opening a store
 //

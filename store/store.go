@@ -209,24 +209,3 @@ func Redact(dsn string) string {
 	}
 	return dsn
 }
-
-// EncodeNames and DecodeNames store a name list as a JSON array.
-func EncodeNames(names []string) string {
-	if names == nil {
-		names = []string{}
-	}
-	b, _ := json.Marshal(names)
-	return string(b)
-}
-
-// DecodeNames reads a name list stored by [EncodeNames].
-func DecodeNames(s string) ([]string, error) {
-	names := []string{}
-	if s == "" {
-		return names, nil
-	}
-	if err := json.Unmarshal([]byte(s), &names); err != nil {
-		return nil, fmt.Errorf("decoding tool names: %w", err)
-	}
-	return names, nil
-}

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"time"
@@ -10,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/capbroker/capbroker/store"
-	"github.com/capbroker/capbroker/trace"
 )
 
 func init() {
@@ -30,8 +30,8 @@ type Options struct {
 
 // Store is a PostgreSQL store. It is safe for concurrent use.
 type Store struct {
-	pool *pgxpool.Pool
-	now  func() time.Time
+	store.SQL // sessions and traces
+	pool      *pgxpool.Pool
 }
 
 var _ store.Store = (*Store)(nil)
@@ -117,7 +117,7 @@ func Open(ctx context.Context, dsn string, opts *Options) (_ *Store, err error) 
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{pool: pool, now: o.Now}
+	s := &Store{SQL: store.NewSQL(db{pool}, o.Now), pool: pool}
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -166,143 +166,70 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// CreateSession implements store.Store.
-func (s *Store) CreateSession(ctx context.Context, sess *store.Session, recs ...trace.Record) (err error) {
-	defer store.Annotate(&err, "creating session %s", sess.ID)
-	r, rows, err := store.PrepareRows(sess, true, s.now(), recs)
-	if err != nil {
-		return err
-	}
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `INSERT INTO sessions (`+store.SessionCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 1, $9, $10) ON CONFLICT (id) DO NOTHING`,
-			r.ID, r.Task, r.Selected, r.Exposed, r.Iterations, r.MaxIterations, r.FindCalls, r.Selection, r.CreatedMicro, r.UpdatedMicro)
-		if err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 0 {
-			return store.ErrExists
-		}
-		return insertTraces(ctx, tx, rows)
-	})
-	if err != nil {
-		return err
-	}
-	sess.Version = 1
-	return nil
+// db adapts the pool to store.DB, numbering the placeholders of every
+// statement (store.Rebind).
+type db struct{ pool *pgxpool.Pool }
+
+func (d db) InTx(ctx context.Context, fn func(store.Tx) error) error {
+	return pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error { return fn(pgTx{tx}) })
 }
 
-// UpdateSession implements store.Store.
-func (s *Store) UpdateSession(ctx context.Context, sess *store.Session, recs ...trace.Record) (err error) {
-	defer store.Annotate(&err, "updating session %s", sess.ID)
-	r, rows, err := store.PrepareRows(sess, false, s.now(), recs)
+func (d db) Query(ctx context.Context, scan func(store.Rows) error, query string, args ...any) error {
+	rows, err := d.pool.Query(ctx, store.Rebind(query), args...)
 	if err != nil {
 		return err
 	}
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `UPDATE sessions SET task = $1, selected_tools = $2, exposed_tools = $3, iterations = $4, max_iterations = $5,
-			find_calls = $6, selection = $7, version = version + 1, created_at = $8, updated_at = $9 WHERE id = $10 AND version = $11`,
-			r.Task, r.Selected, r.Exposed, r.Iterations, r.MaxIterations, r.FindCalls, r.Selection, r.CreatedMicro, r.UpdatedMicro, r.ID, r.Version)
-		if err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 0 {
-			var v int64
-			switch err := tx.QueryRow(ctx, `SELECT version FROM sessions WHERE id = $1`, r.ID).Scan(&v); {
-			case errors.Is(err, pgx.ErrNoRows):
-				return store.ErrNotFound
-			case err != nil:
-				return err
-			}
-			return fmt.Errorf("stored version %d, written from version %d: %w", v, r.Version, store.ErrConflict)
-		}
-		return insertTraces(ctx, tx, rows)
-	})
-	if err != nil {
+	defer rows.Close()
+	if err := scan(rows); err != nil {
 		return err
 	}
-	sess.Version++
-	return nil
+	rows.Close()
+	return rows.Err()
 }
 
-// Session implements store.Store.
-func (s *Store) Session(ctx context.Context, id string) (_ *store.Session, err error) {
-	defer store.Annotate(&err, "reading session %s", id)
-	sess, err := store.ScanSession(s.pool.QueryRow(ctx, `SELECT `+store.SessionCols+` FROM sessions WHERE id = $1`, id))
+func (d db) QueryRow(ctx context.Context, query string, args ...any) store.Scanner {
+	return row{d.pool.QueryRow(ctx, store.Rebind(query), args...)}
+}
+
+// row reports pgx's "no rows" as database/sql's, as store.DB asks.
+type row struct{ pgx.Row }
+
+func (r row) Scan(dest ...any) error {
+	err := r.Row.Scan(dest...)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, store.ErrNotFound
+		return sql.ErrNoRows
 	}
-	return sess, err
+	return err
 }
 
-// Sessions implements store.Store.
-func (s *Store) Sessions(ctx context.Context, q *store.SessionQuery) (_ []store.Session, err error) {
-	defer store.Annotate(&err, "listing sessions")
-	var limit *int64
-	if q != nil && q.Limit > 0 {
-		l := int64(q.Limit)
-		limit = &l
-	}
-	rows, err := s.pool.Query(ctx, `SELECT `+store.SessionCols+` FROM sessions ORDER BY created_at DESC, id DESC LIMIT $1`, limit)
+// pgTx adapts a pgx transaction to store.Tx.
+type pgTx struct{ tx pgx.Tx }
+
+func (t pgTx) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	tag, err := t.tx.Exec(ctx, store.Rebind(query), args...)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
-	defer rows.Close()
-	return store.ScanSessions(rows)
+	return tag.RowsAffected(), nil
 }
 
-// AppendTraces implements store.Store.
-func (s *Store) AppendTraces(ctx context.Context, recs ...trace.Record) (err error) {
-	defer store.Annotate(&err, "appending traces")
-	if len(recs) == 0 {
-		return nil
-	}
-	rows, err := store.ToTraceRows(recs)
-	if err != nil {
-		return err
-	}
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return insertTraces(ctx, tx, rows) })
+func (t pgTx) QueryRow(ctx context.Context, query string, args ...any) store.Scanner {
+	return row{t.tx.QueryRow(ctx, store.Rebind(query), args...)}
 }
 
-// Traces implements store.Store.
-func (s *Store) Traces(ctx context.Context, q *store.TraceQuery) (_ []trace.Record, err error) {
-	defer store.Annotate(&err, "reading traces")
-	var f store.TraceQuery
-	if q != nil {
-		f = *q
-	}
-	query := `SELECT id, data FROM traces WHERE id > $1`
-	args := []any{f.AfterID}
-	if f.SessionID != "" {
-		args = append(args, f.SessionID)
-		query += fmt.Sprintf(` AND session_id = $%d`, len(args))
-	}
-	if f.Kind != "" {
-		args = append(args, string(f.Kind))
-		query += fmt.Sprintf(` AND kind = $%d`, len(args))
-	}
-	query += ` ORDER BY id`
-	if f.Limit > 0 {
-		args = append(args, int64(f.Limit))
-		query += fmt.Sprintf(` LIMIT $%d`, len(args))
-	}
-	rows, err := s.pool.Query(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	return store.ScanTraces(rows)
-}
+// insertTrace is store.InsertTraceSQL with numbered placeholders.
+var insertTrace = store.Rebind(store.InsertTraceSQL)
 
-func insertTraces(ctx context.Context, tx pgx.Tx, rows []store.TraceRow) error {
+// InsertTraces sends the rows in one batch: one round trip, not one each.
+func (t pgTx) InsertTraces(ctx context.Context, rows []store.TraceRow) error {
 	if len(rows) == 0 {
 		return nil
 	}
 	var b pgx.Batch
 	for _, r := range rows {
-		b.Queue(`INSERT INTO traces (session_id, kind, version, at, data) VALUES ($1, $2, $3, $4, $5)`,
-			r.SessionID, r.Kind, r.Version, r.AtMicro, r.Data)
+		b.Queue(insertTrace, r.SessionID, r.Kind, r.Version, r.AtMicro, r.Data)
 	}
-	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
+	if err := t.tx.SendBatch(ctx, &b).Close(); err != nil {
 		return fmt.Errorf("inserting traces: %w", err)
 	}
 	return nil

@@ -13,7 +13,6 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
 	"github.com/capbroker/capbroker/store"
-	"github.com/capbroker/capbroker/trace"
 )
 
 func init() {
@@ -36,10 +35,10 @@ type Options struct {
 
 // Store is a SQLite store. It is safe for concurrent use.
 type Store struct {
-	path string
-	w    *sql.DB // one connection: this process's writes
-	r    *sql.DB // a pool: reads
-	now  func() time.Time
+	store.SQL // sessions and traces
+	path      string
+	w         *sql.DB // one connection: this process's writes
+	r         *sql.DB // a pool: reads
 }
 
 var _ store.Store = (*Store)(nil)
@@ -120,7 +119,7 @@ func Open(ctx context.Context, path string, opts *Options) (_ *Store, err error)
 	}()
 	dsn := fmt.Sprintf("%s?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=synchronous(%s)&_pragma=foreign_keys(1)&_txlock=immediate",
 		path, o.BusyTimeout.Milliseconds(), o.Synchronous)
-	s := &Store{path: path, now: o.Now}
+	s := &Store{path: path}
 	if s.w, err = sql.Open("sqlite", dsn); err != nil {
 		return nil, err
 	}
@@ -136,6 +135,7 @@ func Open(ctx context.Context, path string, opts *Options) (_ *Store, err error)
 		s.Close()
 		return nil, err
 	}
+	s.SQL = store.NewSQL(db{w: s.w, r: s.r}, o.Now)
 	return s, nil
 }
 
@@ -190,157 +190,59 @@ func (s *Store) Close() error {
 	return err
 }
 
-// CreateSession implements store.Store.
-func (s *Store) CreateSession(ctx context.Context, sess *store.Session, recs ...trace.Record) (err error) {
-	defer store.Annotate(&err, "creating session %s", sess.ID)
-	r, rows, err := store.PrepareRows(sess, true, s.now(), recs)
-	if err != nil {
-		return err
-	}
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO sessions (`+store.SessionCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?) ON CONFLICT (id) DO NOTHING`,
-			r.ID, r.Task, r.Selected, r.Exposed, r.Iterations, r.MaxIterations, r.FindCalls, r.Selection, r.CreatedMicro, r.UpdatedMicro)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return store.ErrExists
-		}
-		return insertTraces(ctx, tx, rows)
-	})
-	if err != nil {
-		return err
-	}
-	sess.Version = 1
-	return nil
-}
+// db adapts the store's two handles to store.DB: writes go through the
+// one connection w, reads through the pool r.
+type db struct{ w, r *sql.DB }
 
-// UpdateSession implements store.Store.
-func (s *Store) UpdateSession(ctx context.Context, sess *store.Session, recs ...trace.Record) (err error) {
-	defer store.Annotate(&err, "updating session %s", sess.ID)
-	r, rows, err := store.PrepareRows(sess, false, s.now(), recs)
-	if err != nil {
-		return err
-	}
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE sessions SET task = ?, selected_tools = ?, exposed_tools = ?, iterations = ?, max_iterations = ?,
-			find_calls = ?, selection = ?, version = version + 1, created_at = ?, updated_at = ? WHERE id = ? AND version = ?`,
-			r.Task, r.Selected, r.Exposed, r.Iterations, r.MaxIterations, r.FindCalls, r.Selection, r.CreatedMicro, r.UpdatedMicro, r.ID, r.Version)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			var v int64
-			switch err := tx.QueryRowContext(ctx, `SELECT version FROM sessions WHERE id = ?`, r.ID).Scan(&v); {
-			case errors.Is(err, sql.ErrNoRows):
-				return store.ErrNotFound
-			case err != nil:
-				return err
-			}
-			return fmt.Errorf("stored version %d, written from version %d: %w", v, r.Version, store.ErrConflict)
-		}
-		return insertTraces(ctx, tx, rows)
-	})
-	if err != nil {
-		return err
-	}
-	sess.Version++
-	return nil
-}
-
-// Session implements store.Store.
-func (s *Store) Session(ctx context.Context, id string) (_ *store.Session, err error) {
-	defer store.Annotate(&err, "reading session %s", id)
-	row := s.r.QueryRowContext(ctx, `SELECT `+store.SessionCols+` FROM sessions WHERE id = ?`, id)
-	sess, err := store.ScanSession(row)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, store.ErrNotFound
-	}
-	return sess, err
-}
-
-// Sessions implements store.Store.
-func (s *Store) Sessions(ctx context.Context, q *store.SessionQuery) (_ []store.Session, err error) {
-	defer store.Annotate(&err, "listing sessions")
-	limit := -1
-	if q != nil && q.Limit > 0 {
-		limit = q.Limit
-	}
-	rows, err := s.r.QueryContext(ctx, `SELECT `+store.SessionCols+` FROM sessions ORDER BY created_at DESC, id DESC LIMIT ?`, limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	return store.ScanSessions(rows)
-}
-
-// AppendTraces implements store.Store.
-func (s *Store) AppendTraces(ctx context.Context, recs ...trace.Record) (err error) {
-	defer store.Annotate(&err, "appending traces")
-	if len(recs) == 0 {
-		return nil
-	}
-	rows, err := store.ToTraceRows(recs)
-	if err != nil {
-		return err
-	}
-	return s.inTx(ctx, func(tx *sql.Tx) error { return insertTraces(ctx, tx, rows) })
-}
-
-// inTx runs fn in a write transaction, committed if fn returns nil and
-// rolled back otherwise.
-func (s *Store) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
-	tx, err := s.w.BeginTx(ctx, nil)
+func (d db) InTx(ctx context.Context, fn func(store.Tx) error) error {
+	tx, err := d.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	if err := fn(tx); err != nil {
+	if err := fn(sqlTx{tx}); err != nil {
 		return err
 	}
 	return tx.Commit()
 }
 
-// Traces implements store.Store.
-func (s *Store) Traces(ctx context.Context, q *store.TraceQuery) (_ []trace.Record, err error) {
-	defer store.Annotate(&err, "reading traces")
-	var f store.TraceQuery
-	if q != nil {
-		f = *q
-	}
-	query := `SELECT id, data FROM traces WHERE id > ?`
-	args := []any{f.AfterID}
-	if f.SessionID != "" {
-		query += ` AND session_id = ?`
-		args = append(args, f.SessionID)
-	}
-	if f.Kind != "" {
-		query += ` AND kind = ?`
-		args = append(args, string(f.Kind))
-	}
-	query += ` ORDER BY id LIMIT ?`
-	if f.Limit > 0 {
-		args = append(args, f.Limit)
-	} else {
-		args = append(args, -1)
-	}
-	rows, err := s.r.QueryContext(ctx, query, args...)
+func (d db) Query(ctx context.Context, scan func(store.Rows) error, query string, args ...any) error {
+	rows, err := d.r.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer rows.Close()
-	return store.ScanTraces(rows)
+	if err := scan(rows); err != nil {
+		return err
+	}
+	return rows.Close()
 }
 
-func insertTraces(ctx context.Context, tx *sql.Tx, rows []store.TraceRow) error {
+func (d db) QueryRow(ctx context.Context, query string, args ...any) store.Scanner {
+	return d.r.QueryRowContext(ctx, query, args...)
+}
+
+// sqlTx adapts a database/sql transaction to store.Tx.
+type sqlTx struct{ tx *sql.Tx }
+
+func (t sqlTx) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	res, err := t.tx.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+func (t sqlTx) QueryRow(ctx context.Context, query string, args ...any) store.Scanner {
+	return t.tx.QueryRowContext(ctx, query, args...)
+}
+
+// InsertTraces prepares the insert once for all the rows.
+func (t sqlTx) InsertTraces(ctx context.Context, rows []store.TraceRow) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO traces (session_id, kind, version, at, data) VALUES (?, ?, ?, ?, ?)`)
+	stmt, err := t.tx.PrepareContext(ctx, store.InsertTraceSQL)
 	if err != nil {
 		return err
 	}
