@@ -89,7 +89,12 @@
 // offers them. Requests and notifications an upstream sends while a call
 // runs (logging, progress, sampling, elicitation) go back to the client
 // session that made the call, on that call's stream; progress tokens are
-// rewritten per call and mapped back. Cancelling a call cancels it
+// rewritten per call and mapped back. MCP does not say which call a
+// sampling or elicitation request (or a log message) belongs to, so while
+// calls from two or more client sessions are in flight on one upstream
+// the gateway refuses the request with an error that says so, and keeps
+// the log message in its own log, rather than show one user's prompt or
+// question to another. Cancelling a call cancels it
 // upstream. Upstream JSON-RPC errors reach the client with their code; a
 // failure of the upstream itself (timeout, crash, not connected) becomes a
 // tool result with isError set and a message that says what happened.

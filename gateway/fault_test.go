@@ -37,7 +37,7 @@ func TestUpstreamKilledMidCall(t *testing.T) {
 	}()
 	// Kill it once the call is in flight upstream.
 	u := g.upstream("victim")
-	for u.route(nil) == nil {
+	for c, _ := u.route(nil); c == nil; c, _ = u.route(nil) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
@@ -81,7 +81,7 @@ func TestHangingUpstream(t *testing.T) {
 		hangText, hangErr = callText(t, cs, "slow__hang", nil)
 		hangTook = time.Since(start)
 	}()
-	for g.upstream("slow").route(nil) == nil {
+	for c, _ := g.upstream("slow").route(nil); c == nil; c, _ = g.upstream("slow").route(nil) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	// While slow hangs, fast answers, repeatedly.
@@ -91,7 +91,7 @@ func TestHangingUpstream(t *testing.T) {
 			t.Fatalf("fast upstream while slow hangs: isError=%v %q, want %q", isErr, text, want)
 		}
 	}
-	if g.upstream("slow").route(nil) == nil {
+	if c, _ := g.upstream("slow").route(nil); c == nil {
 		t.Fatal("the hanging call ended before fast answered: the test proves nothing")
 	}
 	wg.Wait()

@@ -41,6 +41,8 @@ func TestMain(m *testing.M) {
 //	reword(text)  gives echo the description text (the server then sends
 //	              list_changed), as a server changing a tool behind the
 //	              user's back would
+//	ask(text)     asks the client the question text (elicitation) and
+//	              returns "answer: <action>", or the error
 func runTestServer(name string) {
 	s := mcp.NewServer(&mcp.Implementation{Name: "test-" + name, Version: "1"}, nil)
 	type textArgs struct {
@@ -91,6 +93,16 @@ func runTestServer(name string) {
 					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "grown"}}}, nil, nil
 				})
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "grew"}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "ask", Description: "Ask the user a question."},
+		func(ctx context.Context, req *mcp.CallToolRequest, a textArgs) (*mcp.CallToolResult, any, error) {
+			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Mode: "form", Message: a.Text,
+				RequestedSchema: json.RawMessage(`{"type":"object","properties":{"ok":{"type":"boolean"}}}`)})
+			text := fmt.Sprint("error: ", err)
+			if err == nil {
+				text = "answer: " + res.Action
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil, nil
 		})
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -44,8 +44,8 @@ func TestModes(t *testing.T) {
 		cs := connect(t, url, nil, map[string]string{ModeHeader: "all"})
 		got := listNames(t, cs)
 		// delete_all is irreversible and not allowed: held back.
-		want := []string{"alpha__echo", "alpha__grow", "alpha__hang", "alpha__pid", "alpha__reword", "alpha__sleep",
-			"beta__echo", "beta__grow", "beta__hang", "beta__pid", "beta__reword", "beta__sleep"}
+		want := []string{"alpha__ask", "alpha__echo", "alpha__grow", "alpha__hang", "alpha__pid", "alpha__reword", "alpha__sleep",
+			"beta__ask", "beta__echo", "beta__grow", "beta__hang", "beta__pid", "beta__reword", "beta__sleep"}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("tools (-want +got):\n%s", diff)
 		}
@@ -230,8 +230,8 @@ func TestIrreversible(t *testing.T) {
 
 func TestNamespaceCollisions(t *testing.T) {
 	g := startGateway(t, []ServerConfig{testServer("a"), testServer("b")}, &Options{Mode: ModeAll, Namespace: NamespaceCollisions})
-	if diff := cmp.Diff([]string{"a__echo", "a__grow", "a__hang", "a__pid", "a__reword", "a__sleep",
-		"b__echo", "b__grow", "b__hang", "b__pid", "b__reword", "b__sleep"}, g.Tools()); diff != "" {
+	if diff := cmp.Diff([]string{"a__ask", "a__echo", "a__grow", "a__hang", "a__pid", "a__reword", "a__sleep",
+		"b__ask", "b__echo", "b__grow", "b__hang", "b__pid", "b__reword", "b__sleep"}, g.Tools()); diff != "" {
 		t.Errorf("colliding names (-want +got):\n%s", diff)
 	}
 	var reported int
@@ -240,11 +240,11 @@ func TestNamespaceCollisions(t *testing.T) {
 			reported++
 		}
 	}
-	if reported != 12 {
-		t.Errorf("%d renames reported, want 12: %v", reported, g.Warnings())
+	if reported != 14 {
+		t.Errorf("%d renames reported, want 14: %v", reported, g.Warnings())
 	}
 	g1 := startGateway(t, []ServerConfig{testServer("solo")}, &Options{Mode: ModeAll, Namespace: NamespaceCollisions})
-	if diff := cmp.Diff([]string{"echo", "grow", "hang", "pid", "reword", "sleep"}, g1.Tools()); diff != "" {
+	if diff := cmp.Diff([]string{"ask", "echo", "grow", "hang", "pid", "reword", "sleep"}, g1.Tools()); diff != "" {
 		t.Errorf("without collisions (-want +got):\n%s", diff)
 	}
 }
@@ -279,4 +279,50 @@ func TestUpstreamListChanged(t *testing.T) {
 	if text, isErr := callText(t, cs, "a__grown", nil); isErr || text != "grown" {
 		t.Errorf("a__grown: isError=%v %q", isErr, text)
 	}
+}
+
+// TestElicitationRouting: an upstream's question goes to the client whose
+// call is in flight; with calls from two clients in flight, which one it
+// belongs to is unknown, and the gateway refuses it rather than ask the
+// wrong user.
+func TestElicitationRouting(t *testing.T) {
+	g := startGateway(t, []ServerConfig{testServer("srv")}, &Options{Mode: ModeAll})
+	url := serveHTTP(t, g, nil)
+	client := func(name string, asked chan<- string) *mcp.ClientSession {
+		return connect(t, url, &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked <- name + ": " + r.Params.Message
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"ok": true}}, nil
+		}}, nil)
+	}
+	asked := make(chan string, 4)
+	a, b := client("a", asked), client("b", asked)
+
+	// One client's call in flight: its client is asked.
+	if text, isErr := callText(t, b, "srv__ask", map[string]any{"text": "proceed?"}); isErr || text != "answer: accept" {
+		t.Fatalf("ask alone: isError=%v %q", isErr, text)
+	}
+	if got := <-asked; got != "b: proceed?" {
+		t.Errorf("asked %q, want b", got)
+	}
+
+	// Client a has a call in flight on the same upstream: b's question
+	// could be either's.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		callText(t, a, "srv__sleep", map[string]any{"ms": 3000})
+	}()
+	for c, _ := g.upstream("srv").route(nil); c == nil; c, _ = g.upstream("srv").route(nil) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	text, _ := callText(t, b, "srv__ask", map[string]any{"text": "again?"})
+	if !strings.Contains(text, "calls from 2 client sessions") || !strings.Contains(text, "refuses rather than ask the wrong client") {
+		t.Errorf("ask with two sessions in flight: %q, want the gateway's refusal", text)
+	}
+	select {
+	case got := <-asked:
+		t.Errorf("a client was asked while the owner was unknown: %q", got)
+	default:
+	}
+	<-done
 }

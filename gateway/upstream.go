@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -373,18 +374,36 @@ func (u *upstream) begin(ctx context.Context, ss *mcp.ServerSession, token any) 
 // route returns the call that a request or notification from the upstream
 // belongs to: the latest call in flight whose session can take it. The
 // protocol does not tie a server's requests to the call that caused them,
-// so with calls from several sessions in flight on one upstream the latest
-// one wins.
-func (u *upstream) route(accept func(*mcp.ServerSession) bool) *call {
+// so when calls from several client sessions that could take it are in
+// flight, route returns nil and the number of those sessions: asking the
+// wrong client would show one user's request to another (a sampling
+// request carries the upstream's prompt, an elicitation its question).
+// Calls of one session alone are never ambiguous.
+func (u *upstream) route(accept func(*mcp.ServerSession) bool) (_ *call, sessions int) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	var best *call
+	var seen []*mcp.ServerSession // few: the sessions with calls in flight here
 	for _, c := range u.calls {
-		if (accept == nil || accept(c.ss)) && (best == nil || c.id > best.id) {
+		if accept != nil && !accept(c.ss) {
+			continue
+		}
+		if !slices.Contains(seen, c.ss) {
+			seen = append(seen, c.ss)
+		}
+		if best == nil || c.id > best.id {
 			best = c
 		}
 	}
-	return best
+	if len(seen) > 1 {
+		return nil, len(seen)
+	}
+	return best, len(seen)
+}
+
+// errAmbiguous says why a request from upstream u was not forwarded.
+func (u *upstream) errAmbiguous(what string, sessions int) error {
+	return fmt.Errorf("capbroker gateway: %s asked for %s while calls from %d client sessions were in flight; MCP does not say which call a request belongs to, so the gateway refuses rather than ask the wrong client", u.cfg.Name, what, sessions)
 }
 
 // progressToken is the token the gateway sends upstream for call id.
@@ -413,13 +432,20 @@ func (u *upstream) onProgress(ctx context.Context, r *mcp.ProgressNotificationCl
 }
 
 func (u *upstream) onLog(ctx context.Context, r *mcp.LoggingMessageRequest) {
-	if c := u.route(nil); c != nil {
+	c, sessions := u.route(nil)
+	switch {
+	case c != nil:
 		if err := c.ss.Log(c.ctx, r.Params); err != nil {
 			u.log.Debug("forwarding a log message", "error", err)
 		}
-		return
+	case sessions > 1:
+		// Which session's call it is about is unknown: keep it here
+		// rather than tell the wrong client.
+		u.log.Info("upstream log message not forwarded: calls from several sessions in flight",
+			"sessions", sessions, "level", r.Params.Level, "logger", r.Params.Logger, "data", r.Params.Data)
+	default:
+		u.hooks.broadcastLog(ctx, u, r.Params)
 	}
-	u.hooks.broadcastLog(ctx, u, r.Params)
 }
 
 func supportsSampling(ss *mcp.ServerSession) bool {
@@ -433,7 +459,10 @@ func supportsElicitation(ss *mcp.ServerSession) bool {
 }
 
 func (u *upstream) onCreateMessage(ctx context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-	c := u.route(supportsSampling)
+	c, sessions := u.route(supportsSampling)
+	if sessions > 1 {
+		return nil, u.errAmbiguous("sampling", sessions)
+	}
 	if c == nil {
 		return nil, fmt.Errorf("capbroker gateway: no client session that supports sampling is waiting on %s", u.cfg.Name)
 	}
@@ -441,7 +470,10 @@ func (u *upstream) onCreateMessage(ctx context.Context, r *mcp.CreateMessageRequ
 }
 
 func (u *upstream) onElicit(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-	c := u.route(supportsElicitation)
+	c, sessions := u.route(supportsElicitation)
+	if sessions > 1 {
+		return nil, u.errAmbiguous("elicitation", sessions)
+	}
 	if c == nil {
 		return nil, fmt.Errorf("capbroker gateway: no client session that supports elicitation is waiting on %s", u.cfg.Name)
 	}
@@ -477,7 +509,7 @@ func keepRawElicit(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 func (u *upstream) onElicitationComplete(ctx context.Context, r *mcp.ElicitationCompleteNotificationRequest) {
-	if c := u.route(supportsElicitation); c != nil {
+	if c, _ := u.route(supportsElicitation); c != nil {
 		c.ss.NotifyElicitationComplete(c.ctx, r.Params)
 	}
 }
