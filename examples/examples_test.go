@@ -1,9 +1,11 @@
 package examples_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/capbroker/capbroker/card"
+	"github.com/capbroker/capbroker/eval"
 	"github.com/capbroker/capbroker/examples"
 )
 
@@ -29,5 +31,31 @@ func TestCards(t *testing.T) {
 		if c.Description == "" || len(c.InputSchema) == 0 || len(c.Annotations) == 0 {
 			t.Errorf("%s lacks a description, schema or annotations", c.Name)
 		}
+	}
+}
+
+// TestTasks ranks the example catalog for tasks written by hand the way
+// users ask (tasks.jsonl; none was used to tune the ranking) and keeps
+// the quality from falling below what it is today, with some slack.
+func TestTasks(t *testing.T) {
+	cards, err := examples.Cards()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, _ := card.NewCatalog(cards)
+	queries, err := eval.LoadQueries("tasks.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := eval.Run(context.Background(), eval.BuildRank(nil), cat.Cards(), queries, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Skipped) != 0 || len(rep.Results) != len(queries) {
+		t.Fatalf("%d of %d tasks scored, skipped %+v: a gold name is not in the catalog", len(rep.Results), len(queries), rep.Skipped)
+	}
+	t.Logf("%d tasks: top-1 %.3f, recall@5 %.3f, recall@10 %.3f, NDCG@10 %.3f", len(rep.Results), rep.Top1, rep.Recall[5], rep.Recall[10], rep.NDCG[10])
+	if rep.Top1 < 0.5 || rep.Recall[5] < 0.7 {
+		t.Errorf("top-1 %.3f (want at least 0.5), recall@5 %.3f (want at least 0.7)", rep.Top1, rep.Recall[5])
 	}
 }

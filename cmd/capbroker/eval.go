@@ -59,6 +59,12 @@ where "gold_groups" (when present) lists the alternatives of each gold slot.`,
 			if err != nil {
 				return err
 			}
+			// Score against the catalog's names, as find returns them: a
+			// name two tool files share becomes source__name, and gold
+			// names are checked against those.
+			cat, warns := card.NewCatalog(cards)
+			m.printWarnings(warns)
+			cards = cat.Cards()
 			qs, err := eval.LoadQueries(queries)
 			if err != nil {
 				return err

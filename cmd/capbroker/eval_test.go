@@ -110,3 +110,31 @@ func TestSelectHybrid(t *testing.T) {
 		t.Errorf("bad CAPBROKER_RANKER: exit %d %s", code, errOut)
 	}
 }
+
+// TestEvalNamespaced: a name two tool files share is scored as the
+// catalog names it (source__name), as find returns it.
+func TestEvalNamespaced(t *testing.T) {
+	dir := t.TempDir()
+	gh, sentry := filepath.Join(dir, "github.json"), filepath.Join(dir, "sentry.json")
+	os.WriteFile(gh, []byte(`[{"name":"list_issues","description":"List the issues of a GitHub repository.","inputSchema":{"type":"object"}}]`), 0o644)
+	os.WriteFile(sentry, []byte(`[{"name":"list_issues","description":"List the errors Sentry grouped into issues for a project.","inputSchema":{"type":"object"}}]`), 0o644)
+	queries := filepath.Join(dir, "queries.jsonl")
+	os.WriteFile(queries, []byte(`{"id":"1","query":"which errors did sentry group for the checkout project","gold":["sentry__list_issues"]}
+{"id":"2","query":"list the issues of our github repository","gold":["github__list_issues"]}
+`), 0o644)
+	out, errOut, code := runEnv(t, nil, "eval", "--tools", gh, "--tools", sentry, "--queries", queries, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep struct {
+		Queries int
+		Top1    float64
+	}
+	json.Unmarshal([]byte(out), &rep)
+	if rep.Queries != 2 || rep.Top1 != 1 {
+		t.Errorf("queries %d, top1 %v, want both scored and first: %s", rep.Queries, rep.Top1, out)
+	}
+	if !strings.Contains(errOut, "github__list_issues, sentry__list_issues") {
+		t.Errorf("stderr does not report the renames: %q", errOut)
+	}
+}
