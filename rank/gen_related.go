@@ -35,6 +35,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"flag"
 	"fmt"
 	"log"
@@ -330,26 +331,13 @@ func single(w string) bool {
 // readData reads a data.* file: synset_offset lex_filenum ss_type w_cnt
 // word lex_id ... p_cnt ptr... | gloss.
 func readData(path string, into map[key]*synset) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<16), 1<<20)
-	line := 0
-	for sc.Scan() {
-		line++
-		text := sc.Text()
-		if strings.HasPrefix(text, "  ") {
-			continue // licence header
-		}
+	return eachLine(path, func(text string) error {
 		if i := strings.Index(text, " | "); i >= 0 {
 			text = text[:i]
 		}
 		fs := strings.Fields(text)
 		if len(fs) < 4 {
-			return fmt.Errorf("%s:%d: short line", path, line)
+			return errors.New("short line")
 		}
 		pos := fs[2][0]
 		if pos == 's' {
@@ -357,11 +345,11 @@ func readData(path string, into map[key]*synset) error {
 		}
 		wcnt, err := strconv.ParseInt(fs[3], 16, 32)
 		if err != nil {
-			return fmt.Errorf("%s:%d: word count: %w", path, line, err)
+			return fmt.Errorf("word count: %w", err)
 		}
 		lexfile, err := strconv.Atoi(fs[1])
 		if err != nil {
-			return fmt.Errorf("%s:%d: lexicographer file: %w", path, line, err)
+			return fmt.Errorf("lexicographer file: %w", err)
 		}
 		ss := &synset{lexfile: lexfile}
 		i := 4
@@ -372,7 +360,7 @@ func readData(path string, into map[key]*synset) error {
 			}
 			id, err := strconv.ParseInt(fs[i+1], 16, 32)
 			if err != nil {
-				return fmt.Errorf("%s:%d: lex id: %w", path, line, err)
+				return fmt.Errorf("lex id: %w", err)
 			}
 			ss.words = append(ss.words, w)
 			ss.lexids = append(ss.lexids, int(id))
@@ -380,13 +368,13 @@ func readData(path string, into map[key]*synset) error {
 		}
 		pcnt, err := strconv.Atoi(fs[i])
 		if err != nil {
-			return fmt.Errorf("%s:%d: pointer count: %w", path, line, err)
+			return fmt.Errorf("pointer count: %w", err)
 		}
 		i++
 		for j := 0; j < pcnt; j++ {
 			sd, err := strconv.ParseUint(fs[i+3], 16, 16)
 			if err != nil {
-				return fmt.Errorf("%s:%d: pointer source/target: %w", path, line, err)
+				return fmt.Errorf("pointer source/target: %w", err)
 			}
 			p := fs[i+2][0]
 			if p == 's' {
@@ -396,13 +384,36 @@ func readData(path string, into map[key]*synset) error {
 			i += 4
 		}
 		into[key{pos, fs[0]}] = ss
-	}
-	return sc.Err()
+		return nil
+	})
 }
 
 // readIndex reads an index.* file: lemma pos synset_cnt p_cnt ptr...
 // sense_cnt tagsense_cnt synset_offset...
 func readIndex(path string, fn func(lemma string, pos byte, offsets []string)) error {
+	return eachLine(path, func(text string) error {
+		fs := strings.Fields(text)
+		if len(fs) < 4 {
+			return errors.New("short line")
+		}
+		n, err1 := strconv.Atoi(fs[2])
+		p, err2 := strconv.Atoi(fs[3])
+		if err1 != nil || err2 != nil || len(fs) < 6+p+n {
+			return errors.New("malformed index line")
+		}
+		pos := fs[1][0]
+		if pos == 's' {
+			pos = 'a'
+		}
+		fn(fs[0], pos, fs[6+p:6+p+n])
+		return nil
+	})
+}
+
+// eachLine calls fn with each line of the file at path, skipping the
+// licence header (lines that start with two spaces); an error from fn
+// stops the reading and is returned as "path:line: error".
+func eachLine(path string, fn func(text string) error) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -410,27 +421,14 @@ func readIndex(path string, fn func(lemma string, pos byte, offsets []string)) e
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<16), 1<<20)
-	line := 0
-	for sc.Scan() {
-		line++
+	for line := 1; sc.Scan(); line++ {
 		text := sc.Text()
 		if strings.HasPrefix(text, "  ") {
 			continue
 		}
-		fs := strings.Fields(text)
-		if len(fs) < 4 {
-			return fmt.Errorf("%s:%d: short line", path, line)
+		if err := fn(text); err != nil {
+			return fmt.Errorf("%s:%d: %w", path, line, err)
 		}
-		n, err1 := strconv.Atoi(fs[2])
-		p, err2 := strconv.Atoi(fs[3])
-		if err1 != nil || err2 != nil || len(fs) < 6+p+n {
-			return fmt.Errorf("%s:%d: malformed index line", path, line)
-		}
-		pos := fs[1][0]
-		if pos == 's' {
-			pos = 'a'
-		}
-		fn(fs[0], pos, fs[6+p:6+p+n])
 	}
 	return sc.Err()
 }
@@ -438,33 +436,26 @@ func readIndex(path string, fn func(lemma string, pos byte, offsets []string)) e
 // readCounts reads cntlist.rev: "lemma%ss_type:lex_filenum:lex_id:head_word:head_id
 // sense_number tag_cnt", the SemCor frequency of each sense.
 func readCounts(path string) (map[senseKey]int, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
 	counts := map[senseKey]int{}
-	sc := bufio.NewScanner(f)
-	line := 0
-	for sc.Scan() {
-		line++
-		fs := strings.Fields(sc.Text())
+	err := eachLine(path, func(text string) error {
+		fs := strings.Fields(text)
 		if len(fs) != 3 {
-			return nil, fmt.Errorf("%s:%d: want 3 fields", path, line)
+			return errors.New("want 3 fields")
 		}
 		lemma, rest, ok := strings.Cut(fs[0], "%")
 		parts := strings.Split(rest, ":")
 		if !ok || len(parts) < 3 {
-			return nil, fmt.Errorf("%s:%d: malformed sense key", path, line)
+			return errors.New("malformed sense key")
 		}
 		pos := map[string]byte{"1": 'n', "2": 'v', "3": 'a', "4": 'r', "5": 'a'}[parts[0]]
 		lexfile, err1 := strconv.Atoi(parts[1])
 		lexid, err2 := strconv.Atoi(parts[2])
 		n, err3 := strconv.Atoi(fs[2])
 		if pos == 0 || err1 != nil || err2 != nil || err3 != nil {
-			return nil, fmt.Errorf("%s:%d: malformed sense key", path, line)
+			return errors.New("malformed sense key")
 		}
 		counts[senseKey{strings.ToLower(lemma), pos, lexfile, lexid}] += n
-	}
-	return counts, sc.Err()
+		return nil
+	})
+	return counts, err
 }
