@@ -85,13 +85,13 @@
 //
 // # Query expansion by word vectors
 //
-// A query word the catalog lacks altogether ("dollars" where the tools say
-// "currency", "tunes" where they say "songs") finds nothing by itself, and
-// the third stage below can only reorder cards that something found. Such
-// a word is expanded with its nearest catalog words by GloVe vectors (see
-// the third stage): at most 3, each at least 0.55 similar, weighted
-// [Options.Neighbours] (0.3) times the similarity, and explained like a
-// WordNet relation ("currency" via "dollars"). The 2,000 commonest English
+// A query word the catalog lacks altogether ("tunes" where the tools say
+// "songs", "accommodations" where they say "hotel") finds nothing by
+// itself, and the third stage below can only reorder cards that something
+// found. Such a word is expanded with its nearest catalog words by GloVe
+// vectors (see the third stage): at most 3, each at least 0.55 similar,
+// weighted [Options.Neighbours] (0.3) times the similarity, and explained
+// like a WordNet relation ("songs" via "tunes"). The 2,000 commonest English
 // words are not expanded and the 500 commonest are never a neighbour: a
 // small catalog lacks "going" or "every" by chance, and their nearest
 // words are other common words (the price: "dollars", common in the news

@@ -250,8 +250,8 @@ type docMeasure struct {
 }
 
 // Neighbours: the catalog's words nearest in meaning to a query word the
-// catalog lacks ("dollars" where the tools say "currency", "tunes" where
-// they say "songs"). The first stage finds cards by their words alone, so
+// catalog lacks ("tunes" where the tools say "songs", "accommodations" where
+// they say "hotel"). The first stage finds cards by their words alone, so
 // without them such a task finds nothing, or the wrong cards, and the
 // third stage has nothing to reorder.
 
