@@ -11,6 +11,11 @@ package rank
 // common — and the parts are indexed before the whole word, as for
 // camelCase.
 
+// A task's word the catalog lacks is split the same way, and its parts
+// the catalog has join the query with weight compoundPartWeight (a part
+// says less than the whole word: "codebase" is more than "code").
+const compoundPartWeight = 0.5
+
 // Bounds of a split: each part has at least minCompoundPart letters and a
 // word splits into at most maxCompoundParts parts. Shorter parts and more
 // of them would split ordinary words into nonsense ("con"+"cat"+"enate").

@@ -57,3 +57,30 @@ func TestCompoundNames(t *testing.T) {
 		t.Errorf("without vectors: hits %v, want none", hitNames(hits))
 	}
 }
+
+// A task's compound word the catalog lacks is matched by its parts, at
+// less weight, explained as coming from the word.
+func TestCompoundTaskWords(t *testing.T) {
+	cards := []card.Card{
+		{Name: "search_code", Description: "Search source code in repositories."},
+		{Name: "list_files", Description: "List files in a folder."},
+	}
+	ix := New(cards, nil)
+	hits := ix.Search("where is deprecatedLogin used in the codebase", 10)
+	if len(hits) == 0 || hits[0].Name != "search_code" {
+		t.Fatalf("hits %v, want search_code first", hitNames(hits))
+	}
+	var m *Match
+	for i := range hits[0].Matches {
+		if hits[0].Matches[i].Term == "code" {
+			m = &hits[0].Matches[i]
+		}
+	}
+	if m == nil || m.Via != "codebase" {
+		t.Fatalf("matches %+v, want code via codebase", hits[0].Matches)
+	}
+	q := ix.Expand(ParseQuery("codebase"))
+	if len(q) != 2 || q[1].Stem != "code" || q[1].Weight != compoundPartWeight || q[1].Strength != compoundPartWeight {
+		t.Errorf("Expand(codebase) = %+v, want code at the part weight", q)
+	}
+}

@@ -43,7 +43,9 @@
 //   - name (and the source's name if the catalog renamed the card), the
 //     strongest evidence: a tool's name is its shortest summary. A name
 //     word that runs English words together ("geodistance", "websearch")
-//     is also indexed as those words (compound.go);
+//     is also indexed as those words (compound.go); a task's word that
+//     does and that the catalog lacks ("codebase") brings in its parts at
+//     half weight;
 //   - description;
 //   - params: the text of the input schema — property names, titles and
 //     descriptions, followed into nested objects, array items and

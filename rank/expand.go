@@ -165,9 +165,10 @@ func parseRelated(gz []byte) (map[string][]Related, error) {
 // Expand adds to q the indexed stems related to its terms: for each of
 // the query's own words, the words WordNet relates to it (weighted by
 // [Options.Expansion] times the relation's strength) and, when the
-// catalog lacks the word, the catalog's words nearest to it in meaning by
-// word vectors (weighted by [Options.Neighbours] times their similarity;
-// see neighbours). Each is also weighted by the term it came from. A stem
+// catalog lacks the word, the parts of a compound ("codebase" -> code,
+// base; weighted compoundPartWeight; see splitCompound) and the catalog's
+// words nearest to it in meaning by word vectors (weighted by
+// [Options.Neighbours] times their similarity; see neighbours). Each is also weighted by the term it came from. A stem
 // already in q is not added again; a stem related to several terms keeps
 // its best weight. Expansion terms record the query word they came from
 // in From and their relation's strength (or similarity) in Strength. With
@@ -209,6 +210,14 @@ func (ix *Index) Expand(q []QueryTerm) []QueryTerm {
 			for _, r := range table.lookup(t.Stem) {
 				if _, ok := ix.terms[r.Stem]; ok {
 					add(r.Stem, alpha*r.Weight*t.Weight, r.Weight, t.Word)
+				}
+			}
+		}
+		if ix.vec != nil && ix.terms[t.Stem] == nil {
+			// A compound the catalog lacks ("codebase"): its parts.
+			for _, p := range ix.vec.splitCompound(t.Word) {
+				if st := Stem(p); ix.terms[st] != nil && !stopWords[p] {
+					add(st, compoundPartWeight*t.Weight, compoundPartWeight, t.Word)
 				}
 			}
 		}
