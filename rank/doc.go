@@ -173,7 +173,7 @@
 //
 //	set               plain BM25   two stages   + third stage   + values, compounds,
 //	                                            value hints     neighbours
-//	MetaTool single   0.414        0.580        0.591           0.599 (top-1 0.460, R@5 0.678)
+//	MetaTool single   0.414        0.580        0.591           0.600 (top-1 0.461, R@5 0.679)
 //	MetaTool multi    0.347        0.622        0.658           0.671
 //	BFCL pooled       0.724        0.801        0.813           0.823
 //	Seal-Tools test   0.896        0.926        0.930           0.930
