@@ -17,8 +17,10 @@
 //     (default 10). A hit must clear the relevance threshold: it must cover
 //     enough of the query ([Options.MinCoverage]) and score close enough to
 //     the best hit ([Options.MinRelative]). An irreversible capability needs
-//     stronger evidence on both counts. Risk informs the choice; it never
-//     grants approval.
+//     stronger evidence on both counts, and so does a hit that matched
+//     only words related to the task's, none of its own: it must cover
+//     half of the task ([IndirectMinCoverage]). Risk informs the choice;
+//     it never grants approval.
 //  4. With a token budget, picks stop being added once the exposed payload
 //     would exceed it (the floor and the hatch are always exposed).
 //  5. A task that matches nothing gets the floor alone, with the reason

@@ -65,6 +65,12 @@ const (
 	// score within 80% of the best hit: it needs stronger evidence.
 	IrreversibleMinCoverage = 0.35
 	IrreversibleMinRelative = 0.8
+
+	// A hit whose words matched none of the task's own words, only
+	// words related to them (WordNet, word-vector neighbours), must cover
+	// at least half of the task: a relation alone is a guess ("lines"
+	// for "tunes" is a synonym in music, not in a log file).
+	IndirectMinCoverage = 0.5
 )
 
 // DefaultFloors are the floors of the built-in families.
@@ -382,10 +388,26 @@ func (s *Selector) reject(c *card.Card, h *rank.Hit, top float64, o *Options) st
 	if minCov > 0 && h.Coverage < minCov {
 		return fmt.Sprintf("below threshold: coverage %.2f < %.2f%s", h.Coverage, minCov, riskNote(c))
 	}
+	if minCov > 0 && h.Coverage < IndirectMinCoverage && indirectOnly(h) {
+		return fmt.Sprintf("below threshold: only words related to the task's matched, coverage %.2f < %.2f", h.Coverage, IndirectMinCoverage)
+	}
 	if minRel > 0 && top > 0 && h.Score/top < minRel {
 		return fmt.Sprintf("below threshold: %.2f of the best score < %.2f%s", h.Score/top, minRel, riskNote(c))
 	}
 	return ""
+}
+
+// indirectOnly reports whether h's words matched only words related to
+// the task's (or implied by its values), none of the task's own. A hit
+// with no word matches at all (found by meaning alone, by a dense ranker)
+// is not judged here.
+func indirectOnly(h *rank.Hit) bool {
+	for _, m := range h.Matches {
+		if m.Via == "" {
+			return false
+		}
+	}
+	return len(h.Matches) > 0
 }
 
 func riskNote(c *card.Card) string {

@@ -369,3 +369,38 @@ func TestParseFamily(t *testing.T) {
 		t.Errorf("ParseFamily(codng) error = %v, want one naming the value", err)
 	}
 }
+
+// TestSelectIndirectOnly: a hit found only through words related to the
+// task's must cover at least half of it; a synonym for the whole task
+// still qualifies.
+func TestSelectIndirectOnly(t *testing.T) {
+	s := newSelector(t, []card.Card{
+		tool("tail_log", "Show the last lines of a log file.", card.RiskReadOnly),
+		tool("calculate_total", "Calculate the total of an invoice.", card.RiskReadOnly),
+	}, nil)
+	for _, tt := range []struct {
+		task, want, rejected string
+	}{
+		// WordNet relates "tunes" and "lines"; nothing else matches.
+		{"play some tunes by the beatles", "", "tail_log"},
+		// "compute" is a synonym of "calculate": the whole task.
+		{"compute it", "calculate_total", ""},
+	} {
+		sel := s.Select(context.Background(), tt.task, &policy.Options{Family: policy.General})
+		if got := strings.Join(sel.Names(), ","); got != tt.want {
+			t.Errorf("%q: picks %q, want %q", tt.task, got, tt.want)
+		}
+		if tt.rejected == "" {
+			continue
+		}
+		var why string
+		for _, r := range sel.Rejected {
+			if r.Name == tt.rejected {
+				why = r.Reason
+			}
+		}
+		if !strings.Contains(why, "only words related to the task's matched") {
+			t.Errorf("%q: %s rejected for %q, want the indirect-match threshold", tt.task, tt.rejected, why)
+		}
+	}
+}
