@@ -168,22 +168,26 @@ func orDefault(v, def float64) float64 {
 	return v
 }
 
-// posting is one card's frequencies of one term. A frequency is kept up
-// to 255 per field, which keeps a posting at 16 bytes: past a few
-// occurrences BM25F's saturation makes more count for almost nothing (with
-// k1 1.2, 255 and 1,000 occurrences in a description of average length
-// saturate to 0.995 and 0.999).
+// posting is one card's entry for one term: all a search's first stage
+// reads, 8 bytes, so the postings of a term are read in few cache lines.
 type posting struct {
 	doc int32
 	sat float32 // saturated BM25F term frequency, see Index.saturate
-	tf  [numFields]uint8
 }
+
+// termFreqs are one card's frequencies of one term, per field; only index
+// building and explanations read them. A frequency is kept up to 255:
+// past a few occurrences BM25F's saturation makes more count for almost
+// nothing (with k1 1.2, 255 and 1,000 occurrences in a description of
+// average length saturate to 0.995 and 0.999).
+type termFreqs [numFields]uint8
 
 // term is the index entry of one stem.
 type term struct {
 	id       int32
 	idf      float64
 	postings []posting
+	freqs    []termFreqs // freqs[i] are postings[i]'s
 }
 
 // Index is an immutable BM25F index over cards. It is safe for concurrent
@@ -223,7 +227,7 @@ func New(cards []card.Card, opts *Options) *Index {
 	// order so that the index is built the same way every time.
 	type count struct {
 		t  *term
-		tf [numFields]uint8
+		tf termFreqs
 	}
 	var counts []count
 	slot := make(map[*term]int)
@@ -287,7 +291,8 @@ func New(cards []card.Card, opts *Options) *Index {
 			ix.cardVec.add(ix.vec, nameToks, descToks)
 		}
 		for _, c := range counts {
-			c.t.postings = append(c.t.postings, posting{doc: int32(i), tf: c.tf})
+			c.t.postings = append(c.t.postings, posting{doc: int32(i)})
+			c.t.freqs = append(c.t.freqs, c.tf)
 		}
 	}
 	ix.cardVec.slot = nil
@@ -313,7 +318,7 @@ func New(cards []card.Card, opts *Options) *Index {
 		t.idf = logIDF(n, float64(len(t.postings)))
 		for i := range t.postings {
 			p := &t.postings[i]
-			p.sat = float32(ix.saturate(p))
+			p.sat = float32(ix.saturate(p.doc, &t.freqs[i]))
 		}
 	}
 	return ix

@@ -456,18 +456,19 @@ func (ix *Index) phrases(d int32, pairs [][2]int32) int {
 }
 
 // saturate returns the BM25F saturated, length-normalised frequency of a
-// posting. It depends on the card alone, so New computes it once per
-// posting and searches only multiply it by the term's weight.
-func (ix *Index) saturate(p *posting) float64 {
-	lens := &ix.lens[p.doc]
+// term in card doc, whose frequencies per field are freqs. It depends on
+// the card alone, so New computes it once per posting and searches only
+// multiply it by the term's weight.
+func (ix *Index) saturate(doc int32, freqs *termFreqs) float64 {
+	lens := &ix.lens[doc]
 	var tf float64
 	for f := Field(0); f < numFields; f++ {
-		if p.tf[f] == 0 {
+		if freqs[f] == 0 {
 			continue
 		}
 		fw := ix.opts.Fields[f]
 		norm := 1 - fw.B + fw.B*float64(lens[f])/ix.avgLen[f]
-		tf += fw.Weight * float64(p.tf[f]) / norm
+		tf += fw.Weight * float64(freqs[f]) / norm
 	}
 	return tf / (ix.opts.K1 + tf)
 }
@@ -507,7 +508,7 @@ func (ix *Index) explain(q []QueryTerm, terms []*term, doc int, score float64) H
 		if i == len(t.postings) || int(t.postings[i].doc) != doc {
 			continue
 		}
-		p := &t.postings[i]
+		p, freqs := &t.postings[i], &t.freqs[i]
 		w := t.idf * qt.Weight
 		if h.Matches == nil {
 			h.Matches = make([]Match, 0, len(q)-j)
@@ -515,7 +516,7 @@ func (ix *Index) explain(q []QueryTerm, terms []*term, doc int, score float64) H
 		}
 		from := len(fields)
 		for f := Field(0); f < numFields; f++ {
-			if p.tf[f] > 0 {
+			if freqs[f] > 0 {
 				fields = append(fields, f)
 			}
 		}
