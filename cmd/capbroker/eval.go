@@ -37,10 +37,14 @@ means over queries, plus the index build time and per-query latency.
 
 The benchmark format is that of ../shared/bench: a tool file (tools.jsonl, or
 any tool file) and queries.jsonl with {"id","query","gold":[...]} per line,
-where "gold_groups" (when present) lists the alternatives of each gold slot.`,
+where "gold_groups" (when present) lists the alternatives of each gold slot.
+With several tool files, a name two of them share is scored as the catalog
+names it, source__name (the file's name without its extension is the
+source), as find returns it.`,
 		Example: `  capbroker eval --tools ../shared/bench/data/bfcl/tools.jsonl --queries ../shared/bench/data/bfcl/queries.jsonl
   capbroker eval --tools T.jsonl --queries Q.jsonl --filter subset=single --k 1,5,10 --json
-  capbroker eval --tools T.jsonl --queries Q.jsonl --misses 20`,
+  capbroker eval --tools T.jsonl --queries Q.jsonl --misses 20
+  capbroker eval $(for f in examples/catalog/*.json; do echo --tools $f; done) --queries examples/tasks.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
