@@ -98,8 +98,8 @@ type Card struct {
 	// Path is the file the card was read from, if any.
 	Path string `json:"path,omitempty"`
 	// Meta holds source-specific metadata (plugin name, model, allowed
-	// tools, argument hint, server name...). Values are strings so the card
-	// stays easy to store and diff.
+	// tools, argument hint, server name, MetaTitle...). Values are strings
+	// so the card stays easy to store and diff.
 	Meta map[string]string `json:"meta,omitempty"`
 	// Digest is the hex SHA-256 of the canonical name, description and
 	// schema; see [Card.ComputeDigest].
@@ -205,3 +205,8 @@ func (c *Card) Params() []Param {
 	sortParams(ps)
 	return ps
 }
+
+// MetaTitle is the [Card.Meta] key of a capability's display title, such
+// as an MCP tool's title ("Create Issue" for create_issue); ranking reads
+// it as part of the name.
+const MetaTitle = "title"

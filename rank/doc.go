@@ -40,7 +40,8 @@
 // Each card has five fields, each with its own weight and length
 // normalisation ([Options.Fields], [DefaultFields]):
 //
-//   - name (and the source's name if the catalog renamed the card), the
+//   - name (and the source's name if the catalog renamed the card, and
+//     the display title an MCP tool may have, [card.MetaTitle]), the
 //     strongest evidence: a tool's name is its shortest summary. A name
 //     word that runs English words together ("geodistance", "websearch")
 //     is also indexed as those words (compound.go); a task's word that

@@ -329,7 +329,10 @@ func fieldTexts(c *card.Card) [numFields]string {
 	var out [numFields]string
 	name := c.Name
 	if c.OriginalName != "" && c.OriginalName != c.Name {
-		name = c.Name + " " + c.OriginalName
+		name += " " + c.OriginalName
+	}
+	if t := c.Meta[card.MetaTitle]; t != "" && !strings.EqualFold(t, c.Name) {
+		name += " " + t
 	}
 	out[FieldName] = name
 	out[FieldDescription] = c.Description

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -469,5 +470,20 @@ func TestValuesField(t *testing.T) {
 	var f Field
 	if err := f.UnmarshalText([]byte("values")); err != nil || f != FieldValues {
 		t.Errorf("UnmarshalText(values) = %v, %v", f, err)
+	}
+}
+
+// A tool's display title (MCP "title") is read as part of its name.
+func TestTitleIsName(t *testing.T) {
+	cards := []card.Card{
+		{Name: "gh_iss_new", Description: "Open one.", Meta: map[string]string{card.MetaTitle: "Create GitHub Issue"}},
+		{Name: "gh_pr_new", Description: "Open one.", Meta: map[string]string{card.MetaTitle: "Create Pull Request"}},
+	}
+	hits := New(cards, nil).Search("create an issue", 10)
+	if len(hits) == 0 || hits[0].Name != "gh_iss_new" {
+		t.Fatalf("hits %v, want gh_iss_new first", hitNames(hits))
+	}
+	if m := hits[0].Matches; len(m) == 0 || !slices.Contains(m[len(m)-1].Fields, FieldName) {
+		t.Errorf("matches %+v, want issue in the name", m)
 	}
 }

@@ -29,9 +29,9 @@ const DefaultMaxTools = 10000
 
 // Metadata keys set on MCP tool cards.
 const (
-	MetaServer    = "server"    // server name
-	MetaTransport = "transport" // stdio, http or sse
-	MetaTitle     = "title"     // the tool's display title
+	MetaServer    = "server"       // server name
+	MetaTransport = "transport"    // stdio, http or sse
+	MetaTitle     = card.MetaTitle // the tool's display title
 )
 
 // Options configures [List]. A nil *Options uses the defaults.

@@ -199,7 +199,7 @@ func (p *parser) convert(raw []byte) (card.Card, error) {
 	if err != nil {
 		return c, err
 	}
-	setMeta(c.Meta, "title", title)
+	setMeta(c.Meta, card.MetaTitle, title)
 	out, err := tool.object("outputSchema")
 	if err != nil {
 		return c, err
