@@ -17,6 +17,7 @@ import (
 	capbroker "github.com/capbroker/capbroker"
 	"github.com/capbroker/capbroker/examples"
 	"github.com/capbroker/capbroker/httpapi"
+	"github.com/capbroker/capbroker/rank"
 	"github.com/capbroker/capbroker/route"
 	"github.com/capbroker/capbroker/trace"
 )
@@ -251,6 +252,7 @@ func TestOpenAPIMatchesHandlers(t *testing.T) {
 		"SessionList":          reflect.TypeFor[httpapi.SessionsResponse](),
 		"TraceRecord":          reflect.TypeFor[trace.Record](),
 		"TraceFailure":         reflect.TypeFor[trace.Failure](),
+		"Match":                reflect.TypeFor[rank.Match](),
 	} {
 		schema, ok := doc.Components.Schemas[name]
 		if !ok {
@@ -267,6 +269,16 @@ func TestOpenAPIMatchesHandlers(t *testing.T) {
 		if diff := cmp.Diff(props, fields); diff != "" {
 			t.Errorf("%s: schema properties differ from the Go type (-doc +go):\n%s", name, diff)
 		}
+	}
+	// A match's fields are the ranking's fields, every one.
+	var rankFields []any
+	for f := rank.Field(0); f.String() != "unknown"; f++ {
+		rankFields = append(rankFields, f.String())
+	}
+	fieldsProp, _ := doc.Components.Schemas["Match"].Properties["fields"].(map[string]any)
+	items, _ := fieldsProp["items"].(map[string]any)
+	if diff := cmp.Diff(rankFields, items["enum"]); diff != "" {
+		t.Errorf("Match.fields enum differs from rank's fields (-rank +doc):\n%s", diff)
 	}
 }
 
