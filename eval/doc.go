@@ -31,8 +31,9 @@
 //	mrr      1/rank of the first pick that fills a slot (0 if none within
 //	         the largest k)
 //
-// Run also reports the time to build the index (index_ms) and the median
-// and 99th-percentile time of one ranking (p50_us, p99_us).
+// Run also reports the time to build the index and answer one untimed
+// warm-up query (index_ms: a ranker may load tables on first use) and the
+// median and 99th-percentile time of one ranking (p50_us, p99_us).
 //
 // # Unknown gold
 //

@@ -30,7 +30,8 @@ type Report struct {
 	Recall AtK `json:"recall"`
 	NDCG   AtK `json:"ndcg"`
 	Comp   AtK `json:"comp"`
-	// IndexMS is the time the BuildFunc took, in milliseconds.
+	// IndexMS is the time the BuildFunc took, plus one warm-up query (a
+	// ranker may load tables on first use), in milliseconds.
 	IndexMS float64 `json:"index_ms"`
 	// P50US and P99US are the median and 99th percentile of the time one
 	// Rank call took, in microseconds (nearest rank).

@@ -109,6 +109,12 @@ func Run(ctx context.Context, build BuildFunc, tools []card.Card, queries []Quer
 	if err != nil {
 		return nil, fmt.Errorf("building the index: %w", err)
 	}
+	// One untimed query first: a ranker may load tables on first use
+	// (the related words, say), which is getting ready, not answering,
+	// and would otherwise land on one query's latency.
+	if _, err := ranker.Rank(ctx, scored[0].Text, maxK); err != nil {
+		return nil, fmt.Errorf("ranking query %s: %w", scored[0].ID, err)
+	}
 	rep.IndexMS = ms(time.Since(start))
 
 	rep.Results = make([]Result, 0, len(scored))

@@ -33,7 +33,8 @@ func (m *Main) newEvalCmd() *cobra.Command {
 		Long: `Eval ranks every query of a benchmark with the same code path as find
 (without the floor, the hatch or the relevance threshold, so each query is
 scored on a full top k) and reports top1, recall@k, ndcg@k, comp@k and mrr as
-means over queries, plus the index build time and per-query latency.
+means over queries, plus the index build time (with one untimed warm-up
+query, as a ranker may load tables on first use) and per-query latency.
 
 The benchmark format is that of ../shared/bench: a tool file (tools.jsonl, or
 any tool file) and queries.jsonl with {"id","query","gold":[...]} per line,
