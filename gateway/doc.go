@@ -54,6 +54,12 @@
 // A call to a tool the session was not given is answered with an error
 // that names find_capability.
 //
+// With [Options.Router] set (capbroker gateway sets it when plugin agents
+// are installed), search and call modes also list route_capability next
+// to find_capability: a task or a workflow phase in, the plugin agent it
+// is delegated to (or the built-in default) and its announcement out. It
+// is read-only.
+//
 // # Sessions
 //
 // The exposed set of each named session is kept in an [ExposedStore]

@@ -97,6 +97,11 @@ type Options struct {
 	Trace Tracer
 	// Logger receives the gateway's own log. If nil, slog.Default().
 	Logger *slog.Logger
+	// Router, if set, adds the read-only route_capability tool next to
+	// find_capability (search and call modes): a task or a workflow phase
+	// in, the plugin agent it is delegated to and the announcement out.
+	// A *route.Cache is one. If nil, the tool is not listed.
+	Router Router
 }
 
 func (o *Options) resolved() *Options {

@@ -97,6 +97,7 @@ func (g *Gateway) newSession(ctx context.Context, key, id string, mode Mode, ano
 			s.server.AddTool(&mcp.Tool{Name: CallName, Description: callDescription, InputSchema: json.RawMessage(callSchema),
 				Annotations: &mcp.ToolAnnotations{Title: "Call a found capability"}}, s.callCapability)
 		}
+		s.addRouteTool()
 	}
 
 	// Registered before its tools are loaded and first synced, a session
@@ -355,7 +356,7 @@ func (s *session) guard(next mcp.MethodHandler) mcp.MethodHandler {
 		s.mu.Lock()
 		_, listed := s.listed[p.Name]
 		s.mu.Unlock()
-		if listed || isHatch(s.mode, p.Name) {
+		if listed || isHatch(s.mode, p.Name) || s.routes(p.Name) {
 			return next(ctx, method, req)
 		}
 		return s.notExposed(p.Name), nil

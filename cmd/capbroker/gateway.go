@@ -25,6 +25,7 @@ func (m *Main) newGatewayCmd() *cobra.Command {
 		dbf                                                  storeFlags
 		timeout, startTimeout                                time.Duration
 		allowIrreversible, confirmUnasked                    bool
+		plugins                                              []string
 	)
 	cmd := &cobra.Command{
 		Use:   "gateway [--config FILE]... [--mode all|search|call] [--http ADDR]",
@@ -45,6 +46,10 @@ Modes:
           (notifications/tools/list_changed)  [default]
   call    the floor plus find_capability and call_capability(name, arguments),
           for clients that ignore list_changed
+
+When plugin agents are installed (./.claude, ~/.claude, or the --plugins
+folders), search and call modes also list route_capability: a task or a phase
+in, the plugin agent to delegate it to and its announcement out (read-only).
 
 Tools are named server__tool (--namespace collisions keeps plain names unless
 two servers offer the same one). Irreversible tools are held back unless
@@ -123,6 +128,14 @@ a bearer token (--token or $CAPBROKER_GATEWAY_TOKEN).`,
 				CallTimeout: timeout, StartTimeout: startTimeout, Pins: pins,
 				AllowIrreversible: allowIrreversible, ConfirmUnasked: confirmUnasked, Logger: logger,
 			}
+			router, routable, err := m.gatewayRouter(ctx, plugins)
+			if err != nil {
+				return err
+			}
+			if router != nil {
+				opts.Router = router
+				logger.Debug("route_capability listed", "agents and commands", routable)
+			}
 			var tracers gateway.Tracers
 			st, err := m.gatewayStore(ctx, &dbf, logger)
 			if err != nil {
@@ -196,6 +209,7 @@ a bearer token (--token or $CAPBROKER_GATEWAY_TOKEN).`,
 	f.StringVar(&tracePath, "trace", "", "also append selections, finds and calls as JSON lines to FILE")
 	f.StringVar(&indexDir, "index", "", "folder of the pinned tool digests, shared with discover and approve (default: capbroker.yaml's index, else $CAPBROKER_INDEX, else $XDG_CACHE_HOME/capbroker, else ~/.cache/capbroker)")
 	f.StringVar(&logLevel, "log-level", "info", "log level on stderr: debug, info, warn, error")
+	f.StringArrayVar(&plugins, "plugins", nil, "folder of plugins whose agents route_capability delegates to; repeatable (default ./.claude and ~/.claude)")
 	dbf.register(cmd)
 	return cmd
 }

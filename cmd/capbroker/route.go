@@ -15,7 +15,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/capbroker/capbroker/card"
+	"github.com/capbroker/capbroker/gateway"
 	"github.com/capbroker/capbroker/route"
+	"github.com/capbroker/capbroker/source"
 )
 
 // routingFlags are the flags of route and capabilities: where to discover
@@ -311,4 +313,66 @@ func explicitWriteFailure(cmd *cobra.Command, warnings []string) error {
 		}
 	}
 	return nil
+}
+
+// gatewayRouter returns the router behind the gateway's route_capability
+// tool: a capability cache over the plugin agents and commands of the
+// folders named (--plugins), else of the project's and the user's .claude
+// folders (agents, commands and plugins only: no MCP server is connected).
+// It returns nil when those places hold no agent or command, so the tool
+// is listed only when there is something to route to. Decisions use the
+// project type of the working folder and write nothing (no gap log, no
+// FLOW.md): the tool is read-only.
+func (m *Main) gatewayRouter(ctx context.Context, plugins []string) (gateway.Router, int, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, 0, fmt.Errorf("gateway: finding the working folder: %w", err)
+	}
+	var roots []source.Root
+	for _, p := range plugins {
+		if _, err := os.Stat(p); err != nil {
+			return nil, 0, usageError{fmt.Errorf("gateway: --plugins %s: %w", p, err)}
+		}
+		roots = append(roots, source.Root{Path: p})
+	}
+	if len(roots) == 0 {
+		roots = append(roots, source.Root{Path: filepath.Join(wd, ".claude"), Scope: "project", ClaudeDir: true, Optional: true})
+		if h := m.Getenv("HOME"); h != "" {
+			roots = append(roots, source.Root{Path: filepath.Join(h, ".claude"), Scope: "user", ClaudeDir: true, Optional: true})
+		}
+	}
+	r := route.New(nil, nil)
+	scan := func(ctx context.Context) ([]card.Card, error) {
+		res, err := source.Discover(ctx, &source.Options{Roots: roots, Getenv: m.Getenv, WorkDir: wd, Home: m.Getenv("HOME")})
+		if err != nil {
+			return nil, err
+		}
+		return res.Cards, nil
+	}
+	cache := route.NewCache(r, scan, nil)
+	mp, err := cache.Map(ctx)
+	if err != nil {
+		return nil, 0, fmt.Errorf("gateway: reading the plugins to route to: %w", err)
+	}
+	if mp.Len() == 0 {
+		return nil, 0, nil
+	}
+	proj, err := route.DetectProject(ctx, wd, r.Taxonomy())
+	if err != nil {
+		return nil, 0, fmt.Errorf("gateway: %w", err)
+	}
+	return projectRouter{cache, proj}, mp.Len(), nil
+}
+
+// projectRouter routes with a fixed project when the request names none.
+type projectRouter struct {
+	c *route.Cache
+	p *route.Project
+}
+
+func (r projectRouter) Route(ctx context.Context, req route.Request) (route.Decision, error) {
+	if req.Project == nil {
+		req.Project = r.p
+	}
+	return r.c.Route(ctx, req)
 }
