@@ -102,6 +102,10 @@ type Options struct {
 	// in, the plugin agent it is delegated to and the announcement out.
 	// A *route.Cache is one. If nil, the tool is not listed.
 	Router Router
+	// MaxMessage bounds one JSON-RPC message from a stdio client, in
+	// bytes; a longer line is answered with a parse error and skipped. If
+	// zero, DefaultMaxMessage (16 MiB).
+	MaxMessage int
 }
 
 func (o *Options) resolved() *Options {
@@ -393,7 +397,9 @@ func (g *Gateway) upstream(name string) *upstream {
 }
 
 // ServeStdio serves one client over in and out (newline-delimited JSON-RPC)
-// until the client disconnects or ctx is done. key names the session for
+// until the client disconnects or ctx is done. A line that is not one
+// JSON-RPC message (malformed JSON, longer than [Options.MaxMessage], a
+// batch) is answered with a JSON-RPC error and the session goes on. key names the session for
 // the exposed-set store and the trace; "" makes an anonymous session
 // (traced as "stdio-" and a random ID), whose tools are not stored.
 func (g *Gateway) ServeStdio(ctx context.Context, in io.ReadCloser, out io.WriteCloser, key string) error {
@@ -405,7 +411,10 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.ReadCloser, out io.Write
 	if err != nil {
 		return err
 	}
-	err = s.server.Run(ctx, &mcp.IOTransport{Reader: in, Writer: out})
+	w := &lockedWriter{w: out}
+	f := newStdioFilter(in, w, g.opts.MaxMessage, g.opts.Logger)
+	// The filter enforces the bound; the SDK's own would end the session.
+	err = s.server.Run(ctx, &mcp.IOTransport{Reader: f, Writer: w, MaxLineLength: -1})
 	g.dropSession(s)
 	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
