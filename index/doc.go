@@ -38,6 +38,13 @@
 // seen for the first time is pinned as it is. A tool whose digest differs
 // from its pin is held back: it is not in the catalog, [Index.Changed]
 // lists it with a line diff, and [Index.Approve] or [Index.ApproveAll]
-// accepts it. A pins file that cannot be read is moved aside and every MCP
-// tool is held until approved, so losing the file approves nothing.
+// accepts it. Losing the file approves nothing: when pins.json is
+// missing but dir/pins.created (written with the first pins) says it held
+// approvals, it was deleted; when it cannot be parsed, it is moved aside
+// (pins.json.corrupt-<time>); when it cannot be read, it is left alone.
+// In each case every MCP tool is held until approved again, Open does not
+// fail, and each held card's Meta[HeldMeta] says what happened, naming the
+// file and the commands that release it ("capbroker approve --list", then
+// "capbroker approve --all"). With [Options.HoldNew], a tool seen for the
+// first time (a renamed tool too) is held the same way instead of pinned.
 package index

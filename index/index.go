@@ -54,6 +54,10 @@ type Options struct {
 	VerifyContent bool
 	// Now returns the current time; nil means time.Now.
 	Now func() time.Time
+	// HoldNew quarantines MCP tools seen for the first time (a renamed
+	// tool is new): they are held back like changed ones until approved,
+	// instead of pinned as they are.
+	HoldNew bool
 }
 
 // Status says what Open found on disk.
@@ -111,7 +115,9 @@ type payload struct {
 // empty, truncated or otherwise unusable index file is not an error: the
 // index starts empty, the next Discover reads every source and writes a
 // good file, and [Index.Status] says what was wrong. Errors are for a dir
-// that cannot be created or a pins file that cannot be read.
+// that cannot be created. A lost, corrupt or unreadable pins file is not
+// an error either: every MCP tool is held until approved again, and the
+// held cards say why (see [HeldMeta]).
 func Open(dir string, opts *Options) (*Index, error) {
 	ix := &Index{dir: dir, entries: map[string]*entry{}}
 	if opts != nil {
@@ -126,11 +132,7 @@ func Open(dir string, opts *Options) (*Index, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("opening index: %w", err)
 	}
-	p, err := readPins(filepath.Join(dir, PinsName))
-	if err != nil {
-		return nil, fmt.Errorf("opening index: %w", err)
-	}
-	ix.pins = p
+	ix.pins = readPins(filepath.Join(dir, PinsName))
 	entries, st := readIndex(filepath.Join(dir, FileName))
 	ix.status = st
 	for _, e := range entries {

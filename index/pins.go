@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -36,6 +37,12 @@ type Pin struct {
 	Approved time.Time `json:"approved"`
 }
 
+// MarkName is the file in the index folder that records that pins.json
+// once held approvals. When pins.json is missing but the mark is there,
+// the pins were lost (deleted), and no tool is trusted until approved
+// again; without the mark, a missing pins.json is a first run.
+const MarkName = "pins.created"
+
 // pinFile is the content of pins.json.
 type pinFile struct {
 	Version int            `json:"version"`
@@ -43,11 +50,14 @@ type pinFile struct {
 	// Pending are changed tools waiting for approval, by key.
 	Pending map[string]card.Card `json:"pending,omitempty"`
 	// Distrust holds back every MCP tool without a pin: set when a pins
-	// file could not be read, so that losing it approves nothing.
-	Distrust bool `json:"distrust,omitempty"`
+	// file could not be read or was lost, so that losing it approves
+	// nothing. DistrustWhy says what happened to it.
+	Distrust    bool   `json:"distrust,omitempty"`
+	DistrustWhy string `json:"distrust_why,omitempty"`
 
-	dirty bool        // changed since read
-	seen  os.FileInfo // the file as last read or written; nil when there was none
+	dirty    bool        // changed since read
+	seen     os.FileInfo // the file as last read or written; nil when there was none
+	readOnly error       // the file exists but cannot be read: never overwrite it
 }
 
 func pinKey(source, tool string) string { return source + "\x00" + tool }
@@ -64,45 +74,114 @@ func toolName(c *card.Card) string {
 	return c.Name
 }
 
-// readPins reads pins.json. A missing file is an empty set. A file that
-// cannot be parsed is moved aside (pins.json.corrupt-<time>) and replaced
-// by an empty set that distrusts every tool, so every MCP tool is held
-// until approved again.
-func readPins(path string) (*pinFile, error) {
+// The commands that release held tools, named in every reason.
+const (
+	reviewCmd  = "capbroker approve --list"
+	approveAll = "capbroker approve --all"
+)
+
+// readPins reads pins.json. A missing file is an empty set on a first
+// run; when the mark says the file held approvals, it was lost, and the
+// empty set distrusts every tool. A file that cannot be parsed is moved
+// aside (pins.json.corrupt-<time>) and replaced by an empty set that
+// distrusts every tool; one that cannot be read is left alone, and
+// distrusted in memory. So a lost, corrupt or unreadable pins file holds
+// every MCP tool until approved again, and never stops the caller.
+func readPins(path string) *pinFile {
 	p := &pinFile{Version: 1, Pins: map[string]Pin{}, Pending: map[string]card.Card{}}
+	distrust := func(why string) *pinFile {
+		p.Distrust, p.DistrustWhy, p.dirty = true, why, true
+		return p
+	}
 	// Stat the open file, not the path: the stamp must be that of the
 	// content read, even if another process replaces the file meanwhile.
 	fh, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return p, nil
+		if _, merr := os.Stat(filepath.Join(filepath.Dir(path), MarkName)); merr == nil {
+			return distrust(fmt.Sprintf("the pins file %s was deleted after tools had been approved (%s is there), so no MCP tool is trusted until a person approves it again",
+				path, filepath.Join(filepath.Dir(path), MarkName)))
+		}
+		return p
+	}
+	unreadable := func(err error) *pinFile {
+		p.readOnly = fmt.Errorf("not saving pins over %s, which cannot be read: %w", path, err)
+		p.dirty = false
+		p.Distrust = true
+		p.DistrustWhy = fmt.Sprintf("the pins file %s cannot be read (%v), so no MCP tool is trusted; fix or remove the file, then approve the tools again", path, err)
+		return p
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading pins: %w", err)
+		return unreadable(err)
 	}
 	defer fh.Close()
 	fi, err := fh.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("reading pins: %w", err)
+		return unreadable(err)
 	}
-	data, err := io.ReadAll(fh)
+	if !fi.Mode().IsRegular() {
+		return unreadable(fmt.Errorf("not a regular file (%s)", fi.Mode().Type()))
+	}
+	data, err := io.ReadAll(io.LimitReader(fh, maxPinsSize+1))
 	if err != nil {
-		return nil, fmt.Errorf("reading pins: %w", err)
+		return unreadable(err)
 	}
 	var f pinFile
-	if err := json.Unmarshal(data, &f); err != nil || f.Pins == nil {
+	perr := json.Unmarshal(data, &f)
+	switch {
+	case len(data) > maxPinsSize:
+		perr = fmt.Errorf("larger than %d bytes", maxPinsSize)
+	case perr == nil && f.Pins == nil:
+		perr = errors.New(`no "pins" object`)
+	}
+	if perr != nil {
+		fh.Close()
 		aside := fmt.Sprintf("%s.corrupt-%d", path, time.Now().UnixNano())
 		if rerr := os.Rename(path, aside); rerr != nil {
-			return nil, fmt.Errorf("pins file %s is unreadable and cannot be moved aside: %w", path, rerr)
+			return unreadable(fmt.Errorf("corrupt (%v) and cannot be moved aside: %w", perr, rerr))
 		}
-		p.Distrust = true
-		p.dirty = true
-		return p, nil
+		return distrust(fmt.Sprintf("the pins file %s was corrupt (%v) and was moved aside to %s, so no MCP tool is trusted until a person approves it again",
+			path, perr, filepath.Base(aside)))
 	}
 	if f.Pending == nil {
 		f.Pending = map[string]card.Card{}
 	}
 	f.seen = fi
-	return &f, nil
+	return &f
+}
+
+// maxPinsSize bounds pins.json: one far larger is not one capbroker wrote.
+const maxPinsSize = 256 << 20
+
+// HeldMeta is the card Meta key that [Index.Hold] and discovery set on
+// each held card: why it is held and the commands that release it, in a
+// sentence a person and a model can act on. HeldKindMeta says which kind
+// of hold it is: HeldChanged, HeldNew or HeldDistrust.
+const (
+	HeldMeta     = "held"
+	HeldKindMeta = "held_kind"
+)
+
+// The kinds of hold (Meta[HeldKindMeta]).
+const (
+	// HeldChanged: the description or input schema changed since approved.
+	HeldChanged = "changed"
+	// HeldNew: never seen before, and Options.HoldNew quarantines new tools.
+	HeldNew = "new"
+	// HeldDistrust: the pins file was lost, is corrupt or cannot be read.
+	HeldDistrust = "distrust"
+)
+
+// holdReason says why the tool of key is held (its kind, and a sentence
+// with the commands that release it).
+func (p *pinFile) holdReason(key, name string) (kind, why string) {
+	_, pinned := p.Pins[key]
+	switch {
+	case pinned:
+		return HeldChanged, fmt.Sprintf("its description or input schema changed since it was approved; review the change with %q and approve it with \"capbroker approve %s\"", reviewCmd, name)
+	case p.Distrust:
+		return HeldDistrust, fmt.Sprintf("%s; review with %q, then %q re-approves the tools as they are now (or \"capbroker approve %s\" this one)", p.DistrustWhy, reviewCmd, approveAll, name)
+	}
+	return HeldNew, fmt.Sprintf("it was never seen before (a renamed tool is new) and new tools are quarantined (--hold-new); review it with %q and approve it with \"capbroker approve %s\"", reviewCmd, name)
 }
 
 // syncPinsLocked re-reads pins.json when another process (capbroker
@@ -112,11 +191,7 @@ func (ix *Index) syncPinsLocked() error {
 	if !ix.pinsModifiedLocked() {
 		return nil
 	}
-	p, err := readPins(filepath.Join(ix.dir, PinsName))
-	if err != nil {
-		return err
-	}
-	ix.pins = p
+	ix.pins = readPins(filepath.Join(ix.dir, PinsName))
 	return nil
 }
 
@@ -170,8 +245,9 @@ func (ix *Index) holdSynced(cards []card.Card) (keep, held []card.Card) {
 }
 
 // hold implements source.Options.Hold: an MCP tool seen for the first time
-// is pinned; one whose digest differs from its pin is held back and kept
-// as pending until approved.
+// is pinned (held, with Options.HoldNew or while the pins are distrusted);
+// one whose digest differs from its pin is held back and kept as pending
+// until approved. Each held card's Meta[HeldMeta] says why.
 func (ix *Index) hold(cards []card.Card) (keep, held []card.Card) {
 	now := ix.opts.Now()
 	ix.mu.Lock()
@@ -194,7 +270,7 @@ func (ix *Index) hold(cards []card.Card) (keep, held []card.Card) {
 				p.dirty = true
 			}
 			keep = append(keep, c)
-		case !ok && !p.Distrust:
+		case !ok && !p.Distrust && !ix.opts.HoldNew:
 			p.Pins[key] = Pin{Source: c.Source, Tool: toolName(&c), Digest: c.Digest, Description: c.Description, InputSchema: c.InputSchema, Approved: now}
 			p.dirty = true
 			keep = append(keep, c)
@@ -203,6 +279,8 @@ func (ix *Index) hold(cards []card.Card) (keep, held []card.Card) {
 				p.Pending[key] = c
 				p.dirty = true
 			}
+			c.Meta = maps.Clone(c.Meta)
+			c.Meta[HeldKindMeta], c.Meta[HeldMeta] = p.holdReason(key, c.Name)
 			held = append(held, c)
 		}
 	}
@@ -212,6 +290,9 @@ func (ix *Index) hold(cards []card.Card) (keep, held []card.Card) {
 func (ix *Index) savePins() error {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	if ix.pins.readOnly != nil {
+		return ix.pins.readOnly
+	}
 	if !ix.pins.dirty {
 		return nil
 	}
@@ -229,8 +310,24 @@ func (ix *Index) savePins() error {
 		if fi, serr := os.Stat(path); serr == nil {
 			ix.pins.seen = fi
 		}
+		if len(ix.pins.Pins) > 0 {
+			err = mark(ix.dir)
+		}
 	}
 	return err
+}
+
+// mark records in dir that pins.json holds approvals (see [MarkName]).
+func mark(dir string) error {
+	path := filepath.Join(dir, MarkName)
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	}
+	text := "pins.json in this folder holds approved MCP tool digests; if it goes missing, every MCP tool is held until approved again (capbroker approve --list).\n"
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		return fmt.Errorf("marking the pins as kept: %w", err)
+	}
+	return nil
 }
 
 // Change is an MCP tool that changed since it was approved.
@@ -239,8 +336,12 @@ type Change struct {
 	Name   string
 	Source string
 	Tool   string
-	// Old is what was approved; zero when nothing was (a lost pins file).
+	// Old is what was approved; zero when nothing was (a new tool, or a
+	// lost or corrupt pins file).
 	Old Pin
+	// Why says why it is held: "changed since approved", "new (never seen
+	// before)", or what happened to the pins file.
+	Why string
 	// New is the card as the server describes it now.
 	New card.Card
 	// Diff shows the change line by line: "-" approved, "+" now.
@@ -256,8 +357,15 @@ func (ix *Index) Changed() []Change {
 	_ = ix.syncPinsLocked()
 	var out []Change
 	for key, c := range ix.pins.Pending {
-		old := ix.pins.Pins[key]
-		out = append(out, Change{Name: c.Name, Source: c.Source, Tool: toolName(&c), Old: old, New: c, Diff: diff(old, c)})
+		old, pinned := ix.pins.Pins[key]
+		why := "new (never seen before)"
+		switch {
+		case pinned:
+			why = "changed since approved"
+		case ix.pins.Distrust:
+			why = ix.pins.DistrustWhy
+		}
+		out = append(out, Change{Name: c.Name, Source: c.Source, Tool: toolName(&c), Old: old, New: c, Diff: diff(old, c), Why: why})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
@@ -337,7 +445,7 @@ func (ix *Index) approveLocked(keys map[string]bool) []string {
 		names = append(names, c.Name)
 	}
 	if len(ix.pins.Pending) == 0 {
-		ix.pins.Distrust = false
+		ix.pins.Distrust, ix.pins.DistrustWhy = false, ""
 	}
 	ix.pins.dirty = true
 	sort.Strings(names)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/capbroker/capbroker/card"
 	"github.com/capbroker/capbroker/index"
 )
 
@@ -15,11 +16,17 @@ func (m *Main) newApproveCmd() *cobra.Command {
 	var dir string
 	cmd := &cobra.Command{
 		Use:   "approve NAME... | --all",
-		Short: "Accept MCP tools whose description or schema changed since they were approved",
+		Short: "Accept MCP tools held back until a person approves them (changed, new, or pins lost)",
 		Long: `When an MCP server changes a tool's description or input schema, discovery
-holds the tool back (it is not selected) until you approve the change. List the
-changes with "capbroker approve --list", then approve tools by name
-(server__tool) or all at once.`,
+and the gateway hold the tool back (it is not selected, listed or callable)
+until you approve the change. List the held tools with "capbroker approve
+--list", then approve tools by name (server__tool) or all at once.
+
+Tools are also held when the pins file (pins.json in the index folder) was
+deleted, is corrupt or cannot be read: nothing is trusted until approved again,
+and "capbroker approve --all" (after --list) re-approves the tools as they are
+now. With the gateway's --hold-new, tools never seen before (a renamed tool is
+new) are held the same way.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !list && all == (len(args) > 0) {
 				return usageError{fmt.Errorf("approve takes tool names or --all (not both); list the changes with --list")}
@@ -61,8 +68,8 @@ changes with "capbroker approve --list", then approve tools by name
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&all, "all", false, "approve every changed tool")
-	cmd.Flags().BoolVar(&list, "list", false, "list the changed tools with a diff each, approving nothing")
+	cmd.Flags().BoolVar(&all, "all", false, "approve every held tool (after a lost or corrupt pins file: re-approve the tools as they are now)")
+	cmd.Flags().BoolVar(&list, "list", false, "list the held tools with why and a diff each, approving nothing")
 	cmd.Flags().StringVar(&dir, "index", "", "index folder (default $CAPBROKER_INDEX, else $XDG_CACHE_HOME/capbroker, else ~/.cache/capbroker)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the approved names as JSON")
 	return cmd
@@ -76,9 +83,9 @@ func printChanged(w io.Writer, changes []index.Change) {
 		return
 	}
 	for _, c := range changes {
-		when := "never approved (the pins file was lost)"
+		when := "never approved: " + c.Why
 		if !c.Old.Approved.IsZero() {
-			when = "approved " + c.Old.Approved.Format("2006-01-02 15:04")
+			when = c.Why + ", approved " + c.Old.Approved.Format("2006-01-02 15:04")
 		}
 		fmt.Fprintf(w, "%s (server %s, tool %s; %s)\n", c.Name, c.Source, c.Tool, when)
 		for _, l := range strings.Split(strings.TrimRight(c.Diff, "\n"), "\n") {
@@ -93,6 +100,7 @@ type changeJSON struct {
 	Server      string `json:"server"`
 	Tool        string `json:"tool"`
 	Approved    string `json:"approved,omitempty"`
+	Why         string `json:"why"`
 	Description string `json:"description"`
 	Diff        string `json:"diff"`
 }
@@ -101,11 +109,40 @@ type changeJSON struct {
 func changedJSON(changes []index.Change) []changeJSON {
 	out := make([]changeJSON, 0, len(changes))
 	for _, c := range changes {
-		j := changeJSON{Name: c.Name, Server: c.Source, Tool: c.Tool, Description: c.New.Description, Diff: c.Diff}
+		j := changeJSON{Name: c.Name, Server: c.Source, Tool: c.Tool, Why: c.Why, Description: c.New.Description, Diff: c.Diff}
 		if !c.Old.Approved.IsZero() {
 			j.Approved = c.Old.Approved.Format("2006-01-02T15:04:05Z07:00")
 		}
 		out = append(out, j)
+	}
+	return out
+}
+
+// heldSummary says, one line per kind, why discovery held MCP tools back
+// and which command releases them.
+func heldSummary(held []card.Card) []string {
+	var changed, fresh int
+	var distrust []card.Card
+	for _, c := range held {
+		switch c.Meta[index.HeldKindMeta] {
+		case index.HeldNew:
+			fresh++
+		case index.HeldDistrust:
+			distrust = append(distrust, c)
+		default:
+			changed++
+		}
+	}
+	var out []string
+	if changed > 0 {
+		out = append(out, fmt.Sprintf("%d MCP tools changed since they were approved and are held back; review with capbroker approve --list, accept with capbroker approve NAME|--all", changed))
+	}
+	if fresh > 0 {
+		out = append(out, fmt.Sprintf("%d MCP tools were never seen before and are quarantined (--hold-new); review with capbroker approve --list, accept with capbroker approve NAME|--all", fresh))
+	}
+	if len(distrust) > 0 {
+		why, _, _ := strings.Cut(distrust[0].Meta[index.HeldMeta], "; review with")
+		out = append(out, fmt.Sprintf("%d MCP tools are held back: %s; review with capbroker approve --list, then capbroker approve --all re-approves them as they are now", len(distrust), why))
 	}
 	return out
 }

@@ -115,8 +115,8 @@ func (m *Main) discoveredCards(ctx context.Context, f *catalogFlags) ([]card.Car
 	if n := len(res.Report.Skipped); n > 0 {
 		fmt.Fprintf(m.Stderr, "note: discovery skipped %d files or entries; capbroker discover lists them with the reasons\n", n)
 	}
-	if n := len(res.Held); n > 0 {
-		fmt.Fprintf(m.Stderr, "note: %d MCP tools changed since they were approved and are held back; see capbroker approve --list\n", n)
+	for _, line := range heldSummary(res.Held) {
+		fmt.Fprintln(m.Stderr, "note:", line)
 	}
 	if len(res.Cards) > 0 || len(res.Held) > 0 {
 		return res.Cards, nil

@@ -174,7 +174,9 @@ func (p *progressLine) done() { fmt.Fprint(p.w, "\r\033[K") }
 // discoverOutput is what discover --json prints.
 type discoverOutput struct {
 	source.Report
-	Index *indexInfo `json:"index,omitempty"`
+	// HeldWhy says why the held tools are held, one line per kind.
+	HeldWhy []string   `json:"held_why,omitempty"`
+	Index   *indexInfo `json:"index,omitempty"`
 }
 
 type indexInfo struct {
@@ -195,14 +197,15 @@ project's ./.claude and ./.mcp.json, and ~/.claude/{agents,commands,skills,plugi
 
 Results are cached in an index: a later run reads only the sources that changed.
 MCP tools whose description or schema changed since they were approved are held
-back until "capbroker approve".`,
+back until "capbroker approve"; so is every MCP tool when the pins file
+(pins.json in the index folder) was deleted or is corrupt.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			res, ix, err := m.discover(cmd.Context(), &f)
 			if err != nil {
 				return err
 			}
-			out := discoverOutput{Report: res.Report}
+			out := discoverOutput{Report: res.Report, HeldWhy: heldSummary(res.Held)}
 			if ix != nil {
 				out.Index = &indexInfo{Dir: ix.Dir(), Status: ix.Status().String()}
 			}
@@ -257,8 +260,10 @@ func (m *Main) printReport(out discoverOutput, catalogLen int, verbose bool) {
 		}
 	}
 	if len(r.Held) > 0 {
-		fmt.Fprintf(m.Stdout, "\nheld until approved, changed since last approved (%d): %s\n", len(r.Held), strings.Join(r.Held, ", "))
-		fmt.Fprintln(m.Stdout, "  review with: capbroker approve --list; accept with: capbroker approve NAME|--all")
+		fmt.Fprintf(m.Stdout, "\nheld until approved (%d): %s\n", len(r.Held), strings.Join(r.Held, ", "))
+		for _, line := range out.HeldWhy {
+			fmt.Fprintf(m.Stdout, "  %s\n", line)
+		}
 	}
 	if verbose {
 		if len(r.Warnings) > 0 {
