@@ -10,6 +10,7 @@ import (
 
 	capbroker "github.com/capbroker/capbroker"
 	"github.com/capbroker/capbroker/card"
+	"github.com/capbroker/capbroker/index"
 	"github.com/capbroker/capbroker/payload"
 	srcmcp "github.com/capbroker/capbroker/source/mcp"
 	"github.com/capbroker/capbroker/source/mcpconfig"
@@ -76,11 +77,14 @@ type catalog struct {
 	names    []string // tool names, sorted
 	held     []card.Warning
 	warnings []card.Warning
-	// pinHeld are the tools held back because their description or schema
-	// changed since approved: name (server__tool, and the plain name where
-	// it could be listed so) -> why.
-	pinHeld map[string]string
-	broker  *capbroker.Broker
+	// heldTools are the tools held back (irreversible, changed since
+	// approved, new, pins lost): by gateway name (server__tool, and the
+	// plain name where it could be listed so). heldList has each once, in
+	// name order; heldBroker finds among them (nil when none is held).
+	heldTools  map[string]*Held
+	heldList   []Held
+	heldBroker *capbroker.Broker
+	broker     *capbroker.Broker
 	// fullTokens are the tokens of every tool's definition.
 	fullTokens int
 	prompts    map[string]*promptEntry
@@ -93,9 +97,10 @@ func buildCatalog(ctx context.Context, ups []*upstream, opts *Options) (*catalog
 	cat := &catalog{
 		tools: map[string]*toolEntry{}, prompts: map[string]*promptEntry{},
 		resources: map[string]*resourceEntry{}, templates: map[string]*templateEntry{},
-		pinHeld: map[string]string{},
+		heldTools: map[string]*Held{},
 	}
-	pinned := holdChanged(ups, opts, cat)
+	var heldCards []card.Card
+	pinned := holdChanged(ups, opts, cat, &heldCards)
 	var cards []card.Card
 	byKey := map[string]*toolEntry{}
 	var promptCards []card.Card
@@ -109,7 +114,11 @@ func buildCatalog(ctx context.Context, ups []*upstream, opts *Options) (*catalog
 			c := toolCard(u.cfg.Name, t, opts.Namespace)
 			if c.Risk == card.RiskIrreversible && !(opts.AllowIrreversible || u.cfg.AllowIrreversible) {
 				cat.held = append(cat.held, card.Warning{Name: t.Name, Source: u.cfg.Name,
-					Message: "held back: irreversible (" + c.RiskFrom + "); allow it with allowIrreversible"})
+					Message: "held back: irreversible (" + c.RiskFrom + "); allow it with --allow-irreversible or allowIrreversible on the server"})
+				cat.hold(&heldCards, c, opts.Namespace, Held{Server: u.cfg.Name, Tool: t.Name, Kind: HeldIrreversible,
+					Why: fmt.Sprintf("tool %q of server %q is held back: it is irreversible (%s), and the gateway exposes irreversible tools only when allowed; "+
+						"start the gateway with --allow-irreversible, or set \"allowIrreversible\": true on server %q (each call then asks the user)", t.Name, u.cfg.Name, c.RiskFrom, u.cfg.Name),
+					Release: fmt.Sprintf("--allow-irreversible, or \"allowIrreversible\": true on server %q", u.cfg.Name)})
 				continue
 			}
 			k := u.cfg.Name + "\x00" + t.Name
@@ -170,13 +179,90 @@ func buildCatalog(ctx context.Context, ups []*upstream, opts *Options) (*catalog
 		return nil, fmt.Errorf("indexing the gateway catalog: %w", err)
 	}
 	cat.broker = b
+	if len(heldCards) > 0 {
+		hc, _ := card.NewCatalog(heldCards)
+		if cat.heldBroker, err = capbroker.New(ctx, &capbroker.Options{Cards: hc.Cards(), Logger: opts.Logger}); err != nil {
+			return nil, fmt.Errorf("indexing the held-back tools: %w", err)
+		}
+	}
+	seen := map[*Held]bool{}
+	for _, n := range sortedKeys(cat.heldTools) {
+		if h := cat.heldTools[n]; !seen[h] {
+			seen[h] = true
+			cat.heldList = append(cat.heldList, *h)
+		}
+	}
 	return cat, nil
 }
 
-// holdChanged asks opts.Pins which upstream tools changed since a person
-// approved them, and returns them by server and tool name; it records
-// each in cat (held, pinHeld). Without Pins nothing is held.
-func holdChanged(ups []*upstream, opts *Options, cat *catalog) map[string]bool {
+// The kinds of [Held] tools.
+const (
+	// HeldIrreversible: an irreversible tool, not allowed
+	// (Options.AllowIrreversible, a server's allowIrreversible).
+	HeldIrreversible = "irreversible"
+	// HeldChanged: its description or input schema changed since approved.
+	HeldChanged = "changed"
+	// HeldNew: never seen before, quarantined (--hold-new).
+	HeldNew = "new"
+	// HeldDistrust: the pins file was lost, is corrupt or cannot be read.
+	HeldDistrust = "distrust"
+)
+
+// Held is an upstream tool the gateway holds back: not listed, not
+// callable; find_capability reports it when it matches, and a call to it
+// is answered with Why.
+type Held struct {
+	// Name is the gateway's name for it.
+	Name   string `json:"name"`
+	Server string `json:"server"`
+	Tool   string `json:"tool"`
+	// Kind is HeldIrreversible, HeldChanged, HeldNew or HeldDistrust.
+	Kind string `json:"kind"`
+	// Why says why it is held and what releases it, in a sentence a
+	// person and a model can act on.
+	Why string `json:"why"`
+	// Release is the flag, setting or command that releases it.
+	Release string `json:"release"`
+}
+
+func (h *Held) key() string { return card.Namespaced(h.Server, h.Tool) }
+
+// hold records h, for the card c of the held tool, under its gateway
+// name(s), and adds the card (named as the gateway would list it) to the
+// held cards find searches.
+func (cat *catalog) hold(cards *[]card.Card, c card.Card, ns Namespacing, h Held) {
+	h.Name = h.key()
+	if ns == NamespaceCollisions {
+		h.Name = h.Tool
+		if _, taken := cat.heldTools[h.Tool]; taken {
+			h.Name = h.key()
+		}
+	}
+	hp := &h
+	cat.heldTools[h.key()] = hp
+	if _, taken := cat.heldTools[h.Tool]; !taken && ns == NamespaceCollisions {
+		cat.heldTools[h.Tool] = hp
+	}
+	c.Name, c.OriginalName = h.Name, h.Tool
+	c.Meta = map[string]string{"server": h.Server, "tool": h.Tool}
+	*cards = append(*cards, c)
+}
+
+// heldTool returns the held tool a name stands for, unless the name is
+// that of a tool the gateway offers.
+func (cat *catalog) heldTool(name string) (*Held, bool) {
+	if _, live := cat.tools[name]; live {
+		return nil, false
+	}
+	h, ok := cat.heldTools[name]
+	return h, ok
+}
+
+// holdChanged asks opts.Pins which upstream tools it holds back (changed
+// since approved, new, pins lost), and returns them by server and tool
+// name; it records each in cat (held, heldTools) and adds its card to
+// heldCards. Without Pins nothing is held.
+func holdChanged(ups []*upstream, opts *Options, cat *catalog, heldCards *[]card.Card) map[string]bool {
 	if opts.Pins == nil || len(ups) == 0 {
 		return nil
 	}
@@ -202,16 +288,23 @@ func holdChanged(ups []*upstream, opts *Options, cat *catalog) map[string]bool {
 	for _, c := range held {
 		tool := c.OriginalName
 		out[c.Source+"\x00"+tool] = true
-		msg := fmt.Sprintf("tool %q of server %q is held back: its description or input schema changed since it was approved; "+
-			"a person must review the change (capbroker approve --list) and approve it (capbroker approve %s)", tool, c.Source, c.Name)
-		cat.held = append(cat.held, card.Warning{Name: tool, Source: c.Source,
-			Message: "held back: description or input schema changed since approved; see capbroker approve --list"})
-		cat.pinHeld[c.Name] = msg
-		if opts.Namespace == NamespaceCollisions {
-			if _, taken := cat.pinHeld[tool]; !taken {
-				cat.pinHeld[tool] = msg
-			}
+		kind, why := c.Meta[index.HeldKindMeta], c.Meta[index.HeldMeta]
+		if why == "" {
+			kind = HeldChanged
+			why = fmt.Sprintf("its description or input schema changed since it was approved; a person must review the change (capbroker approve --list) and approve it (capbroker approve %s)", c.Name)
 		}
+		release := "capbroker approve " + c.Name
+		switch kind {
+		case HeldDistrust:
+			release = "capbroker approve --all (after capbroker approve --list)"
+		case HeldChanged, HeldNew:
+		default:
+			kind = HeldChanged
+		}
+		cat.held = append(cat.held, card.Warning{Name: tool, Source: c.Source, Message: "held back: " + why})
+		cat.hold(heldCards, c, opts.Namespace, Held{Server: c.Source, Tool: tool, Kind: kind,
+			Why:     fmt.Sprintf("tool %q of server %q is held back: %s", tool, c.Source, why),
+			Release: release})
 	}
 	return out
 }

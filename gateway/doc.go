@@ -28,11 +28,20 @@
 // With [Options.Pins] (an *index.Index, whose pins.json "capbroker
 // discover" and "capbroker approve" share), each upstream tool's digest
 // (name, description, input schema) is checked against the one approved:
-// a tool seen for the first time is pinned, and one that changed since,
-// at start or at run time through list_changed, is held back: not listed,
-// not callable (a call is answered with what changed and how to approve
-// it), not findable. The gateway polls the pins ([Options.PinsInterval])
-// and brings an approved tool back by itself, with list_changed.
+// a tool seen for the first time is pinned (or held, with the index's
+// HoldNew: a renamed tool is new), and one that changed since, at start
+// or at run time through list_changed, is held back: not listed, not
+// callable. So is every tool while the pins file is lost, corrupt or
+// unreadable. The gateway polls the pins ([Options.PinsInterval]) and
+// brings an approved tool back by itself, with list_changed.
+//
+// # Held is not absent
+//
+// A tool held back (irreversible, changed, new, pins lost) never reads as
+// missing: find_capability lists the matching held tools under "held"
+// with why and the flag or command that releases each, a call to one is
+// answered with the same, and [Gateway.Held] (/status over HTTP) lists
+// them all.
 //
 // Tool and prompt names are namespaced server__tool ([NamespaceAlways]) or
 // only where two servers offer the same name ([NamespaceCollisions]);

@@ -268,6 +268,12 @@ func (g *Gateway) Warnings() []card.Warning {
 	return append(append([]card.Warning(nil), g.cat.held...), g.cat.warnings...)
 }
 
+// Held reports the tools held back (irreversible, changed since approved,
+// new, pins lost), each with why and what releases it, in name order.
+func (g *Gateway) Held() []Held {
+	return append([]Held(nil), g.catalog().heldList...)
+}
+
 // Tools returns the names of every tool the gateway can expose, in order.
 func (g *Gateway) Tools() []string {
 	return append([]string(nil), g.catalog().names...)

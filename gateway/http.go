@@ -125,7 +125,8 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 			Upstreams []Status `json:"upstreams"`
 			Tools     int      `json:"tools"`
 			Sessions  int      `json:"sessions"`
-		}{g.Status(), len(g.catalog().names), len(g.liveSessions())})
+			Held      []Held   `json:"held"` // tools held back, why, and what releases each
+		}{g.Status(), len(g.catalog().names), len(g.liveSessions()), g.Held()})
 	})
 	if o.Token == "" {
 		return mux

@@ -330,7 +330,8 @@ func catchPanic(f func()) (err error) {
 
 // guard answers calls to tools this session was not given with an error
 // that names find_capability (search and call modes), and calls to tools
-// held back for a changed digest with what to do (every mode).
+// held back (irreversible, changed since approved, new) with why and what
+// releases them (every mode).
 func (s *session) guard(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method != "initialize" && method != "server/discover" {
@@ -347,9 +348,9 @@ func (s *session) guard(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		if s.mode == ModeAll {
 			// Every offered tool is listed; a held one gets told why.
-			if msg, held := s.g.catalog().pinHeld[p.Name]; held {
-				s.traceRefused(p.Name, "held", msg)
-				return errorResult(msg), nil
+			if h, held := s.g.catalog().heldTool(p.Name); held {
+				s.traceRefused(p.Name, "held", h.Why)
+				return errorResult(h.Why), nil
 			}
 			return next(ctx, method, req)
 		}
@@ -369,9 +370,9 @@ func (s *session) notExposed(name string) *mcp.CallToolResult {
 		how = "call find_capability with what you need, then call what it finds with call_capability"
 	}
 	cat := s.g.catalog()
-	if msg, ok := cat.pinHeld[name]; ok {
-		s.traceRefused(name, "held", msg)
-		return errorResult(msg)
+	if h, ok := cat.heldTool(name); ok {
+		s.traceRefused(name, "held", h.Why)
+		return errorResult(h.Why)
 	}
 	if _, ok := cat.tools[name]; !ok {
 		msg := fmt.Sprintf("unknown tool %q: no server offers it; %s", name, how)
@@ -428,6 +429,15 @@ type found struct {
 	Confidence  string          `json:"confidence"`
 }
 
+// heldFound is a held-back tool that matched a find_capability query.
+type heldFound struct {
+	Name        string    `json:"name"`
+	Description string    `json:"description"`
+	Risk        card.Risk `json:"risk"`
+	Held        string    `json:"held"` // the kind of hold: irreversible, changed, new, distrust
+	Why         string    `json:"why"`
+}
+
 func (s *session) find(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var a findArgs
 	if len(req.Params.Arguments) > 0 {
@@ -451,6 +461,9 @@ func (s *session) find(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 		Reason  string  `json:"reason"`
 		Matches []found `json:"matches"`
 		Next    string  `json:"next,omitempty"`
+		// Held are matching tools the gateway holds back, with why and
+		// what releases them: held is not absent.
+		Held []heldFound `json:"held,omitempty"`
 	}{Query: a.Query, Reason: res.Reason, Matches: []found{}}
 	var names []string
 	for _, m := range res.Matches {
@@ -459,6 +472,20 @@ func (s *session) find(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 		}
 		out.Matches = append(out.Matches, found{Name: m.Name, Description: m.Description, InputSchema: m.InputSchema, Risk: m.Risk, Confidence: m.Confidence})
 		names = append(names, m.Name)
+	}
+	if cat.heldBroker != nil {
+		for _, m := range cat.heldBroker.Find(ctx, a.Query, k).Matches {
+			if h, ok := cat.heldTool(m.Name); ok {
+				out.Held = append(out.Held, heldFound{Name: m.Name, Description: m.Description, Risk: m.Risk, Held: h.Kind, Why: h.Why})
+			}
+		}
+		switch {
+		case len(out.Held) == 0:
+		case len(names) == 0:
+			out.Reason = fmt.Sprintf("no capability available in this session matches %q, but %d held-back tool(s) do: see held for why each is held and what releases it", a.Query, len(out.Held))
+		default:
+			out.Reason += fmt.Sprintf("; %d more matching tool(s) are held back: see held", len(out.Held))
+		}
 	}
 	if len(names) > 0 {
 		if s.mode == ModeCall {
@@ -479,7 +506,7 @@ func (s *session) find(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 	all := s.exposedNames(cat)
 	s.g.opts.Metrics.find(len(names))
 	s.g.opts.Trace.Record(ctx, Event{Session: s.key, Kind: "find", Mode: string(s.mode), Query: a.Query, Names: names,
-		Found: added, Exposed: all, Reason: res.Reason, TokensFound: cat.tokens(names),
+		Found: added, Exposed: all, Reason: out.Reason, TokensFound: cat.tokens(names),
 		TokensExposed: cat.tokens(all), TokensFull: cat.fullTokens, DurationMS: ms(time.Since(start)), Finds: finds})
 	b, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
@@ -575,9 +602,9 @@ func (g *Gateway) callTool(ctx context.Context, s *session, ss *mcp.ServerSessio
 	cat := g.catalog()
 	e, ok := cat.tools[name]
 	if !ok {
-		if msg, held := cat.pinHeld[name]; held {
-			s.traceRefused(name, "held", msg)
-			return errorResult(msg), nil
+		if h, held := cat.heldTool(name); held {
+			s.traceRefused(name, "held", h.Why)
+			return errorResult(h.Why), nil
 		}
 		msg := fmt.Sprintf("tool %q is no longer offered: its server stopped listing it", name)
 		s.traceRefused(name, "unknown", msg)

@@ -24,7 +24,7 @@ func (m *Main) newGatewayCmd() *cobra.Command {
 		task, tracePath, logLevel, indexDir                  string
 		dbf                                                  storeFlags
 		timeout, startTimeout                                time.Duration
-		allowIrreversible, confirmUnasked                    bool
+		allowIrreversible, confirmUnasked, holdNew           bool
 		plugins                                              []string
 	)
 	cmd := &cobra.Command{
@@ -56,7 +56,11 @@ two servers offer the same one). Irreversible tools are held back unless
 allowed (--allow-irreversible, or "allowIrreversible": true on a server); each
 such call then asks the user through MCP elicitation. A tool whose description
 or input schema changed since it was first seen (pins in the --index folder,
-shared with capbroker discover) is held back until "capbroker approve".
+shared with capbroker discover) is held back until "capbroker approve"; so is
+every tool when that pins file was deleted or is corrupt, and, with --hold-new,
+every tool never seen before (a renamed tool is new). A held tool is not
+absent: find_capability lists it under "held" with why and what releases it,
+a call to it says the same, and /status lists every held tool.
 
 Each session's tools and trace go to the session database (--db, as for
 capbroker session): a client that reconnects under the same session name
@@ -118,7 +122,7 @@ a bearer token (--token or $CAPBROKER_GATEWAY_TOKEN).`,
 			if indexDir == "" {
 				indexDir = index.DefaultDir(m.Getenv)
 			}
-			pins, err := index.Open(indexDir, nil)
+			pins, err := index.Open(indexDir, &index.Options{HoldNew: holdNew})
 			if err != nil {
 				return fmt.Errorf("gateway: the pinned tool digests: %w", err)
 			}
@@ -205,6 +209,7 @@ a bearer token (--token or $CAPBROKER_GATEWAY_TOKEN).`,
 	f.DurationVar(&timeout, "timeout", 60*time.Second, "per-call timeout for upstreams that set none")
 	f.DurationVar(&startTimeout, "start-timeout", 30*time.Second, "timeout to start an upstream and list its tools")
 	f.BoolVar(&allowIrreversible, "allow-irreversible", false, "expose irreversible tools of every server (each call asks the user)")
+	f.BoolVar(&holdNew, "hold-new", false, "quarantine tools never seen before (a renamed tool is new) until capbroker approve")
 	f.BoolVar(&confirmUnasked, "confirm-unasked", false, "run irreversible calls for clients that cannot be asked (no elicitation)")
 	f.StringVar(&tracePath, "trace", "", "also append selections, finds and calls as JSON lines to FILE")
 	f.StringVar(&indexDir, "index", "", "folder of the pinned tool digests, shared with discover and approve (default: capbroker.yaml's index, else $CAPBROKER_INDEX, else $XDG_CACHE_HOME/capbroker, else ~/.cache/capbroker)")
