@@ -66,6 +66,10 @@ type Assembly struct {
 	Tasks []AssembledTask `json:"tasks"`
 	// Warnings are what validation dropped and what inference could not do.
 	Warnings []Warning `json:"warnings"`
+	// Pins are the cards of the capabilities the plan names, as the
+	// catalog has them now: a later assembly or session start is checked
+	// against them (see [CheckPins]).
+	Pins []Pin `json:"pins"`
 }
 
 // AssembledTask is a task of the validated plan with its capabilities.
@@ -101,8 +105,10 @@ func (t *AssembledTask) Names() []string {
 // Assemble decides the capabilities of every task of p: it honors the
 // plan, then fills gaps.
 //
-// The plan is validated first against cat ([Validate]); its warnings open
-// the assembly's. Each task then gets the capabilities the plan names,
+// The plan's pins are checked first ([CheckPins]: a changed card is
+// reported with what changed, a vanished one dropped), then the plan is
+// validated against cat ([Validate]); their warnings open the
+// assembly's, and the assembly pins what the plan names ([PinsOf]). Each task then gets the capabilities the plan names,
 // in the plan's order, with origin "plan". When that is fewer than
 // [AssembleOptions.MinCapabilities], the catalog is ranked for the task's
 // description and its agent's name and description, and the best hits
@@ -116,10 +122,17 @@ func (t *AssembledTask) Names() []string {
 // same assembly.
 func Assemble(ctx context.Context, p *Plan, cat *card.Catalog, opts *AssembleOptions) *Assembly {
 	o := opts.resolved()
-	valid, warns := Validate(p, cat)
-	a := &Assembly{Goal: valid.Goal, Tasks: make([]AssembledTask, len(valid.Tasks)), Warnings: warns}
+	pinned, warns := CheckPins(p, cat)
+	valid, vwarns := Validate(pinned, cat)
+	a := &Assembly{Goal: valid.Goal, Tasks: make([]AssembledTask, len(valid.Tasks)), Warnings: append(warns, vwarns...)}
 	if a.Warnings == nil {
 		a.Warnings = []Warning{}
+	}
+	if cat != nil {
+		a.Pins = PinsOf(valid, cat)
+	}
+	if a.Pins == nil {
+		a.Pins = []Pin{}
 	}
 	ranker := o.Ranker
 	if ranker == nil && o.MinCapabilities > 0 {

@@ -45,10 +45,11 @@ const (
 	kString kind = iota
 	kArray
 	kObject
+	kAny // any JSON value (a pin's input schema)
 )
 
 func (k kind) String() string {
-	return [...]string{"a string", "an array", "an object"}[k]
+	return [...]string{"a string", "an array", "an object", "any JSON value"}[k]
 }
 
 // node is the shape of a plan, for checking a document against it.
@@ -83,6 +84,12 @@ var (
 				{name: "output", node: stringNode},
 			}}}},
 			{name: "capabilities", node: &node{kind: kArray, elem: stringNode}},
+		}}}},
+		{name: "pins", node: &node{kind: kArray, elem: &node{kind: kObject, fields: []field{
+			{name: "name", node: stringNode, required: true},
+			{name: "digest", node: stringNode, required: true},
+			{name: "description", node: stringNode},
+			{name: "input_schema", node: &node{kind: kAny}},
 		}}}},
 	}}
 )
@@ -176,6 +183,13 @@ func (p *parser) parse() (*Plan, error) {
 // walk reads one value and checks it against n.
 func (p *parser) walk(n *node, path string) error {
 	off := p.start(p.dec.InputOffset())
+	if n.kind == kAny {
+		var v json.RawMessage
+		if err := p.dec.Decode(&v); err != nil {
+			return p.tokenErr(err, off, path)
+		}
+		return nil
+	}
 	tok, err := p.dec.Token()
 	if err != nil {
 		return p.tokenErr(err, off, path)

@@ -14,6 +14,10 @@ type Plan struct {
 	Goal string `json:"goal"`
 	// Tasks are the steps, in the order the planner wrote them.
 	Tasks []Task `json:"tasks"`
+	// Pins are the cards of the capabilities the tasks name, as they were
+	// when the plan was made (see [PinsOf] and [CheckPins]). Written only
+	// when non-empty.
+	Pins []Pin `json:"pins,omitempty"`
 }
 
 // Task is one step of a plan.
@@ -96,7 +100,7 @@ func Encode(p *Plan) ([]byte, error) {
 
 // Clone returns a deep copy of p.
 func (p *Plan) Clone() *Plan {
-	c := &Plan{Goal: p.Goal, Tasks: make([]Task, len(p.Tasks))}
+	c := &Plan{Goal: p.Goal, Tasks: make([]Task, len(p.Tasks)), Pins: cloneSlice(p.Pins)}
 	for i, t := range p.Tasks {
 		t.DependsOn = cloneSlice(t.DependsOn)
 		t.Needs = cloneSlice(t.Needs)

@@ -62,5 +62,12 @@ func (p *Planner) Plan(ctx context.Context, goal string) (*Result, error) {
 	if res.Warnings == nil {
 		res.Warnings = []Warning{}
 	}
+	if p.opts.Catalog.Len() > 0 {
+		// The plan remembers the cards it named, so a later assembly or
+		// session start can say what changed since.
+		res.Plan.Pins = PinsOf(res.Plan, p.opts.Catalog)
+	} else {
+		res.Plan.Pins = nil
+	}
 	return res, nil
 }

@@ -33,6 +33,9 @@ var ErrBudgetExhausted = errors.New("iteration budget exhausted")
 type Selector interface {
 	Select(ctx context.Context, task string, opts *policy.Options) *policy.Selection
 	Find(ctx context.Context, query string, k int, opts *policy.Options) *policy.FindResult
+	// SelectNamed exposes capabilities decided before the run (a plan
+	// task's) plus the floor, within the bound.
+	SelectNamed(task string, names []policy.NamedPick, opts *policy.Options) *policy.Selection
 	Catalog() *card.Catalog
 }
 
@@ -64,6 +67,10 @@ type Options struct {
 	NewID func() string
 	// Logger receives store failures. If nil, slog.Default().
 	Logger *slog.Logger
+	// Ranker ranks the catalog when a session starts from a plan task the
+	// plan left short of capabilities ([Manager.StartFromPlan]). If nil,
+	// a BM25F index over the catalog, built for each such start.
+	Ranker policy.Ranker
 }
 
 // Manager starts and resumes sessions. It is safe for concurrent use.
@@ -120,6 +127,10 @@ type StartOptions struct {
 	ID string
 	// MaxIterations is the session's budget. If zero, the manager's.
 	MaxIterations int
+	// Plan, if set, starts the session from a plan task: it exposes the
+	// task's capabilities instead of selecting for the task's text, and
+	// the session records the plan's goal and the task's id.
+	Plan *PlanStart
 }
 
 // Start selects the tools for task and starts a session exposing them.
@@ -142,7 +153,16 @@ func (m *Manager) Start(ctx context.Context, task string, opts *StartOptions) (*
 	}
 	begin := m.o.Now()
 	start := time.Now() // latency by the wall clock, whatever Now is
-	sel := m.sel.Select(ctx, task, m.o.Select)
+	var sel *policy.Selection
+	var planRec *trace.Record
+	if o.Plan != nil {
+		var rec trace.Record
+		sel, rec = m.planned(task, o.Plan)
+		rec.At = begin
+		planRec = &rec
+	} else {
+		sel = m.sel.Select(ctx, task, m.o.Select)
+	}
 	latency := time.Since(start)
 	selJSON, err := json.Marshal(sel)
 	if err != nil {
@@ -159,6 +179,9 @@ func (m *Manager) Start(ctx context.Context, task string, opts *StartOptions) (*
 			Selection:     selJSON,
 			CreatedAt:     begin, UpdatedAt: begin,
 		},
+	}
+	if o.Plan != nil {
+		s.state.PlanGoal, s.state.PlanTask = o.Plan.Goal, o.Plan.TaskID
 	}
 	rec := trace.Record{
 		SessionID: o.ID, Kind: trace.KindSelect, At: begin, Task: task,
@@ -179,6 +202,11 @@ func (m *Manager) Start(ctx context.Context, task string, opts *StartOptions) (*
 		return s, nil
 	}
 	s.pending = []trace.Record{rec}
+	if planRec != nil {
+		planRec.Latency = latency
+		s.fill(planRec, &s.state)
+		s.pending = []trace.Record{*planRec, rec}
+	}
 	if _, err := s.save(ctx, false, true); err != nil {
 		if errors.Is(err, store.ErrExists) {
 			return nil, fmt.Errorf("starting session %s: %w", o.ID, err)
@@ -243,6 +271,9 @@ func (m *Manager) load(ctx context.Context, id string, record bool) (*Session, e
 			len(s.missing), strings.Join(s.missing, ", "))}
 		s.failures = append(s.failures, *f)
 		reason = fmt.Sprintf("resumed with %d exposed tools; %d missing from the current catalog", len(st.Exposed), len(s.missing))
+	}
+	if st.PlanTask != "" {
+		reason += fmt.Sprintf("; started from task %s of the plan %q", st.PlanTask, st.PlanGoal)
 	}
 	if !record {
 		return s, nil
@@ -453,6 +484,14 @@ func (s *Session) ID() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.state.ID
+}
+
+// Plan returns the goal of the plan and the id of its task the session
+// was started from; both empty for a session started from a task alone.
+func (s *Session) Plan() (goal, taskID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state.PlanGoal, s.state.PlanTask
 }
 
 // Task returns the session's task.

@@ -12,8 +12,12 @@ import (
 // session ... --json" prints and what the HTTP API answers. Both build it
 // with [NewView] or [StoredView], so their JSON is the same.
 type View struct {
-	ID            string   `json:"id"`
-	Task          string   `json:"task"`
+	ID   string `json:"id"`
+	Task string `json:"task"`
+	// PlanTask and PlanGoal name the plan task the session was started
+	// from (empty otherwise).
+	PlanTask      string   `json:"plan_task,omitempty"`
+	PlanGoal      string   `json:"plan_goal,omitempty"`
 	ExposedTools  []string `json:"exposed_tools"`
 	SelectedTools []string `json:"selected_tools"`
 	// Hatch is the escape hatch, exposed in addition to ExposedTools.
@@ -81,7 +85,7 @@ func NewView(s *Session) *View {
 // catalog check and the selection's explanations.
 func StoredView(st *store.Session) *View {
 	return &View{
-		ID: st.ID, Task: st.Task, ExposedTools: nonNil(st.Exposed), SelectedTools: nonNil(st.Selected), Hatch: policy.HatchName,
+		ID: st.ID, Task: st.Task, PlanTask: st.PlanTask, PlanGoal: st.PlanGoal, ExposedTools: nonNil(st.Exposed), SelectedTools: nonNil(st.Selected), Hatch: policy.HatchName,
 		Iterations: st.Iterations, MaxIterations: st.MaxIterations, FindCalls: st.FindCalls,
 		CreatedAt: st.CreatedAt, UpdatedAt: st.UpdatedAt,
 	}

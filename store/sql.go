@@ -75,7 +75,7 @@ const InsertTraceSQL = `INSERT INTO traces (session_id, kind, version, at, data)
 
 // sessionCols are the columns of the sessions table in the order
 // scanSession reads them.
-const sessionCols = `id, task, selected_tools, exposed_tools, iterations, max_iterations, find_calls, selection, version, created_at, updated_at`
+const sessionCols = `id, task, selected_tools, exposed_tools, iterations, max_iterations, find_calls, selection, version, created_at, updated_at, plan_goal, plan_task`
 
 // CreateSession implements [Store].
 func (s SQL) CreateSession(ctx context.Context, sess *Session, recs ...trace.Record) (err error) {
@@ -85,8 +85,8 @@ func (s SQL) CreateSession(ctx context.Context, sess *Session, recs ...trace.Rec
 		return err
 	}
 	err = s.db.InTx(ctx, func(tx Tx) error {
-		n, err := tx.Exec(ctx, `INSERT INTO sessions (`+sessionCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?) ON CONFLICT (id) DO NOTHING`,
-			r.ID, r.Task, r.Selected, r.Exposed, r.Iterations, r.MaxIterations, r.FindCalls, r.Selection, r.CreatedMicro, r.UpdatedMicro)
+		n, err := tx.Exec(ctx, `INSERT INTO sessions (`+sessionCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+			r.ID, r.Task, r.Selected, r.Exposed, r.Iterations, r.MaxIterations, r.FindCalls, r.Selection, r.CreatedMicro, r.UpdatedMicro, r.PlanGoal, r.PlanTask)
 		if err != nil {
 			return err
 		}
@@ -111,8 +111,8 @@ func (s SQL) UpdateSession(ctx context.Context, sess *Session, recs ...trace.Rec
 	}
 	err = s.db.InTx(ctx, func(tx Tx) error {
 		n, err := tx.Exec(ctx, `UPDATE sessions SET task = ?, selected_tools = ?, exposed_tools = ?, iterations = ?, max_iterations = ?,
-			find_calls = ?, selection = ?, version = version + 1, created_at = ?, updated_at = ? WHERE id = ? AND version = ?`,
-			r.Task, r.Selected, r.Exposed, r.Iterations, r.MaxIterations, r.FindCalls, r.Selection, r.CreatedMicro, r.UpdatedMicro, r.ID, r.Version)
+			find_calls = ?, selection = ?, version = version + 1, created_at = ?, updated_at = ?, plan_goal = ?, plan_task = ? WHERE id = ? AND version = ?`,
+			r.Task, r.Selected, r.Exposed, r.Iterations, r.MaxIterations, r.FindCalls, r.Selection, r.CreatedMicro, r.UpdatedMicro, r.PlanGoal, r.PlanTask, r.ID, r.Version)
 		if err != nil {
 			return err
 		}
@@ -261,6 +261,7 @@ type sessionRow struct {
 	Selection                  *string
 	Version                    int64
 	CreatedMicro, UpdatedMicro int64
+	PlanGoal, PlanTask         string
 }
 
 // TraceRow is a trace record as SQL columns.
@@ -313,6 +314,7 @@ func toRow(s *Session) sessionRow {
 		Iterations: int64(s.Iterations), MaxIterations: int64(s.MaxIterations), FindCalls: int64(s.FindCalls),
 		Version:      s.Version,
 		CreatedMicro: s.CreatedAt.UnixMicro(), UpdatedMicro: s.UpdatedAt.UnixMicro(),
+		PlanGoal: s.PlanGoal, PlanTask: s.PlanTask,
 	}
 	if len(s.Selection) > 0 {
 		sel := string(s.Selection)
@@ -328,6 +330,7 @@ func fromRow(r sessionRow) (*Session, error) {
 		Iterations: int(r.Iterations), MaxIterations: int(r.MaxIterations), FindCalls: int(r.FindCalls),
 		Version:   r.Version,
 		CreatedAt: time.UnixMicro(r.CreatedMicro).UTC(), UpdatedAt: time.UnixMicro(r.UpdatedMicro).UTC(),
+		PlanGoal: r.PlanGoal, PlanTask: r.PlanTask,
 	}
 	var err error
 	if s.Selected, err = decodeNames(r.Selected); err != nil {
@@ -346,7 +349,7 @@ func fromRow(r sessionRow) (*Session, error) {
 func scanSession(sc Scanner) (*Session, error) {
 	var r sessionRow
 	if err := sc.Scan(&r.ID, &r.Task, &r.Selected, &r.Exposed, &r.Iterations, &r.MaxIterations, &r.FindCalls,
-		&r.Selection, &r.Version, &r.CreatedMicro, &r.UpdatedMicro); err != nil {
+		&r.Selection, &r.Version, &r.CreatedMicro, &r.UpdatedMicro, &r.PlanGoal, &r.PlanTask); err != nil {
 		return nil, err
 	}
 	return fromRow(r)

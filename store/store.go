@@ -46,6 +46,11 @@ type Session struct {
 	// Selection is the initial selection (a policy.Selection) as JSON,
 	// kept for explanations.
 	Selection json.RawMessage `json:"selection,omitempty"`
+	// PlanGoal and PlanTask are the goal of the plan and the id of its
+	// task the session was started from; both empty for a session started
+	// from a task alone.
+	PlanGoal string `json:"plan_goal,omitempty"`
+	PlanTask string `json:"plan_task,omitempty"`
 	// Version is bumped by every write; see [Store.UpdateSession].
 	Version int64 `json:"version"`
 	// CreatedAt and UpdatedAt are kept to the microsecond, in UTC.
@@ -70,8 +75,8 @@ func (s *Session) Validate() error {
 	if len(s.ID) > 200 {
 		return fmt.Errorf("session id is longer than 200 bytes")
 	}
-	if strings.ContainsRune(s.ID, 0) || strings.ContainsRune(s.Task, 0) {
-		return fmt.Errorf("session %q: id or task holds a NUL byte", s.ID)
+	if strings.ContainsRune(s.ID, 0) || strings.ContainsRune(s.Task, 0) || strings.ContainsRune(s.PlanGoal, 0) || strings.ContainsRune(s.PlanTask, 0) {
+		return fmt.Errorf("session %q: id, task or plan holds a NUL byte", s.ID)
 	}
 	if len(s.Selection) > 0 && !json.Valid(s.Selection) {
 		return fmt.Errorf("session %s: selection is not valid JSON", s.ID)

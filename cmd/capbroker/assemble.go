@@ -5,15 +5,18 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/capbroker/capbroker/plan"
+	"github.com/capbroker/capbroker/session"
 )
 
 func (m *Main) newAssembleCmd() *cobra.Command {
 	var (
 		cf          planCatalogFlags
+		dbf         storeFlags
 		asJSON      bool
 		minCaps     int
 		maxInferred int
@@ -27,10 +30,14 @@ capabilities: first those the plan names (origin "plan"), then, for a task
 with fewer than --min, the best matches of its description and agent in the
 catalog (origin "inferred"), each with its reason. It calls no model.
 
-What validation drops (unknown capabilities, unknown or cyclic dependencies,
-needs without the matching depends_on) is printed as warnings.`,
+The catalog is the one every command uses (discovery, or --tools), as for
+"capbroker plan". What validation drops (unknown capabilities, unknown or
+cyclic dependencies, needs without the matching depends_on) is printed as
+warnings, and so is every named card that changed since the plan pinned it
+(with what changed) or that is gone (dropped). The assembly is recorded in the
+trace (kind plan).`,
 		Example: `  capbroker assemble plan.json
-  capbroker assemble plan.json --catalog tools.json --json`,
+  capbroker assemble plan.json --tools tools.json --json`,
 		Args: exactArgs(1, "a plan file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -41,14 +48,17 @@ needs without the matching depends_on) is printed as warnings.`,
 			if err != nil {
 				return err
 			}
-			cat, err := m.planCatalog(&cf)
+			b, err := m.planBroker(cmd, &cf)
 			if err != nil {
 				return err
 			}
-			a := plan.Assemble(ctx, p, cat, &plan.AssembleOptions{MinCapabilities: minCaps, MaxInferred: maxInferred})
+			a := plan.Assemble(ctx, p, b.Catalog(), &plan.AssembleOptions{MinCapabilities: minCaps, MaxInferred: maxInferred, Ranker: b})
 			for _, w := range a.Warnings {
 				fmt.Fprintln(m.Stderr, "warning:", w)
 			}
+			rec := session.PlanRecord("assembled", nil, a, a.Warnings)
+			rec.At = time.Now()
+			m.recordPlan(ctx, &dbf, rec)
 			if asJSON {
 				return writeJSON(m.Stdout, a)
 			}
@@ -57,6 +67,7 @@ needs without the matching depends_on) is printed as warnings.`,
 		},
 	}
 	cf.register(cmd)
+	dbf.register(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, `print the tasks as JSON, each with capabilities [{"name","origin","reason"}]`)
 	cmd.Flags().IntVar(&minCaps, "min", 0, fmt.Sprintf("infer capabilities for a task that names fewer than this many (0: %d; negative: never infer)", plan.DefaultMinCapabilities))
 	cmd.Flags().IntVar(&maxInferred, "max-inferred", 0, fmt.Sprintf("at most this many inferred capabilities per task (0: %d)", plan.DefaultMaxInferred))

@@ -21,6 +21,11 @@ import (
 type catalogFlags struct {
 	tools []string
 	discoveryFlags
+	// fallback, if set, replaces the embedded example catalog when
+	// discovery finds nothing (plan and assemble use plan.Builtin);
+	// fallbackName names it in the note.
+	fallback     func() []card.Card
+	fallbackName string
 }
 
 func (f *catalogFlags) register(cmd *cobra.Command) {
@@ -124,6 +129,11 @@ func (m *Main) discoveredCards(ctx context.Context, f *catalogFlags) ([]card.Car
 	named := len(f.roots)+len(f.toolFiles)+len(f.mcpConfigs) > 0 || f.config != ""
 	if named {
 		return nil, fmt.Errorf("no capabilities found in the places named (see capbroker discover)")
+	}
+	if f.fallback != nil {
+		cards := f.fallback()
+		fmt.Fprintf(m.Stderr, "note: no capabilities found in ./.claude, ./.mcp.json or ~/.claude; using %s (%d)\n", f.fallbackName, len(cards))
+		return cards, nil
 	}
 	cards, err := examples.Cards()
 	fmt.Fprintf(m.Stderr, "note: no capabilities found in ./.claude, ./.mcp.json or ~/.claude; using the embedded example catalog (%d tools)\n", len(cards))

@@ -1,65 +1,70 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/capbroker/capbroker/card"
+	capbroker "github.com/capbroker/capbroker"
 	"github.com/capbroker/capbroker/internal/atomicfile"
 	"github.com/capbroker/capbroker/llm"
 	"github.com/capbroker/capbroker/plan"
-	"github.com/capbroker/capbroker/source/toolfile"
+	"github.com/capbroker/capbroker/session"
+	"github.com/capbroker/capbroker/trace"
 )
 
 // defaultConfig is the settings file read when --config is not given and
 // it exists in the working directory.
 const defaultConfig = "capbroker.yaml"
 
-// planCatalogFlags choose the catalog a planner sees and assembly uses.
+// planCatalogFlags choose the catalog a planner sees and assembly uses:
+// the catalog every command uses (--tools, or discovery), with the
+// built-in general capabilities as the fallback when nothing is
+// discovered. --catalog is kept as a deprecated alias of --tools.
 type planCatalogFlags struct {
-	files []string
+	catalogFlags
 }
 
 func (f *planCatalogFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringArrayVar(&f.files, "catalog", nil,
-		"tool file or directory of tool files to plan with (JSON, YAML, JSONL; OpenAI, Anthropic, MCP shapes); repeatable; default: the built-in registry of general capabilities")
-	cmd.Flags().StringArrayVar(&f.files, "tools", nil, "same as --catalog")
-	cmd.Flags().MarkHidden("tools")
+	f.catalogFlags.register(cmd)
+	cmd.Flags().StringArrayVar(&f.tools, "catalog", nil, "deprecated: use --tools")
+	cmd.Flags().MarkHidden("catalog")
 }
 
-// catalog loads the flags' catalog: the tool files, else plan.Builtin().
-// Problems in some files are warnings; nothing loading at all is an error.
-func (m *Main) planCatalog(f *planCatalogFlags) (*card.Catalog, error) {
-	cards := plan.Builtin()
-	if len(f.files) > 0 {
-		var errs []error
-		cards, errs = toolfile.LoadAll(f.files)
-		for _, err := range errs {
-			fmt.Fprintln(m.Stderr, "warning:", err)
-		}
-		if len(cards) == 0 {
-			if len(errs) > 0 {
-				return nil, fmt.Errorf("no capabilities loaded from %v (%d problems, first: %w)", f.files, len(errs), errs[0])
-			}
-			return nil, fmt.Errorf("no capabilities found in %v", f.files)
-		}
+// planBroker builds the broker plan and assemble work with, over the
+// flags' catalog: what --tools names, else what discovery finds, else
+// plan.Builtin(). Its ranker is the one every command uses, so the
+// "Capabilities available" block and inference rank as select does.
+func (m *Main) planBroker(cmd *cobra.Command, f *planCatalogFlags) (*capbroker.Broker, error) {
+	if cmd.Flags().Changed("catalog") {
+		fmt.Fprintln(m.Stderr, "warning: --catalog is deprecated and will be removed; use --tools (the same tool files)")
 	}
-	for i := range cards {
-		cards[i].ResolveRisk()
+	planFallback(&f.catalogFlags)
+	return m.broker(cmd.Context(), &f.catalogFlags, brokerOptions(&selectFlags{encoding: "o200k"}))
+}
+
+// recordPlan appends a plan record to the trace store. A store that
+// cannot be opened or written is a warning: the plan is made all the same.
+func (m *Main) recordPlan(ctx context.Context, dbf *storeFlags, rec trace.Record) {
+	st, err := m.openStore(ctx, dbf)
+	if err == nil {
+		err = st.AppendTraces(ctx, rec)
+		st.Close()
 	}
-	cat, warns := card.NewCatalog(cards)
-	m.printWarnings(warns)
-	return cat, nil
+	if err != nil {
+		fmt.Fprintln(m.Stderr, "warning: the plan was not recorded in the trace:", err)
+	}
 }
 
 func (m *Main) newPlanCmd() *cobra.Command {
 	var (
 		cf          planCatalogFlags
+		dbf         storeFlags
 		out         string
-		config      string
 		noCatalog   bool
 		showPrompt  bool
 		asJSON      bool
@@ -75,6 +80,14 @@ needs. Unknown capability names and broken dependencies are dropped with a
 warning. The plan is printed (or written with --out) as JSON a person can read
 and edit; "capbroker assemble" turns it into each task's capabilities.
 
+The catalog is the one every command uses: the capabilities discovery finds
+(plugins' agents, commands and skills, Agent Skills, MCP servers), or the tool
+files --tools names; when nothing is discovered, a small built-in registry of
+general capabilities. The block is ranked by the goal and bounded in tokens.
+The plan pins the cards it names (digest, description, schema), so assembling
+it or starting a session from it later says what changed since. Each plan made
+is recorded in the trace (kind plan).
+
 The model is configured by the environment or by "llm:" in capbroker.yaml:
   CAPBROKER_LLM=openai      OpenAI or any OpenAI-compatible server (Ollama, vLLM);
                             CAPBROKER_LLM_BASE_URL, CAPBROKER_LLM_MODEL, OPENAI_API_KEY
@@ -84,17 +97,18 @@ CAPBROKER_LLM_RECORD=DIR records every reply for a later replay.`,
 		Example: `  CAPBROKER_LLM=openai CAPBROKER_LLM_BASE_URL=http://localhost:11434/v1 CAPBROKER_LLM_MODEL=llama3.1 \
     capbroker plan "Launch our budgeting app" --out plan.json
   capbroker plan --prompt "Launch our budgeting app"     # show the prompt, call no model
-  capbroker plan --catalog tools.json --no-catalog "..."  # the plain prompt`,
+  capbroker plan --tools tools.json "..."                 # plan with these tool files
+  capbroker plan --no-catalog "..."                       # the plain prompt`,
 		Args: exactArgs(1, "a goal in quotes"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			opts := &plan.PromptOptions{BlockTokens: blockTokens}
 			if !noCatalog {
-				cat, err := m.planCatalog(&cf)
+				b, err := m.planBroker(cmd, &cf)
 				if err != nil {
 					return err
 				}
-				opts.Catalog = cat
+				opts.Catalog, opts.Ranker = b.Catalog(), b
 			}
 			if showPrompt {
 				pr, err := plan.BuildPrompt(ctx, args[0], opts)
@@ -103,7 +117,11 @@ CAPBROKER_LLM_RECORD=DIR records every reply for a later replay.`,
 				}
 				return writeJSON(m.Stdout, pr)
 			}
-			model, err := m.llmProvider(config, cmd.Flags().Changed("config"))
+			config, explicit := cf.config, cf.config != ""
+			if !explicit {
+				config = defaultConfig
+			}
+			model, err := m.llmProvider(config, explicit)
 			if err != nil {
 				return err
 			}
@@ -118,6 +136,9 @@ CAPBROKER_LLM_RECORD=DIR records every reply for a later replay.`,
 			for _, w := range res.Warnings {
 				fmt.Fprintln(m.Stderr, "warning:", w)
 			}
+			rec := session.PlanRecord("planned", res.Plan, nil, res.Warnings)
+			rec.At = time.Now()
+			m.recordPlan(ctx, &dbf, rec)
 			if asJSON {
 				return writeJSON(m.Stdout, res)
 			}
@@ -137,8 +158,8 @@ CAPBROKER_LLM_RECORD=DIR records every reply for a later replay.`,
 		},
 	}
 	cf.register(cmd)
+	dbf.register(cmd)
 	cmd.Flags().StringVarP(&out, "out", "o", "", "write the plan to this file instead of stdout")
-	cmd.Flags().StringVar(&config, "config", defaultConfig, "settings file; its llm: section configures the model (read when present)")
 	cmd.Flags().BoolVar(&noCatalog, "no-catalog", false, "plan without a catalog: the plain prompt, no capabilities")
 	cmd.Flags().BoolVar(&showPrompt, "prompt", false, "print the prompt (system, user, schema) as JSON and call no model")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the plan with its warnings and prompt as JSON")

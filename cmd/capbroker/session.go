@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/capbroker/capbroker/payload"
+	"github.com/capbroker/capbroker/plan"
 	"github.com/capbroker/capbroker/policy"
 	"github.com/capbroker/capbroker/session"
 	"github.com/capbroker/capbroker/store"
@@ -126,6 +127,9 @@ func (m *Main) sessionManager(ctx context.Context, cf *catalogFlags, sf *selectF
 		opts = *o
 	}
 	opts.Logger = discardLogger() // store failures are reported below, in words
+	if opts.Ranker == nil {
+		opts.Ranker = b // plan sessions infer with the ranker select uses
+	}
 	return &sessionEnv{st: st, mgr: session.NewManager(b.Selector(), st, &opts), b: b}, nil
 }
 
@@ -133,6 +137,12 @@ func (m *Main) sessionManager(ctx context.Context, cf *catalogFlags, sf *selectF
 // Manager.Resume when resume is set and Manager.Load otherwise. The caller
 // closes env.st; on error nothing is left open.
 func (m *Main) openSession(ctx context.Context, cf *catalogFlags, dbf *storeFlags, id string, resume bool) (*sessionEnv, *session.Session, error) {
+	if st, err := m.openStore(ctx, dbf); err == nil {
+		if s, err := st.Session(ctx, id); err == nil && s.PlanTask != "" {
+			planFallback(cf)
+		}
+		st.Close()
+	}
 	env, err := m.sessionManager(ctx, cf, nil, dbf, nil)
 	if err != nil {
 		return nil, nil, err
@@ -166,19 +176,44 @@ func saved(s *session.Session) error {
 
 func (m *Main) newSessionStartCmd() *cobra.Command {
 	var (
-		cf     catalogFlags
-		sf     selectFlags
-		dbf    storeFlags
-		asJSON bool
-		id     string
-		iters  int
+		cf       catalogFlags
+		sf       selectFlags
+		dbf      storeFlags
+		asJSON   bool
+		id       string
+		iters    int
+		planFile string
+		planTask string
 	)
 	cmd := &cobra.Command{
-		Use:   `start "<task>"`,
-		Short: "Start a session: select the tools for a task and save them",
+		Use:   `start ("<task>" | --plan plan.json --plan-task ID)`,
+		Short: "Start a session: select the tools for a task (or take a plan task's) and save them",
+		Long: `Start selects the tools for a task and saves the session.
+
+With --plan and --plan-task, the session runs one task of a plan (from
+"capbroker plan", or written by hand): its task is the task's description, and
+it exposes the task's capabilities as "capbroker assemble" gives them (the
+plan's names first, with the reason "named by the plan", then inferred ones
+for a task the plan left empty), plus the floor and find_capability, within
+the bound. The session records the plan's goal and the task's id, and its
+trace opens with a plan record. A named card that changed since the plan was
+made is reported with what changed; one that is gone is dropped, with a
+warning.`,
 		Example: `  capbroker session start "fix the failing test in parser.go"
-  capbroker session start --json --tools tools.json "send the weekly report"`,
-		Args: exactArgs(1, "a task in quotes"),
+  capbroker session start --json --tools tools.json "send the weekly report"
+  capbroker session start --plan plan.json --plan-task t2`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if planFile != "" || planTask != "" {
+				if len(args) > 0 {
+					return usageError{fmt.Errorf("a task and --plan: give one (with --plan the task comes from the plan)")}
+				}
+				if planFile == "" || planTask == "" {
+					return usageError{fmt.Errorf("--plan and --plan-task go together: the plan file and the id of its task")}
+				}
+				return nil
+			}
+			return exactArgs(1, "a task in quotes (or --plan FILE --plan-task ID)")(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			opts, err := sf.options()
@@ -188,12 +223,31 @@ func (m *Main) newSessionStartCmd() *cobra.Command {
 			if iters < 0 {
 				return usageError{fmt.Errorf("--max-iterations %d: want 0 (the default) or more", iters)}
 			}
+			var p *plan.Plan
+			if planFile != "" {
+				if p, err = m.readPlan(planFile); err != nil {
+					return err
+				}
+				planFallback(&cf)
+			}
 			env, err := m.sessionManager(ctx, &cf, &sf, &dbf, &session.Options{Select: opts})
 			if err != nil {
 				return err
 			}
 			defer env.st.Close()
-			s, err := env.mgr.Start(ctx, args[0], &session.StartOptions{ID: id, MaxIterations: iters})
+			startOpts := &session.StartOptions{ID: id, MaxIterations: iters}
+			var s *session.Session
+			if p != nil {
+				var a *plan.Assembly
+				s, a, err = env.mgr.StartFromPlan(ctx, p, planTask, startOpts)
+				if a != nil {
+					for _, w := range a.Warnings {
+						fmt.Fprintln(m.Stderr, "warning:", w)
+					}
+				}
+			} else {
+				s, err = env.mgr.Start(ctx, args[0], startOpts)
+			}
 			if err != nil {
 				return err
 			}
@@ -212,6 +266,9 @@ func (m *Main) newSessionStartCmd() *cobra.Command {
 				}
 			default:
 				fmt.Fprintf(m.Stdout, "session: %s\n", s.ID())
+				if goal, task := s.Plan(); task != "" {
+					fmt.Fprintf(m.Stdout, "plan:    task %s of %q\n", task, goal)
+				}
 				if sel := s.Selection(); sel != nil {
 					printSelection(m, sel)
 				}
@@ -224,7 +281,9 @@ func (m *Main) newSessionStartCmd() *cobra.Command {
 	cf.register(cmd)
 	sf.register(cmd)
 	dbf.register(cmd)
-	cmd.Flags().BoolVar(&asJSON, "json", false, `print the session as JSON ({"id","task","exposed_tools",...})`)
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print the session as JSON ({"id","task","exposed_tools","plan_task",...})`)
+	cmd.Flags().StringVar(&planFile, "plan", "", `plan file to take the task from ("-": stdin); needs --plan-task`)
+	cmd.Flags().StringVar(&planTask, "plan-task", "", "id of the plan's task the session runs")
 	cmd.Flags().StringVar(&id, "id", "", "session ID (default: random)")
 	cmd.Flags().IntVar(&iters, "max-iterations", 0, fmt.Sprintf("iteration budget (default %d)", session.DefaultMaxIterations))
 	return cmd
@@ -499,6 +558,9 @@ func (m *Main) newSessionListCmd() *cobra.Command {
 func (m *Main) printSession(v *session.View) {
 	w := m.Stdout
 	fmt.Fprintf(w, "session: %s\ntask:    %s\n", v.ID, v.Task)
+	if v.PlanTask != "" {
+		fmt.Fprintf(w, "plan:    task %s of %q\n", v.PlanTask, v.PlanGoal)
+	}
 	if v.Reason != "" {
 		fmt.Fprintf(w, "reason:  %s\n", v.Reason)
 	}
@@ -534,4 +596,12 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// planFallback makes the catalog of a session run from a plan fall back,
+// when nothing is discovered, on the catalog "capbroker plan" falls back
+// on: the built-in general capabilities.
+func planFallback(cf *catalogFlags) {
+	cf.fallback = plan.Builtin
+	cf.fallbackName = "the built-in general capabilities"
 }

@@ -71,6 +71,9 @@ var migrations = []string{
 		data       TEXT NOT NULL
 	);
 	CREATE INDEX traces_session ON traces (session_id, id);`,
+	// 3: the plan task a session was started from.
+	`ALTER TABLE sessions ADD COLUMN plan_goal TEXT NOT NULL DEFAULT '';
+	ALTER TABLE sessions ADD COLUMN plan_task TEXT NOT NULL DEFAULT '';`,
 }
 
 // SchemaVersion is the schema version this code writes.

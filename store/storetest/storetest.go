@@ -68,6 +68,8 @@ func Sample(id string) *store.Session {
 		Iterations:    0,
 		MaxIterations: 40,
 		Selection:     json.RawMessage(`{"task":"send the weekly report","tools":[{"name":"gmail_send_message"}]}`),
+		PlanGoal:      "Ship the release — «notes» 発表",
+		PlanTask:      "t2",
 		CreatedAt:     t0,
 		UpdatedAt:     t0,
 	}
