@@ -63,7 +63,7 @@ func benchOverhead(b *testing.B, opts *Options) {
 	o.Mode, o.Namespace = ModeAll, NamespaceCollisions
 	g := startGateway(b, []ServerConfig{testServer("echo")}, &o)
 	ct, st := mcp.NewInMemoryTransports()
-	s, err := g.newSession(ctx, "bench", "", ModeAll, false)
+	s, err := g.newSession(ctx, "bench", "", ModeAll, false, "")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -69,6 +69,12 @@
 // is delegated to (or the built-in default) and its announcement out. It
 // is read-only.
 //
+// A session may start from a plan task instead ([Options.PlanTasks]): the
+// [PlanTaskHeader] over HTTP, or [Options.PlanTask] over stdio, names the
+// task, and the session starts with the task's capabilities (the plan's
+// names first) plus the floor, so an orchestrator that plans runs each
+// step's agent with the plan's tools.
+//
 // # Sessions
 //
 // The exposed set of each named session is kept in an [ExposedStore]

@@ -59,6 +59,13 @@ type Options struct {
 	// Task, if set, selects tools for this task at the start of a session
 	// in search and call modes, in addition to the floor.
 	Task string
+	// PlanTasks, if set, starts a session that names a plan task (the
+	// PlanTaskHeader over HTTP, PlanTask over stdio) with that task's
+	// tools instead of the selection for Task.
+	PlanTasks PlanTasks
+	// PlanTask is the plan task of sessions that name none (the stdio
+	// client's). Needs PlanTasks.
+	PlanTask string
 	// FindK is how many tools find_capability returns by default. If zero,
 	// policy.DefaultFindK.
 	FindK int
@@ -413,7 +420,7 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.ReadCloser, out io.Write
 	if anon {
 		key = "stdio-" + newID()
 	}
-	s, err := g.newSession(ctx, key, "", g.opts.Mode, anon)
+	s, err := g.newSession(ctx, key, "", g.opts.Mode, anon, g.opts.PlanTask)
 	if err != nil {
 		return err
 	}

@@ -29,6 +29,9 @@ const (
 	// ModeHeader (or the query parameter "mode") overrides the gateway's
 	// exposure mode for the session: all, search or call.
 	ModeHeader = "Capbroker-Mode"
+	// PlanTaskHeader (or the query parameter "plan_task") names the plan
+	// task whose tools the session starts with (see [Options.PlanTasks]).
+	PlanTaskHeader = "Capbroker-Plan-Task"
 )
 
 // HTTPOptions configures [Gateway.Handler]. A nil *HTTPOptions has no
@@ -80,7 +83,7 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		if anon {
 			key = id
 		}
-		s, err := g.newSession(r.Context(), key, id, mode, anon)
+		s, err := g.newSession(r.Context(), key, id, mode, anon, requestPlanTask(r, g.opts.PlanTask))
 		if err != nil {
 			g.opts.Logger.Error("opening a session", "error", err)
 			return nil
@@ -94,6 +97,12 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		if m := requestMode(r); m != "" {
 			if _, err := ParseMode(m); err != nil {
 				http.Error(w, fmt.Sprintf("%s header or mode parameter: %v", ModeHeader, err), http.StatusBadRequest)
+				return
+			}
+		}
+		if ref := requestPlanTask(r, ""); ref != "" && r.Header.Get("Mcp-Session-Id") == "" {
+			if err := g.checkPlanTask(r.Context(), ref); err != nil {
+				http.Error(w, fmt.Sprintf("%s header or plan_task parameter: %v", PlanTaskHeader, err), http.StatusBadRequest)
 				return
 			}
 		}
@@ -238,4 +247,9 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
 		srv.Shutdown(sctx)
 		return nil
 	}
+}
+
+// requestPlanTask returns the plan task a request names, or def.
+func requestPlanTask(r *http.Request, def string) string {
+	return firstOf(r.Header.Get(PlanTaskHeader), r.URL.Query().Get("plan_task"), def)
 }

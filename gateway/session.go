@@ -51,7 +51,7 @@ type session struct {
 // stores its tools: they end with it.
 //
 // Sessions of one name share what they find (see [session.share]).
-func (g *Gateway) newSession(ctx context.Context, key, id string, mode Mode, anon bool) (*session, error) {
+func (g *Gateway) newSession(ctx context.Context, key, id string, mode Mode, anon bool, planTask string) (*session, error) {
 	// cat serves the selection and the trace of the start; the tools
 	// listed always come from the catalog in use (see sync).
 	cat := g.catalog()
@@ -126,7 +126,14 @@ func (g *Gateway) newSession(ctx context.Context, key, id string, mode Mode, ano
 		// drops (a version probe) leaves nothing behind.
 		var onStart func(context.Context)
 		if !ok || err != nil {
-			sel := cat.broker.Select(ctx, g.opts.Task, &policy.Options{Family: g.opts.Family})
+			var sel *policy.Selection
+			if planTask != "" {
+				if sel, err = g.planSelection(ctx, cat, planTask); err != nil {
+					return nil, err
+				}
+			} else {
+				sel = cat.broker.Select(ctx, g.opts.Task, &policy.Options{Family: g.opts.Family})
+			}
 			names = sel.Names()
 			onStart = func(ctx context.Context) {
 				if !anon {

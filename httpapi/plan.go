@@ -1,14 +1,18 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/capbroker/capbroker/llm"
 	"github.com/capbroker/capbroker/plan"
+	"github.com/capbroker/capbroker/session"
+	"github.com/capbroker/capbroker/trace"
 )
 
 // PlanRequest is the body of POST /v1/plan.
@@ -35,6 +39,7 @@ func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errorf(CodeInvalid, `"goal" is required`))
 		return
 	}
+	begin := time.Now()
 	opts := &plan.PromptOptions{BlockTokens: req.BlockTokens, Ranker: s.broker}
 	if !req.NoCatalog {
 		opts.Catalog = s.broker.Catalog()
@@ -52,7 +57,20 @@ func (s *Server) handlePlan(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errorf(CodeUnavailable, err.Error()))
 		return
 	}
+	s.recordPlan(r.Context(), session.PlanRecord("planned", res.Plan, nil, res.Warnings), begin)
 	writeJSON(w, http.StatusOK, res)
+}
+
+// recordPlan appends a plan record to the trace store, when one is
+// configured. A store failure is logged: the answer stands.
+func (s *Server) recordPlan(ctx context.Context, rec trace.Record, begin time.Time) {
+	if s.opts.Traces == nil {
+		return
+	}
+	rec.At, rec.Latency = begin, time.Since(begin)
+	if err := s.opts.Traces.AppendTraces(ctx, rec); err != nil {
+		s.opts.Logger.WarnContext(ctx, "the plan was not recorded in the trace", "error", err)
+	}
 }
 
 // AssembleRequest is the body of POST /v1/assemble.
@@ -84,6 +102,8 @@ func (s *Server) handleAssemble(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errorf(CodeInvalid, "plan: "+err.Error()))
 		return
 	}
+	begin := time.Now()
 	a := plan.Assemble(r.Context(), p, s.broker.Catalog(), &plan.AssembleOptions{MinCapabilities: req.Min, MaxInferred: req.MaxInferred, Ranker: s.broker})
+	s.recordPlan(r.Context(), session.PlanRecord("assembled", nil, a, a.Warnings), begin)
 	writeJSON(w, http.StatusOK, a)
 }

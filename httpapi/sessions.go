@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/capbroker/capbroker/payload"
+	"github.com/capbroker/capbroker/plan"
 	"github.com/capbroker/capbroker/policy"
 	"github.com/capbroker/capbroker/session"
 	"github.com/capbroker/capbroker/store"
@@ -18,7 +19,14 @@ import (
 // SessionStartRequest is the body of POST /v1/sessions: the arguments of
 // `capbroker session start`.
 type SessionStartRequest struct {
-	Task string `json:"task"`
+	// Task is what the session is for. Leave it out with Plan.
+	Task string `json:"task,omitempty"`
+	// Plan and PlanTask start the session from a plan's task (as
+	// `capbroker session start --plan --plan-task` does): the task's text
+	// comes from the plan, and the session exposes the task's assembled
+	// capabilities plus the floor and the hatch.
+	Plan     json.RawMessage `json:"plan,omitempty"`
+	PlanTask string          `json:"plan_task,omitempty"`
 	// ID names the session; if empty, one is made. A taken ID is refused
 	// with the code "conflict".
 	ID string `json:"id,omitempty"`
@@ -53,6 +61,9 @@ type SessionResumeRequest struct {
 type SessionResponse struct {
 	*session.View
 	Payload json.RawMessage `json:"payload,omitempty"`
+	// Warnings are what checking the plan of a plan start said: names
+	// dropped, cards changed since the plan was made (with what changed).
+	Warnings []plan.Warning `json:"warnings,omitempty"`
 }
 
 // SessionsResponse is the body of GET /v1/sessions.
@@ -122,9 +133,16 @@ func (s *Server) handleSessionStart(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	withPlan := len(req.Plan) > 0 || req.PlanTask != ""
 	switch {
-	case strings.TrimSpace(req.Task) == "":
-		writeError(w, errorf(CodeInvalid, `"task" is required`))
+	case withPlan && strings.TrimSpace(req.Task) != "":
+		writeError(w, errorf(CodeInvalid, `"task" and "plan": give one (with "plan" the task comes from the plan's task)`))
+		return
+	case withPlan && (len(req.Plan) == 0 || strings.TrimSpace(req.PlanTask) == ""):
+		writeError(w, errorf(CodeInvalid, `"plan" and "plan_task" go together: the plan and the id of its task`))
+		return
+	case !withPlan && strings.TrimSpace(req.Task) == "":
+		writeError(w, errorf(CodeInvalid, `"task" is required (or "plan" and "plan_task")`))
 		return
 	case req.ID != "" && !validID.MatchString(req.ID):
 		writeError(w, errorf(CodeInvalid, fmt.Sprintf(`"id" %q: want 1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit`, req.ID)))
@@ -133,13 +151,36 @@ func (s *Server) handleSessionStart(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errorf(CodeInvalid, `"max_iterations" must not be negative`))
 		return
 	}
-	sess, err := mgr.Start(r.Context(), req.Task, &session.StartOptions{ID: req.ID, MaxIterations: req.MaxIterations})
+	opts := &session.StartOptions{ID: req.ID, MaxIterations: req.MaxIterations}
+	var (
+		sess  *session.Session
+		err   error
+		warns []plan.Warning
+	)
+	if withPlan {
+		p, perr := plan.Parse(req.Plan)
+		if perr != nil {
+			writeError(w, errorf(CodeInvalid, "plan: "+perr.Error()))
+			return
+		}
+		if _, ok := p.Task(req.PlanTask); !ok {
+			writeError(w, errorf(CodeInvalid, fmt.Sprintf(`"plan_task": the plan has no task %q`, req.PlanTask)))
+			return
+		}
+		var a *plan.Assembly
+		sess, a, err = mgr.StartFromPlan(r.Context(), p, req.PlanTask, opts)
+		if a != nil {
+			warns = a.Warnings
+		}
+	} else {
+		sess, err = mgr.Start(r.Context(), req.Task, opts)
+	}
 	if err != nil {
 		writeError(w, sessionError(err))
 		return
 	}
 	w.Header().Set("Location", "/v1/sessions/"+sess.ID())
-	writeJSON(w, http.StatusCreated, SessionResponse{View: session.NewView(sess)})
+	writeJSON(w, http.StatusCreated, SessionResponse{View: session.NewView(sess), Warnings: warns})
 }
 
 func (s *Server) handleSessionList(w http.ResponseWriter, r *http.Request) {

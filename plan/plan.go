@@ -2,6 +2,8 @@ package plan
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 )
@@ -115,6 +117,19 @@ func cloneSlice[T any](s []T) []T {
 		return nil
 	}
 	return append(make([]T, 0, len(s)), s...)
+}
+
+// ID returns a short name of p's content: the first 12 hex digits of the
+// SHA-256 of its canonical encoding. Plans recorded in the trace are
+// found again by it ("capbroker gateway" takes "ID/t2" for task t2 of a
+// stored plan).
+func (p *Plan) ID() string {
+	data, err := Encode(p)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])[:12]
 }
 
 // Task returns the task with the given id.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/capbroker/capbroker/plan"
 	"github.com/capbroker/capbroker/policy"
+	"github.com/capbroker/capbroker/store"
 	"github.com/capbroker/capbroker/trace"
 )
 
@@ -31,6 +32,9 @@ type PlanStart struct {
 // PlanDetail is the Detail of a trace record of kind plan: a plan made,
 // assembled, or a session started from one of its tasks.
 type PlanDetail struct {
+	// PlanID is the plan's [plan.Plan.ID], when the record is of its
+	// making: the plan is found again by it.
+	PlanID string `json:"plan_id,omitempty"`
 	// Goal is the plan's goal.
 	Goal string `json:"goal"`
 	// Tasks are the plan's tasks (only the session's own for a session),
@@ -77,6 +81,7 @@ func PlanRecord(what string, p *plan.Plan, a *plan.Assembly, warns []plan.Warnin
 	} else {
 		d.Goal = p.Goal
 		d.Plan = p
+		d.PlanID = p.ID()
 		pins = p.Pins
 		for _, t := range p.Tasks {
 			d.Tasks = append(d.Tasks, PlanTaskDetail{ID: t.ID, Named: nonNil(t.Capabilities)})
@@ -87,6 +92,9 @@ func PlanRecord(what string, p *plan.Plan, a *plan.Assembly, warns []plan.Warnin
 		d.Pins = append(d.Pins, PinDetail{Name: pin.Name, Digest: pin.Digest})
 	}
 	reason := fmt.Sprintf("%s %d tasks: %d capabilities named by the plan", what, len(d.Tasks), named)
+	if d.PlanID != "" {
+		reason = fmt.Sprintf("plan %s: %s", d.PlanID, reason)
+	}
 	if a != nil {
 		reason += fmt.Sprintf(", %d inferred", inferred)
 	}
@@ -163,4 +171,22 @@ func (m *Manager) planned(task string, ps *PlanStart) (*policy.Selection, trace.
 	}
 	rec := trace.Record{Kind: trace.KindPlan, Task: task, CapabilityReason: reason, Detail: detail}
 	return sel, rec
+}
+
+// StoredPlan returns the plan recorded in the trace under id (its
+// [plan.Plan.ID]): the newest plan record of its making. It returns
+// store.ErrNotFound, wrapped, when none holds it.
+func StoredPlan(ctx context.Context, st store.Store, id string) (*plan.Plan, error) {
+	recs, err := st.Traces(ctx, &store.TraceQuery{Kind: trace.KindPlan})
+	if err != nil {
+		return nil, fmt.Errorf("reading the stored plans: %w", err)
+	}
+	for i := len(recs) - 1; i >= 0; i-- {
+		var d PlanDetail
+		if json.Unmarshal(recs[i].Detail, &d) != nil || d.PlanID != id || d.Plan == nil {
+			continue
+		}
+		return d.Plan, nil
+	}
+	return nil, fmt.Errorf("no plan %s in the trace (capbroker plan records each plan it makes, with its id): %w", id, store.ErrNotFound)
 }

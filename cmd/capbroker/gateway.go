@@ -12,6 +12,7 @@ import (
 
 	"github.com/capbroker/capbroker/gateway"
 	"github.com/capbroker/capbroker/index"
+	"github.com/capbroker/capbroker/plan"
 	"github.com/capbroker/capbroker/policy"
 	"github.com/capbroker/capbroker/store"
 	"github.com/spf13/cobra"
@@ -22,6 +23,7 @@ func (m *Main) newGatewayCmd() *cobra.Command {
 		configs                                              []string
 		mode, httpAddr, token, namespace, sessionKey, family string
 		task, tracePath, logLevel, indexDir                  string
+		planFile, planTask                                   string
 		dbf                                                  storeFlags
 		timeout, startTimeout                                time.Duration
 		allowIrreversible, confirmUnasked, holdNew           bool
@@ -67,6 +69,13 @@ capbroker session): a client that reconnects under the same session name
 (--session for stdio, the Capbroker-Session header over HTTP) gets the same
 tools; "capbroker trace --session NAME" shows what it was given, found and
 called.
+
+Plans: with --plan FILE, a session that names a task of the plan (--plan-task
+ID over stdio, the Capbroker-Plan-Task header or plan_task parameter over HTTP)
+starts with that task's capabilities (assembled as "capbroker assemble" does,
+the plan's names first) plus the floor, instead of the selection for --task.
+"PLAN_ID/TASK_ID" names a task of a plan recorded in the session database
+("capbroker plan" prints each plan's id).
 
 --http binds loopback when ADDR has no host (":8080"); any other address needs
 a bearer token (--token or $CAPBROKER_GATEWAY_TOKEN).`,
@@ -127,8 +136,14 @@ a bearer token (--token or $CAPBROKER_GATEWAY_TOKEN).`,
 				return fmt.Errorf("gateway: the pinned tool digests: %w", err)
 			}
 
+			var pf *plan.Plan
+			if planFile != "" {
+				if pf, err = m.readPlan(planFile); err != nil {
+					return err
+				}
+			}
 			opts := &gateway.Options{
-				Mode: md, Namespace: ns, Family: fam, Task: task,
+				Mode: md, Namespace: ns, Family: fam, Task: task, PlanTask: planTask,
 				CallTimeout: timeout, StartTimeout: startTimeout, Pins: pins,
 				AllowIrreversible: allowIrreversible, ConfirmUnasked: confirmUnasked, Logger: logger,
 			}
@@ -166,6 +181,9 @@ a bearer token (--token or $CAPBROKER_GATEWAY_TOKEN).`,
 			}
 			if len(tracers) > 0 {
 				opts.Trace = tracers
+			}
+			if pf != nil || planTask != "" || st != nil {
+				opts.PlanTasks = &gatewayPlans{file: pf, st: st, log: logger}
 			}
 			g, err := gateway.New(&gateway.Config{Servers: up.servers}, opts)
 			if err != nil {
@@ -206,6 +224,8 @@ a bearer token (--token or $CAPBROKER_GATEWAY_TOKEN).`,
 	f.StringVar(&sessionKey, "session", "", "session name for the stdio client: the same name gets the same tools back (default: a new session each run)")
 	f.StringVar(&family, "family", string(policy.Coding), "task family whose floor every session starts with")
 	f.StringVar(&task, "task", "", "also select tools for this task when a session starts")
+	f.StringVar(&planFile, "plan", "", "plan file whose tasks sessions may name (--plan-task, the Capbroker-Plan-Task header)")
+	f.StringVar(&planTask, "plan-task", "", "start the stdio session (and HTTP sessions that name none) with this plan task's tools: ID of a --plan task, or PLAN_ID/TASK_ID of a stored plan")
 	f.DurationVar(&timeout, "timeout", 60*time.Second, "per-call timeout for upstreams that set none")
 	f.DurationVar(&startTimeout, "start-timeout", 30*time.Second, "timeout to start an upstream and list its tools")
 	f.BoolVar(&allowIrreversible, "allow-irreversible", false, "expose irreversible tools of every server (each call asks the user)")

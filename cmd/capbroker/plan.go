@@ -153,7 +153,7 @@ CAPBROKER_LLM_RECORD=DIR records every reply for a later replay.`,
 			if err := atomicfile.WriteFile(out, data); err != nil {
 				return err
 			}
-			fmt.Fprintf(m.Stderr, "wrote %s: %d tasks, %d warnings (model %s)\n", out, len(res.Plan.Tasks), len(res.Warnings), res.Reply.Model)
+			fmt.Fprintf(m.Stderr, "wrote %s: %d tasks, %d warnings (model %s); plan id %s\n", out, len(res.Plan.Tasks), len(res.Warnings), res.Reply.Model, res.Plan.ID())
 			return nil
 		},
 	}

@@ -72,7 +72,7 @@ capbroker plan --help); without one it answers 501.`,
 			}
 			defer st.Close()
 			logger := slog.New(slog.NewJSONHandler(m.Stderr, nil))
-			mgr := session.NewManager(b.Selector(), st, &session.Options{Logger: logger})
+			mgr := session.NewManager(b.Selector(), st, &session.Options{Logger: logger, Ranker: b})
 			srv, err := httpapi.New(b, &httpapi.Options{
 				Addr: addr, Token: token, Logger: logger,
 				Planner: planner, Router: router, Sessions: mgr, Traces: st,
