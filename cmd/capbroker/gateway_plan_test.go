@@ -31,9 +31,9 @@ func newOfficeServer(t *testing.T) string {
 		Text string `json:"text"`
 	}
 	for name, desc := range map[string]string{
-		"translate":  "Translate a text into another human language.",
-		"summarize":  "Summarize a long document into its key points.",
-		"chart":      "Draw a bar or line chart from a table of numbers.",
+		"translate": "Translate a text into another human language.",
+		"summarize": "Summarize a long document into its key points.",
+		"chart":     "Draw a bar or line chart from a table of numbers.",
 	} {
 		mcp.AddTool(srv, &mcp.Tool{Name: name, Description: desc},
 			func(_ context.Context, _ *mcp.CallToolRequest, a args) (*mcp.CallToolResult, any, error) {
