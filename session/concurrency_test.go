@@ -35,10 +35,10 @@ var workQueries = []string{
 var workCalls = []string{"read_file", "git_blame", "slack_post_message", "reed_file", "github_create_pull_request", "web_search"}
 
 // TestConcurrentSessions runs 50 goroutines on 50 sessions at once for a
-// few seconds, then checks every stored session and trace against what
-// its goroutine did.
+// few seconds (and at least minIterations each, however slow the machine),
+// then checks every stored session and trace against what its goroutine did.
 func TestConcurrentSessions(t *testing.T) {
-	const workers = 50
+	const workers, minIterations = 50, 3
 	for _, sc := range stores {
 		t.Run(sc.name, func(t *testing.T) {
 			ctx := context.Background()
@@ -59,7 +59,7 @@ func TestConcurrentSessions(t *testing.T) {
 						return
 					}
 					res := worked{id: s.ID(), exposed: s.Exposed(), kinds: []trace.Kind{trace.KindSelect}}
-					for time.Now().Before(deadline) {
+					for res.iterations < minIterations || time.Now().Before(deadline) {
 						if rng.IntN(2) == 0 {
 							f, err := s.Find(ctx, workQueries[rng.IntN(len(workQueries))], 1+rng.IntN(3))
 							if err != nil {
@@ -119,9 +119,9 @@ func TestConcurrentSessions(t *testing.T) {
 				}
 				total += res.iterations
 			}
-			t.Logf("%d workers did %d iterations in 3s", workers, total)
-			if total < workers {
-				t.Errorf("only %d iterations in all", total)
+			t.Logf("%d workers did %d iterations", workers, total)
+			if total < workers*minIterations {
+				t.Errorf("only %d iterations in all, want at least %d", total, workers*minIterations)
 			}
 		})
 	}
