@@ -1,0 +1,145 @@
+package encoder
+
+//go:generate go run ./internal/gen -dir .
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/capbroker/capbroker/encoder/internal/use"
+)
+
+//go:embed use_lite.bin
+var table []byte
+
+// Model is the name vectors of the built-in encoder are cached under. It
+// changes whenever the weights, the tokenizer or the forward pass change
+// the vectors, so a cache never mixes them.
+const Model = "builtin:use-lite-int8-v1"
+
+// Dim is the length of every vector.
+const Dim = use.OutDim
+
+// MaxTokens is how many sentence pieces of a text the model reads; the
+// rest is ignored.
+const MaxTokens = use.MaxTokens
+
+// Options configures an [Encoder]. The zero value is ready to use.
+type Options struct {
+	// Workers bounds how many goroutines embed a batch of texts; zero
+	// means GOMAXPROCS. A single text always runs on one.
+	Workers int
+}
+
+// Encoder embeds texts with the built-in model. It is safe for concurrent
+// use and implements dense.Embedder.
+type Encoder struct {
+	m       *use.Model
+	workers int
+	pool    sync.Pool // *use.Scratch
+}
+
+var load = sync.OnceValues(func() (*use.Model, error) {
+	return use.ReadTable(table)
+})
+
+// New returns an encoder. The weights (about 7 MB of int8 in the binary,
+// 28 MB of float32 in memory) are decoded on the first call, in about
+// 100 ms, and shared by every encoder.
+func New(opts *Options) (*Encoder, error) {
+	m, err := load()
+	if err != nil {
+		return nil, fmt.Errorf("loading the built-in encoder: %w", err)
+	}
+	e := &Encoder{m: m}
+	if opts != nil {
+		e.workers = opts.Workers
+	}
+	e.pool.New = func() any { return new(use.Scratch) }
+	return e, nil
+}
+
+// Model returns [Model].
+func (e *Encoder) Model() string { return Model }
+
+// Tokens returns the sentence-piece ids of text, before clipping to
+// [MaxTokens].
+func (e *Encoder) Tokens(text string) []int32 { return e.m.Tok.Encode(text) }
+
+// Piece returns the text of a sentence-piece id.
+func (e *Encoder) Piece(id int32) string { return e.m.Tok.Piece(id) }
+
+// batchTokens is about how many pieces one forward pass covers: enough
+// rows that each weight read serves many of them, few enough that the
+// activations stay in cache.
+const batchTokens = 256
+
+// Embed returns one L2-normalized vector of [Dim] floats a text. A text
+// with no pieces (empty or only spaces) gets the zero vector. Long
+// batches are split across workers; ctx is checked between passes.
+func (e *Encoder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	flat := make([]float32, len(texts)*Dim)
+	seqs := make([][]int32, len(texts))
+	for i, t := range texts {
+		out[i] = flat[i*Dim : (i+1)*Dim : (i+1)*Dim]
+		seqs[i] = use.Clip(e.m.Tok.Encode(t))
+	}
+	// Cut into passes of about batchTokens pieces.
+	type pass struct{ lo, hi int }
+	var passes []pass
+	for lo := 0; lo < len(seqs); {
+		hi, n := lo, 0
+		for hi < len(seqs) && (hi == lo || n+len(seqs[hi]) <= batchTokens) {
+			n += len(seqs[hi])
+			hi++
+		}
+		passes = append(passes, pass{lo, hi})
+		lo = hi
+	}
+	workers := e.workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = min(workers, len(passes))
+	if workers <= 1 {
+		s := e.pool.Get().(*use.Scratch)
+		defer e.pool.Put(s)
+		for _, p := range passes {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			e.m.Forward(s, seqs[p.lo:p.hi], out[p.lo:p.hi])
+		}
+		return out, nil
+	}
+	next := make(chan pass)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := e.pool.Get().(*use.Scratch)
+			defer e.pool.Put(s)
+			for p := range next {
+				e.m.Forward(s, seqs[p.lo:p.hi], out[p.lo:p.hi])
+			}
+		}()
+	}
+	var err error
+	for _, p := range passes {
+		if err = ctx.Err(); err != nil {
+			break
+		}
+		next <- p
+	}
+	close(next)
+	wg.Wait()
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}

@@ -1,0 +1,11 @@
+package use
+
+import "golang.org/x/sys/cpu"
+
+// dot4x2AVX2 sets out[2r+c] to the dot product of row r of x0..x3 with
+// w0 (c = 0) or w1 (c = 1), over n floats, n a multiple of 8.
+//
+//go:noescape
+func dot4x2AVX2(x0, x1, x2, x3, w0, w1 *float32, n int, out *[8]float32)
+
+var haveAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA

@@ -1,0 +1,73 @@
+package use
+
+// rowBlock is how many input rows one pass over a weight matrix serves:
+// the block of inputs stays in cache while each weight row is read once.
+const rowBlock = 64
+
+// useAVX2 turns the assembly kernel on; tests turn it off to check the
+// portable path against it.
+var useAVX2 = haveAVX2
+
+// linear computes dst = src·Wᵀ + b over rows (dst += … when add is set).
+func linear(dst, src []float32, rows int, l *Linear, add bool) {
+	in, out := l.In, l.Out
+	if useAVX2 && in%8 == 0 && out%2 == 0 && rows > 0 {
+		linearAVX2(dst, src, rows, l, add)
+		return
+	}
+	for r0 := 0; r0 < rows; r0 += rowBlock {
+		r1 := min(r0+rowBlock, rows)
+		for j := 0; j < out; j++ {
+			w := l.W[j*in : (j+1)*in]
+			b := l.B[j]
+			r := r0
+			for ; r+4 <= r1; r += 4 {
+				s0, s1, s2, s3 := dot4Go(src[r*in:(r+1)*in], src[(r+1)*in:(r+2)*in],
+					src[(r+2)*in:(r+3)*in], src[(r+3)*in:(r+4)*in], w)
+				store(dst, r*out+j, s0+b, add)
+				store(dst, (r+1)*out+j, s1+b, add)
+				store(dst, (r+2)*out+j, s2+b, add)
+				store(dst, (r+3)*out+j, s3+b, add)
+			}
+			for ; r < r1; r++ {
+				store(dst, r*out+j, dot1Go(src[r*in:(r+1)*in], w)+b, add)
+			}
+		}
+	}
+}
+
+func store(dst []float32, i int, v float32, add bool) {
+	if add {
+		dst[i] += v
+	} else {
+		dst[i] = v
+	}
+}
+
+// linearAVX2 is linear with the 4-row × 2-output assembly kernel. Rows
+// past the last multiple of 4 repeat the last row and drop its results.
+func linearAVX2(dst, src []float32, rows int, l *Linear, add bool) {
+	in, out := l.In, l.Out
+	_ = src[rows*in-1]
+	_ = dst[rows*out-1]
+	var acc [8]float32
+	for r0 := 0; r0 < rows; r0 += rowBlock {
+		r1 := min(r0+rowBlock, rows)
+		for j := 0; j < out; j += 2 {
+			w0, w1 := &l.W[j*in], &l.W[(j+1)*in]
+			b0, b1 := l.B[j], l.B[j+1]
+			for r := r0; r < r1; r += 4 {
+				x := [4]*float32{}
+				for k := range x {
+					x[k] = &src[min(r+k, r1-1)*in]
+				}
+				dot4x2AVX2(x[0], x[1], x[2], x[3], w0, w1, in, &acc)
+				for k := 0; k < 4 && r+k < r1; k++ {
+					o := (r+k)*out + j
+					store(dst, o, acc[2*k]+b0, add)
+					store(dst, o+1, acc[2*k+1]+b1, add)
+				}
+			}
+		}
+	}
+}
