@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/capbroker/capbroker/rank"
 	"github.com/capbroker/capbroker/route"
 	"github.com/capbroker/capbroker/trace"
 )
@@ -83,7 +84,7 @@ func (s *Server) handleRoute(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errorf(CodeInvalid, fmt.Sprintf(`"capability" %q: unknown capability (see GET /v1/capabilities)`, req.Capability)))
 		return
 	}
-	rr := route.Request{Task: req.Task, Phase: strings.TrimSpace(req.Phase), Capability: strings.TrimSpace(req.Capability)}
+	rr := route.Request{Task: rank.ClipQuery(req.Task), Phase: strings.TrimSpace(req.Phase), Capability: strings.TrimSpace(req.Capability)}
 	switch {
 	case req.Project != "":
 		if !filepath.IsAbs(req.Project) {

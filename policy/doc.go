@@ -9,7 +9,9 @@
 // The rules, in order:
 //
 //  1. The task's [Family] (coding, research, data, writing, ops, general)
-//     is inferred from its words unless given.
+//     is inferred from its words unless given. Only the task's first
+//     [rank.MaxQueryBytes] are read, for the family and for ranking (as in
+//     [Selector.Find]): no task costs more than one of that size.
 //  2. The family's floor (for coding: read_file, write_file, edit_file,
 //     list_directory, grep_files) is always included, where the catalog has
 //     those tools.

@@ -2,7 +2,6 @@ package policy
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/capbroker/capbroker/rank"
@@ -67,11 +66,13 @@ func InferFamily(task string) (Family, []string) {
 	stems := make([]string, 0, len(words))
 	kept := make([]string, 0, len(words)) // the word each stem came from
 	marks := make([]uint8, 0, len(words))
+	seen := make(map[string]struct{}, len(words))
 	for _, w := range words {
 		s := rank.Stem(w)
-		if slices.Contains(stems, s) {
+		if _, dup := seen[s]; dup {
 			continue // a repeated word counts once
 		}
+		seen[s] = struct{}{}
 		bits := familyStems[s]
 		stems = append(stems, s)
 		kept = append(kept, w)

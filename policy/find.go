@@ -52,7 +52,7 @@ func (s *Selector) Find(ctx context.Context, query string, k int, opts *Options)
 		k = DefaultFindK
 	}
 	res := &FindResult{Query: query, Matches: []Capability{}}
-	hits, err := s.rankSafely(ctx, query, 2*k)
+	hits, err := s.rankSafely(ctx, rank.ClipQuery(query), 2*k)
 	if err != nil {
 		res.Degraded, res.Failure = true, err.Error()
 		res.Reason = "search failed: " + err.Error()

@@ -257,6 +257,7 @@ func (s *Selector) rankSafely(ctx context.Context, q string, k int) (hits []rank
 func (s *Selector) Select(ctx context.Context, task string, opts *Options) *Selection {
 	o := opts.resolved()
 	sel := &Selection{Task: task, Hatch: HatchName, Family: o.Family}
+	task = rank.ClipQuery(task) // no task costs more than one of rank.MaxQueryBytes
 	if sel.Family == "" {
 		sel.Family, sel.FamilyWords = InferFamily(task)
 	}

@@ -224,4 +224,12 @@
 // compares it with each distinct word of the catalog once: two such words
 // add about 12 µs to a search of 1,000 cards and 44 µs of 10,000
 // (BenchmarkNeighbours); at most 8 words of a task are looked up.
+//
+// No query costs more than one of [MaxQueryBytes] (16 KiB, three times
+// the longest benchmark task): [Index.Search] reads only that much of it
+// ([ClipQuery]), and every step over its words is linear (maps, not scans,
+// for repeated words and value hints; one forward pass per kind of quote
+// for quoted values). A 1 MiB task of unclosed quotes took minutes before;
+// httpapi's TestAdversarialBodyCost holds every adversarial body to a
+// small multiple of a normal request of its size.
 package rank

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Hit is one ranked card with its explanation.
@@ -70,6 +71,29 @@ type QueryTerm struct {
 	Boost bool
 }
 
+// MaxQueryBytes bounds the text a query is read from: [Index.Search]
+// reads only a query's first MaxQueryBytes bytes (see [ClipQuery]), so
+// that no query, however long, costs more than one of this size. It is
+// three times the longest task of the benchmarks (BFCL's 4.7 KB).
+const MaxQueryBytes = 16 << 10
+
+// ClipQuery returns text cut to at most MaxQueryBytes bytes: at the last
+// space before the limit when there is one in its last quarter, else at a
+// rune boundary. Text within the limit is returned as it is.
+func ClipQuery(text string) string {
+	if len(text) <= MaxQueryBytes {
+		return text
+	}
+	cut := MaxQueryBytes
+	for cut > 0 && !utf8.RuneStart(text[cut]) {
+		cut--
+	}
+	if sp := strings.LastIndexFunc(text[:cut], unicode.IsSpace); sp >= MaxQueryBytes*3/4 {
+		cut = sp
+	}
+	return text[:cut]
+}
+
 // queryK3 saturates the weight of a word repeated in the query, as k3
 // does in Robertson's BM25: a word said n times weighs
 // (k3+1)·n/(k3+n), so 1, 1.2, 1.29, ... and never more than 1+k3.
@@ -125,19 +149,45 @@ type segment struct {
 
 // valueSpans cuts text into the parts that quote a value — text between
 // quotes ('Guardian Sword+', "Hello World") and URLs — and the rest. A
-// quote that would cover most of the text is not a value.
+// quote that would cover most of the text is not a value. It takes time
+// linear in the text: the closer a quote looks for is found from a
+// cursor per kind of quote that only moves forward.
 func valueSpans(text string) []segment {
 	var out []segment
 	rs := []rune(text)
 	isWord := func(i int) bool {
 		return i >= 0 && i < len(rs) && (unicode.IsLetter(rs[i]) || unicode.IsDigit(rs[i]))
 	}
+	// closesAt reports whether rs[j] closes a quote opened by closer's
+	// opener: a straight single quote or ’ closes only at a word's end.
+	closesAt := func(j int, closer rune) bool {
+		return rs[j] == closer && (closer == '"' || closer == '”' || !isWord(j+1))
+	}
+	// next[c] is the first j at or after the last search's start that
+	// closes c, or -1 if none does. Searches start ever later, so each
+	// kind of quote's scan passes over the text once.
+	closers := map[rune]rune{'"': '"', '“': '”', '‘': '’', '\'': '\''}
+	next := map[rune]int{}
+	closing := func(from int, closer rune) int {
+		if j, ok := next[closer]; ok && (j < 0 || j >= from) {
+			return j
+		}
+		j := from
+		for j < len(rs) && !closesAt(j, closer) {
+			j++
+		}
+		if j == len(rs) {
+			j = -1
+		}
+		next[closer] = j
+		return j
+	}
 	start := 0
 	for i := 0; i < len(rs); i++ {
 		r := rs[i]
 		end := -1
 		switch {
-		case r == 'h' && !isWord(i-1) && (strings.HasPrefix(string(rs[i:min(i+8, len(rs))]), "https://") || strings.HasPrefix(string(rs[i:min(i+7, len(rs))]), "http://")):
+		case r == 'h' && !isWord(i-1) && (hasPrefixRunes(rs[i:], "https://") || hasPrefixRunes(rs[i:], "http://")):
 			end = i
 			for end < len(rs) && !unicode.IsSpace(rs[end]) {
 				end++
@@ -147,13 +197,7 @@ func valueSpans(text string) []segment {
 			i = end - 1
 			continue
 		case r == '"' || r == '“' || r == '‘' || (r == '\'' && !isWord(i-1)):
-			closer := map[rune]rune{'"': '"', '“': '”', '‘': '’', '\'': '\''}[r]
-			for j := i + 1; j < len(rs); j++ {
-				if rs[j] == closer && (closer == '"' || closer == '”' || !isWord(j+1)) {
-					end = j
-					break
-				}
-			}
+			end = closing(i+1, closers[r])
 		}
 		if end < 0 || 2*(end-i) > len(rs) {
 			continue
@@ -163,6 +207,19 @@ func valueSpans(text string) []segment {
 		i = end
 	}
 	return append(out, segment{text: string(rs[start:])})
+}
+
+// hasPrefixRunes reports whether rs starts with the ASCII prefix p.
+func hasPrefixRunes(rs []rune, p string) bool {
+	if len(rs) < len(p) {
+		return false
+	}
+	for i := 0; i < len(p); i++ {
+		if rs[i] != rune(p[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // numberWeight scales a query word made of digits alone ("500", "2019"):
@@ -258,6 +315,7 @@ func (ix *Index) putScratch(s *scratch) {
 // hits (all matching cards when k <= 0), best first, ties broken by name.
 // Cards that match no query term are never returned.
 func (ix *Index) Search(query string, k int) []Hit {
+	query = ClipQuery(query)
 	return ix.SearchTerms(ix.Expand(ix.addValueHints(ParseQuery(query), query)), k)
 }
 

@@ -167,19 +167,20 @@ func (ix *Index) addValueHints(q []QueryTerm, text string) []QueryTerm {
 	if ix.opts.ValueHint <= 0 {
 		return q
 	}
+	var in map[string]bool // the stems in q, made on the first hint
 	for _, h := range valueHints(text) {
 		st := Stem(h.word)
 		if _, ok := ix.terms[st]; !ok {
 			continue
 		}
-		dup := false
-		for _, t := range q {
-			if t.Stem == st {
-				dup = true
-				break
+		if in == nil {
+			in = make(map[string]bool, len(q))
+			for _, t := range q {
+				in[t.Stem] = true
 			}
 		}
-		if !dup {
+		if !in[st] {
+			in[st] = true
 			q = append(q, QueryTerm{Stem: st, Word: h.word, Weight: ix.opts.ValueHint, From: h.text, Boost: true})
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/capbroker/capbroker/card"
 	"github.com/capbroker/capbroker/policy"
@@ -43,13 +44,14 @@ type Suggestion struct {
 
 func (e *NotExposedError) Error() string {
 	var b strings.Builder
+	tool := shorten(e.Tool)
 	switch {
 	case e.Gone:
-		fmt.Fprintf(&b, "tool %q was exposed in this session but is no longer in the catalog (removed or renamed since the session started).", e.Tool)
+		fmt.Fprintf(&b, "tool %q was exposed in this session but is no longer in the catalog (removed or renamed since the session started).", tool)
 	case e.InCatalog:
-		fmt.Fprintf(&b, "tool %q exists but is not exposed in this session.", e.Tool)
+		fmt.Fprintf(&b, "tool %q exists but is not exposed in this session.", tool)
 	default:
-		fmt.Fprintf(&b, "tool %q does not exist in this session's catalog.", e.Tool)
+		fmt.Fprintf(&b, "tool %q does not exist in this session's catalog.", tool)
 	}
 	var exposed, other []string
 	for _, s := range e.Suggestions {
@@ -65,13 +67,29 @@ func (e *NotExposedError) Error() string {
 	if len(other) > 0 {
 		fmt.Fprintf(&b, " Not exposed, with a close name: %s.", strings.Join(other, ", "))
 	}
-	q := queryFor(e.Tool)
+	q := queryFor(tool)
 	if e.InCatalog {
 		fmt.Fprintf(&b, ` To use it, call %s with {"query": %q}; found tools become callable for the rest of the run.`, policy.HatchName, q)
 	} else {
 		fmt.Fprintf(&b, ` To find a tool that is not exposed, call %s with a plain description of what you need (for example {"query": %q}); found tools become callable for the rest of the run.`, policy.HatchName, q)
 	}
 	return b.String()
+}
+
+// shorten cuts a name past maxSuggestRunes runes for messages, marking
+// the cut with "…" and the length it had.
+func shorten(name string) string {
+	if len(name) <= maxSuggestRunes {
+		return name
+	}
+	n := 0
+	for i := range name {
+		if n == maxSuggestRunes {
+			return fmt.Sprintf("%s… (%d bytes)", name[:i], len(name))
+		}
+		n++
+	}
+	return name
 }
 
 // Is makes errors.Is(err, ErrNotExposed) true.
@@ -108,6 +126,9 @@ func (s *Session) check(name string) error {
 	return &NotExposedError{Tool: name, InCatalog: inCat, Suggestions: suggest(name, s.state.Exposed, cat, 3)}
 }
 
+// maxSuggestRunes is the longest name [suggest] looks for close names to.
+const maxSuggestRunes = 256
+
 // minSimilarity is the least similarity a suggestion needs.
 const minSimilarity = 0.55
 
@@ -117,7 +138,14 @@ const suggestionSpread = 0.2
 // suggest returns up to n names close to name among the exposed ones
 // (still in the catalog) and the catalog's, best first; an exposed name
 // wins a tie.
+//
+// A name longer than maxSuggestRunes gets none: no tool name is that long
+// (MCP caps them at 128 characters), so none would come close, and
+// comparing it with every name would cost time in its length squared.
 func suggest(name string, exposed []string, cat *card.Catalog, n int) []Suggestion {
+	if len(name) > maxSuggestRunes && utf8.RuneCountInString(name) > maxSuggestRunes {
+		return nil
+	}
 	isExposed := make(map[string]bool, len(exposed))
 	for _, e := range exposed {
 		if _, ok := cat.Lookup(e); ok {
