@@ -51,6 +51,9 @@ func (d *Decision) announce(cat *Category) string {
 		if m.FirstSentence {
 			kind += ", first sentence"
 		}
+		if m.Shared > 1 {
+			kind += fmt.Sprintf(", shared by %d categories", m.Shared)
+		}
 		ms = append(ms, fmt.Sprintf("%s (%s)", m.Keyword, kind))
 	}
 	fmt.Fprintf(&b, "- matched keywords: %s\n", strings.Join(ms, ", "))

@@ -51,6 +51,35 @@
 // with no description is scored on its name; one that matches nothing is
 // listed as unassigned with confidence None and is never delegated to.
 //
+// # Keyword specificity
+//
+// A word that many categories share says less about which one a card
+// belongs to than a word that defines one. So a keyword's points (10 or
+// 3, plus 5) are divided by the number of categories that share it
+// ([Specificity], rounded, at least 1; the +2 per further keyword is
+// not). A word of a category's own name is shared with the categories
+// whose names also hold it; any other word with those whose name,
+// purpose or one-word keywords hold it; a phrase counts its most specific
+// word. In the default taxonomy "tdd", "review" and "analysis" count
+// whole, "implementation" and "requirements" half (each names two
+// categories), "code" a third (code-implementation, codebase-analysis,
+// code-review). The announcement says "shared by N categories".
+//
+// The design's own example, "TDD implementation specialist for .NET. Use
+// to write minimal code that makes tests pass.", at full points scores 37
+// in code-implementation (implementation exact in the first sentence 15,
+// implement inside "implementation" in the first sentence 8, code 10, two
+// further keywords 4) and 32 in tdd-implementation (tdd 15, tests 10,
+// test inside "tests" 3, two further 4), and was filed under
+// code-implementation. With specificity, code-implementation scores 8 +
+// 4 + 3 + 4 = 19 (implementation and implement shared by 2, code by 3)
+// and tdd-implementation still 32, High: in a .NET project,
+// tdd-implementation goes to it (TestDesignExample).
+//
+// Specificity decides the category; among the candidates of one category,
+// all scored on the same keywords, the score at full points
+// (Entry.FullScore) orders them.
+//
 // # Project type and delegation
 //
 // [DetectProject] reads the file names in a project root: *.csproj or
@@ -65,7 +94,7 @@
 // category the task text scores best in, else the taxonomy's fallback)
 // and orders its candidates by project-type match, exact keyword match
 // over partial, agent over command, task words found in the description,
-// score, and name. When the project type is known, candidates whose
+// score at full points, and name. When the project type is known, candidates whose
 // description names only other project types are left out. With no
 // candidate, the category's default agent answers. For a phase, the
 // decision also carries the phase's other capabilities (Secondary).

@@ -25,8 +25,8 @@ func Example() {
 	}
 	// Output:
 	// **Delegating code-implementation** → python-development:python-pro
-	// - matched keywords: develop (partial), development (exact), feature (partial, first sentence), features (exact, first sentence), refactor (partial), refactoring (exact)
-	// - score: 59 (High confidence)
+	// - matched keywords: develop (partial), development (exact), feature (partial, first sentence), features (exact, first sentence), refactor (partial, shared by 2 categories), refactoring (exact, shared by 2 categories)
+	// - score: 53 (High confidence)
 	// - project type: python (matched: python)
 	// - why: exact keyword match; agent (preferred over commands); ranked first of 1 candidate
 	// → tdd-implementation: defaults/executor (no plugin match)

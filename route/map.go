@@ -44,8 +44,18 @@ func New(tax *Taxonomy, opts *Options) *Router {
 	if r.opts.Alternatives == 0 {
 		r.opts.Alternatives = 3
 	}
-	for _, c := range tax.Categories {
-		r.cats = append(r.cats, compileKeywords(c.Keywords))
+	shared := Specificity(tax)
+	for i, c := range tax.Categories {
+		kws := compileKeywords(c.Keywords)
+		// compileKeywords drops keywords with no word; keep the counts aligned.
+		j := 0
+		for k, text := range c.Keywords {
+			if j < len(kws) && kws[j].text == text {
+				kws[j].shared = shared[i][k]
+				j++
+			}
+		}
+		r.cats = append(r.cats, kws)
 	}
 	for _, p := range tax.Projects {
 		r.projects = append(r.projects, compileKeywords(p.Keywords))
@@ -78,6 +88,11 @@ type Entry struct {
 	Score int `json:"score"`
 	// Confidence is the tier of Score.
 	Confidence Confidence `json:"confidence"`
+	// FullScore is the score in Capability with every keyword at full
+	// points, as if none were shared. Score decides the capability (where
+	// sharing matters); FullScore orders the candidates of one capability,
+	// which are all scored on the same keywords.
+	FullScore int `json:"full_score"`
 	// Matched are the keywords of Capability found, in taxonomy order.
 	Matched []Match `json:"matched,omitempty"`
 	// Exact is true when at least one keyword matched as a whole word.
@@ -133,8 +148,8 @@ func (r *Router) Scan(cards []card.Card) *Map {
 	for _, idx := range m.byCap {
 		sort.SliceStable(idx, func(a, b int) bool {
 			ea, eb := &m.entries[idx[a]], &m.entries[idx[b]]
-			if ea.Score != eb.Score {
-				return ea.Score > eb.Score
+			if ea.FullScore != eb.FullScore {
+				return ea.FullScore > eb.FullScore
 			}
 			return ea.Name < eb.Name
 		})
@@ -183,6 +198,7 @@ func (r *Router) score(c *card.Card) Entry {
 	if best >= 0 {
 		b := scores[best]
 		e.Capability, e.Score, e.Matched, e.Confidence = b.Capability, b.Score, b.Matched, Tier(b.Score)
+		e.FullScore = fullScore(b.Matched)
 		e.Exact = slices.ContainsFunc(b.Matched, func(m Match) bool { return m.Exact })
 		others := slices.Delete(slices.Clone(scores), best, best+1)
 		sort.SliceStable(others, func(i, j int) bool { return others[i].Score > others[j].Score })
@@ -213,8 +229,8 @@ func (m *Map) Router() *Router { return m.r }
 // slice must not be modified.
 func (m *Map) Entries() []Entry { return m.entries }
 
-// Candidates returns the entries assigned to capability, best score first
-// (ties by name).
+// Candidates returns the entries assigned to capability, best FullScore
+// first (ties by name).
 func (m *Map) Candidates(capability string) []Entry {
 	idx := m.byCap[capability]
 	out := make([]Entry, len(idx))

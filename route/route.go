@@ -131,7 +131,7 @@ func (d *Decision) Gap() bool { return d.Default && !d.Internal }
 //  2. at least one exact keyword match over partial matches only,
 //  3. agent over command,
 //  4. more task words found in the description,
-//  5. higher score,
+//  5. higher score at full points (Entry.FullScore),
 //  6. name.
 //
 // With no candidate, the category's default agent is used. For a phase,
@@ -254,8 +254,8 @@ func (a *candidate) before(b *candidate) bool {
 	if a.overlap != b.overlap {
 		return a.overlap > b.overlap
 	}
-	if a.e.Score != b.e.Score {
-		return a.e.Score > b.e.Score
+	if a.e.FullScore != b.e.FullScore {
+		return a.e.FullScore > b.e.FullScore
 	}
 	return a.e.Name < b.e.Name
 }
@@ -305,7 +305,7 @@ func (m *Map) delegate(capName string, project *Project, tw []string) Decision {
 	usable := 0
 	for _, i := range idx {
 		e := &m.entries[i]
-		if m.r.opts.MinConfidence != "" && rank(e.Confidence) < rank(m.r.opts.MinConfidence) {
+		if m.r.opts.MinConfidence != "" && confRank(e.Confidence) < confRank(m.r.opts.MinConfidence) {
 			d.Searched.BelowConfidence++
 			continue
 		}
@@ -363,7 +363,7 @@ func (m *Map) delegate(capName string, project *Project, tw []string) Decision {
 	d.Matched = matchWords(c.e.Matched)
 	d.Project.Matched = c.proj == 0
 	d.Project.Keywords = c.techKeys
-	d.Reasons = delegationReasons(&c, usable, project, tw)
+	d.Reasons = delegationReasons(&c, usable, d.Searched.OtherProjects, project, tw)
 	for _, alt := range cands[1:] {
 		d.Alternatives = append(d.Alternatives, Alternative{Agent: alt.e.Name, Kind: alt.e.Kind, Score: alt.e.Score, Confidence: alt.e.Confidence})
 	}
@@ -372,7 +372,7 @@ func (m *Map) delegate(capName string, project *Project, tw []string) Decision {
 }
 
 // delegationReasons explains why c ranks first among cands.
-func delegationReasons(c *candidate, usable int, project *Project, tw []string) []string {
+func delegationReasons(c *candidate, usable, otherProjects int, project *Project, tw []string) []string {
 	var rs []string
 	switch {
 	case !project.Known():
@@ -402,7 +402,11 @@ func delegationReasons(c *candidate, usable int, project *Project, tw []string) 
 		rs = append(rs, "task words in description: "+strings.Join(found, ", "))
 	}
 	rs = append(rs, fmt.Sprintf("score %d (%s confidence)", c.e.Score, c.e.Confidence))
-	rs = append(rs, "ranked first of "+plural(usable, "candidate"))
+	ranked := "ranked first of " + plural(usable, "candidate")
+	if otherProjects > 0 {
+		ranked += fmt.Sprintf(" (%d left out: %s only other project types)", otherProjects, map[bool]string{true: "it names", false: "they name"}[otherProjects == 1])
+	}
+	rs = append(rs, ranked)
 	return rs
 }
 
@@ -460,7 +464,7 @@ func matchWords(ms []Match) []string {
 	return out
 }
 
-func rank(c Confidence) int {
+func confRank(c Confidence) int {
 	switch c {
 	case High:
 		return 3

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/capbroker/capbroker/rank"
 )
 
 // The scoring rules. A keyword counts once per text, however often it occurs.
@@ -60,8 +62,13 @@ type Match struct {
 	// FirstSentence is true when the keyword occurs in the first sentence.
 	FirstSentence bool `json:"first_sentence,omitempty"`
 	// Points is what the keyword earned on its own (10 or 3, plus 5 in the
-	// first sentence); the further-keyword bonus is not included.
+	// first sentence, divided by Shared); the further-keyword bonus is not
+	// included.
 	Points int `json:"points"`
+	// Shared is, when more than one, the number of categories whose
+	// vocabulary (name, purpose and keywords) holds the keyword's most
+	// specific word: its points are divided by it (see [Specificity]).
+	Shared int `json:"shared,omitempty"`
 }
 
 // token is one lowercased word of a text and the sentence it is in.
@@ -128,13 +135,17 @@ func words(toks []token) []string {
 type keyword struct {
 	text  string
 	words []string
+	// shared is the number of categories the keyword's most specific
+	// word belongs to (1 when it defines its category, or outside a
+	// taxonomy); its points are divided by it.
+	shared int
 }
 
 func compileKeywords(list []string) []keyword {
 	out := make([]keyword, 0, len(list))
 	for _, k := range list {
 		if w := words(tokenize(k)); len(w) > 0 {
-			out = append(out, keyword{text: k, words: w})
+			out = append(out, keyword{text: k, words: w, shared: 1})
 		}
 	}
 	return out
@@ -252,6 +263,10 @@ func scoreText(t *text, kws []keyword) (int, []Match) {
 		if first {
 			m.Points += PointsFirstSentence
 		}
+		if n := kws[i].shared; n > 1 {
+			m.Shared = n
+			m.Points = max(1, (2*m.Points+n)/(2*n)) // rounded, never 0
+		}
 		total += m.Points
 		matches = append(matches, m)
 	}
@@ -259,6 +274,25 @@ func scoreText(t *text, kws []keyword) (int, []Match) {
 		total += PointsFurther * (len(matches) - 1)
 	}
 	return total, matches
+}
+
+// fullScore is the score of matches with every keyword at full points.
+func fullScore(ms []Match) int {
+	total := 0
+	for _, m := range ms {
+		p := PointsPartial
+		if m.Exact {
+			p = PointsExact
+		}
+		if m.FirstSentence {
+			p += PointsFirstSentence
+		}
+		total += p
+	}
+	if len(ms) > 1 {
+		total += PointsFurther * (len(ms) - 1)
+	}
+	return total
 }
 
 // ScoreText scores text against keywords with the routing rules: each
@@ -289,4 +323,71 @@ outer:
 		return true
 	}
 	return false
+}
+
+// Specificity returns, for each category of tax and each of its keywords
+// (in taxonomy order), the number of categories that share the keyword.
+// Words are compared by stem, without stop words. A word of the
+// category's own name is shared with the categories whose names also hold
+// it ("analysis" defines codebase-analysis; "implementation" names both
+// tdd-implementation and code-implementation, 2); any other word with the
+// categories whose vocabulary — the words of their name and purpose and
+// their one-word keywords — holds it ("code", said by code-implementation,
+// codebase-analysis and code-review, 3). A phrase counts its most
+// specific word ("quality assurance": "assurance", 1). A keyword that
+// defines its category gets 1. Scoring divides a keyword's points by
+// this number (rounded, at least 1).
+func Specificity(tax *Taxonomy) [][]int {
+	names := make([]map[string]bool, len(tax.Categories))
+	vocab := make([]map[string]bool, len(tax.Categories))
+	for i, c := range tax.Categories {
+		names[i], vocab[i] = map[string]bool{}, map[string]bool{}
+		for _, st := range stems(strings.ReplaceAll(c.Name, "-", " ")) {
+			names[i][st], vocab[i][st] = true, true
+		}
+		for _, st := range stems(c.Purpose) {
+			vocab[i][st] = true
+		}
+		for _, kw := range c.Keywords {
+			// A phrase's words are not the category's words: "acceptance
+			// testing" does not make "test" a word of
+			// requirements-validation.
+			if st := stems(kw); len(st) == 1 {
+				vocab[i][st[0]] = true
+			}
+		}
+	}
+	out := make([][]int, len(tax.Categories))
+	for i, c := range tax.Categories {
+		out[i] = make([]int, len(c.Keywords))
+		for k, kw := range c.Keywords {
+			n := 0
+			for _, st := range stems(kw) {
+				sets := vocab
+				if names[i][st] {
+					sets = names
+				}
+				in := 0
+				for _, v := range sets {
+					if v[st] {
+						in++
+					}
+				}
+				if n == 0 || in < n {
+					n = in
+				}
+			}
+			out[i][k] = max(n, 1)
+		}
+	}
+	return out
+}
+
+// stems returns the stems of the content words of s.
+func stems(s string) []string {
+	var out []string
+	for _, t := range rank.Tokens(s) {
+		out = append(out, t.Stem)
+	}
+	return out
 }
