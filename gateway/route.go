@@ -48,6 +48,7 @@ type routed struct {
 	Reasons        []string `json:"reasons,omitempty"`
 	Announcement   string   `json:"announcement,omitempty"`
 	Line           string   `json:"line"`
+	Unsure         string   `json:"unsure,omitempty"`
 	Secondary      []routed `json:"secondary,omitempty"`
 }
 
@@ -94,6 +95,7 @@ func (s *session) route(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Cal
 		return errorResult(RouteName + ": " + err.Error()), nil
 	}
 	out := routedOf(&d, true)
+	out.Unsure = d.Unsure
 	data, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
 		return errorResult(RouteName + ": encoding the decision: " + err.Error()), nil

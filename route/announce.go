@@ -30,11 +30,13 @@ func (d *Decision) announce(cat *Category) string {
 	var b strings.Builder
 	if d.Internal {
 		fmt.Fprintf(&b, "**Using built-in agent** for %s → %s\n", d.Capability, d.Agent)
+		d.announceClassification(&b)
 		fmt.Fprintf(&b, "- internal capability: %s\n", strings.TrimSpace(cat.Purpose+"; plugins are not searched"))
 		return b.String()
 	}
 	if d.Default {
 		fmt.Fprintf(&b, "**Using built-in agent** for %s → %s\n", d.Capability, d.Agent)
+		d.announceClassification(&b)
 		fmt.Fprintf(&b, "- searched: %s (%d agents and commands); %s\n", plural(d.Searched.Plugins, "plugin"), d.Searched.Cards, d.Reasons[0])
 		fmt.Fprintf(&b, "- keywords tried: %s\n", strings.Join(d.KeywordsTried, ", "))
 		fmt.Fprintf(&b, "- project type: %s\n", projectTypes(d.Project.Types))
@@ -42,6 +44,7 @@ func (d *Decision) announce(cat *Category) string {
 		return b.String()
 	}
 	fmt.Fprintf(&b, "**Delegating %s** → %s\n", d.Capability, d.Agent)
+	d.announceClassification(&b)
 	var ms []string
 	for _, m := range d.Matches {
 		kind := "partial"
@@ -97,4 +100,16 @@ func (d *Decision) oneLine() string {
 		why = "no plugin match"
 	}
 	return fmt.Sprintf("→ %s: %s (%s)", d.Capability, d.Agent, why)
+}
+
+// announceClassification writes how the task chose the capability, and
+// whether it was a close call.
+func (d *Decision) announceClassification(b *strings.Builder) {
+	if d.Classification == nil {
+		return
+	}
+	fmt.Fprintf(b, "- capability from the task: %s\n", d.Classification.detail())
+	if d.Unsure != "" {
+		fmt.Fprintf(b, "- %s\n", d.Unsure)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/capbroker/capbroker/card"
 )
@@ -28,6 +29,20 @@ type Router struct {
 	opts     Options
 	cats     [][]keyword // compiled keywords per category, in taxonomy order
 	projects [][]keyword // compiled technology keywords per project type
+
+	clOnce sync.Once
+	cl     *classifier // built on the first task classified
+}
+
+// classifier returns the task classifier, building it once.
+func (r *Router) classifier() *classifier {
+	r.clOnce.Do(func() { r.cl = newClassifier(r.tax) })
+	return r.cl
+}
+
+// catIndex returns the index of the category named name, or -1.
+func (r *Router) catIndex(name string) int {
+	return slices.IndexFunc(r.tax.Categories, func(c Category) bool { return c.Name == name })
 }
 
 // New returns a Router for tax (the [Default] taxonomy when nil). tax must

@@ -105,6 +105,13 @@ type Decision struct {
 	// Warnings report trouble that did not stop routing (a failed re-scan,
 	// a gap that could not be logged).
 	Warnings []string `json:"warnings,omitempty"`
+	// Classification, when the task text chose the capability, says how:
+	// the keywords and the words or meanings that decided it, and the
+	// runner-up.
+	Classification *Classification `json:"classification,omitempty"`
+	// Unsure is set when the task's classification was a close call
+	// between two capabilities.
+	Unsure string `json:"unsure,omitempty"`
 	// Announcement is the text announcing the decision (Markdown).
 	Announcement string `json:"announcement"`
 	// Line is the one-line form for logs.
@@ -121,9 +128,13 @@ func (d *Decision) Gap() bool { return d.Default && !d.Internal }
 // cards, its taxonomy and req: no I/O.
 //
 // The capability comes from req.Capability, else from req.Phase (the phase
-// capability the task text scores best in, else the phase's primary),
-// else from the task text scored against every category, else the
-// taxonomy's fallback. Candidates are the cards assigned to the
+// capability the task text is classified in, else the phase's primary),
+// else from the task text classified among every category, else the
+// taxonomy's fallback. A task text is classified by its keyword score in
+// each category and by the shared ranker (package rank) over each
+// category's purpose, keywords, phases and examples; Decision.
+// Classification says which words decided it and Decision.Unsure when
+// two categories were close. Candidates are the cards assigned to the
 // capability, left out when the project type is known and their
 // description names only other project types, and ordered by:
 //
@@ -146,6 +157,7 @@ func (m *Map) Route(req Request) (Decision, error) {
 		}
 	}
 	var capName, from string
+	var cls *Classification
 	switch {
 	case strings.TrimSpace(req.Capability) != "":
 		capName = strings.TrimSpace(req.Capability)
@@ -154,16 +166,16 @@ func (m *Map) Route(req Request) (Decision, error) {
 		}
 		from = "requested capability"
 	case phase != nil:
-		capName, from = m.r.pickFromTask(task, phase.Capabilities())
-		if capName == "" {
+		if cls = m.r.classify(task, req.Task, phase.Capabilities()); cls == nil {
 			capName, from = phase.Primary, "primary capability of phase "+phase.Name
 		} else {
-			from = "phase " + phase.Name + ", " + from
+			capName, from = cls.Capability, "phase "+phase.Name+", "+cls.explain()
 		}
 	case len(task.toks) > 0:
-		capName, from = m.r.pickFromTask(task, categoryNames(tax))
-		if capName == "" {
-			capName, from = tax.Fallback, "fallback (the task names no category keyword)"
+		if cls = m.r.classify(task, req.Task, categoryNames(tax)); cls == nil {
+			capName, from = tax.Fallback, "fallback (nothing in the task matched any capability)"
+		} else {
+			capName, from = cls.Capability, cls.explain()
 		}
 	default:
 		return Decision{}, ErrNothingToRoute
@@ -171,6 +183,13 @@ func (m *Map) Route(req Request) (Decision, error) {
 	tw := taskWords(task.toks)
 	d := m.delegate(capName, req.Project, tw)
 	d.CapabilityFrom = from
+	if cls != nil {
+		d.Classification = cls
+		if cls.Unsure {
+			d.Unsure = cls.unsure()
+		}
+		d.finish(tax.Category(capName))
+	}
 	if phase != nil {
 		d.Phase = phase.Name
 		for _, other := range phase.Capabilities() {
@@ -187,27 +206,6 @@ func (m *Map) Route(req Request) (Decision, error) {
 		}
 	}
 	return d, nil
-}
-
-// pickFromTask scores the task against the named categories and returns
-// the best (first in the list on a tie), or "" when none scores.
-func (r *Router) pickFromTask(task *text, names []string) (string, string) {
-	best, bestScore := "", 0
-	var bestMatches []Match
-	for _, name := range names {
-		i := slices.IndexFunc(r.tax.Categories, func(c Category) bool { return c.Name == name })
-		if i < 0 {
-			continue
-		}
-		s, ms := scoreText(task, r.cats[i])
-		if s > bestScore {
-			best, bestScore, bestMatches = name, s, ms
-		}
-	}
-	if best == "" {
-		return "", ""
-	}
-	return best, fmt.Sprintf("task keywords %s (score %d)", strings.Join(matchWords(bestMatches), ", "), bestScore)
 }
 
 // stopwords are left out of the task words that break ties.

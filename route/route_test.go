@@ -191,11 +191,11 @@ func TestCapabilityChoice(t *testing.T) {
 	}{
 		{Request{Capability: "tdd", Task: "implement it", Phase: "EXECUTE"}, "tdd", "requested capability", []string{"impl"}},
 		{Request{Phase: "EXECUTE"}, "impl", "primary capability of phase EXECUTE", []string{"tdd"}},
-		{Request{Phase: "execute", Task: "add tests first, tdd style"}, "tdd", "phase EXECUTE, task keywords tdd, tests (score 32)", []string{"impl"}},
+		{Request{Phase: "execute", Task: "add tests first, tdd style"}, "tdd", "phase EXECUTE, task classified: keywords tdd, tests; words tdd, tests; score 4.00", []string{"impl"}},
 		{Request{Phase: "EXECUTE", Task: "please review"}, "impl", "primary capability of phase EXECUTE", []string{"tdd"}},
-		{Request{Task: "please review and lint this"}, "review", "task keywords review, lint (score 32)", nil},
-		{Request{Task: "hello world"}, "impl", "fallback (the task names no category keyword)", nil},
-		{Request{Task: "make a plan"}, "plan", "task keywords plan (score 15)", nil},
+		{Request{Task: "please review and lint this"}, "review", "task classified: keywords review, lint; words review, lint; score 4.00", nil},
+		{Request{Task: "hello world"}, "impl", "fallback (nothing in the task matched any capability)", nil},
+		{Request{Task: "make a plan"}, "plan", "task classified: keywords plan; words plan; score 3.60", nil},
 		{Request{Phase: "PLAN"}, "plan", "primary capability of phase PLAN", []string{"review"}},
 	}
 	for _, tt := range tests {
@@ -247,6 +247,7 @@ func TestAnnouncements(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "**Using built-in agent** for plan → defaults/coordinator\n" +
+		"- capability from the task: keywords plan; words plan; score 3.60\n" +
 		"- internal capability: plan the work; plugins are not searched\n"
 	if d.Announcement != want || d.Line != "→ plan: defaults/coordinator (built-in)" || !d.Internal || d.Gap() {
 		t.Errorf("internal decision:\n%s\n%s", d.Announcement, d.Line)

@@ -33,6 +33,10 @@ type Category struct {
 	// Keywords are scored against agent descriptions and task text. A
 	// keyword may be a phrase ("user stories").
 	Keywords []string `yaml:"keywords,omitempty" json:"keywords,omitempty"`
+	// Examples are sample task texts of the category, in a user's words.
+	// They only help classify task texts (see [Map.Route]); agents and
+	// commands are scored on the keywords alone.
+	Examples []string `yaml:"examples,omitempty" json:"examples,omitempty"`
 	// Default is the built-in agent used when no plugin matches.
 	Default string `yaml:"default,omitempty" json:"default"`
 	// Suggestion says what kind of plugin would fill a gap; when empty
@@ -154,6 +158,7 @@ type categoryFile struct {
 	Purpose    string   `yaml:"purpose"`
 	Phases     []string `yaml:"phases"`
 	Keywords   []string `yaml:"keywords"`
+	Examples   []string `yaml:"examples"`
 	Default    string   `yaml:"default"`
 	Suggestion string   `yaml:"suggestion"`
 	Internal   *bool    `yaml:"internal"`
@@ -293,6 +298,7 @@ func mergeCategory(c *Category, cf categoryFile) {
 		}
 	}
 	c.Keywords = appendNew(c.Keywords, cf.Keywords...)
+	c.Examples = appendNew(c.Examples, cf.Examples...)
 	if cf.Default != "" {
 		c.Default = strings.TrimSpace(cf.Default)
 	}

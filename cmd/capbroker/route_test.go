@@ -197,7 +197,7 @@ func TestCapabilities(t *testing.T) {
 		"code-review (VERIFY) → default defaults/validator: 2 candidates\n",
 		"coordination (PLAN, internal) → default defaults/coordinator: 0 candidates\n",
 		"  High     83  agent   review:code-reviewer  [review, code review, quality, security, pull request, pull requests]\n",
-		"  High     71  agent   python-development:python-pro  [develop, development, code, feature, features, refactor, refactoring]  tech: python\n",
+		"  High     60  agent   python-development:python-pro  [develop, development, code, feature, features, refactor, refactoring]  tech: python\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text lacks %q:\n%s", want, out)
