@@ -56,6 +56,14 @@ type ServerConfig struct {
 	// when it was not read from a file.
 	File string
 	Line int
+	// Secrets are the values its config expanded from ${VAR}s: statuses,
+	// logs and errors show ${VAR} instead.
+	Secrets []mcpconfig.Secret
+	// InheritEnv passes the gateway's whole environment to a stdio
+	// server; InheritVars passes these variables. Otherwise it gets only
+	// [mcpconfig.SafeEnv] and Env.
+	InheritEnv  bool
+	InheritVars []string
 }
 
 // Where says where the server is defined ("file:line"), or "" when unknown.
@@ -167,7 +175,8 @@ func ParseConfig(data []byte) (*Config, error) {
 // the definition as written. The legacy SSE transport is refused.
 func FromMCPConfig(s mcpconfig.Server) (ServerConfig, error) {
 	c := ServerConfig{Name: s.Name, Command: s.Command, Args: s.Args, Env: s.Env, Dir: s.Dir,
-		URL: s.URL, Headers: s.Headers, File: s.File, Line: s.Line}
+		URL: s.URL, Headers: s.Headers, File: s.File, Line: s.Line,
+		Secrets: s.Secrets, InheritEnv: s.InheritEnv, InheritVars: s.InheritVars}
 	if s.Transport == mcpconfig.SSE {
 		return c, fmt.Errorf("server %q: the legacy SSE transport is not supported; use streamable HTTP", s.Name)
 	}

@@ -118,9 +118,9 @@ func TestFromMCPConfig(t *testing.T) {
 	}
 	want := []ServerConfig{
 		{Name: "fs", Command: "mcp-fs", Args: []string{"/home/me/src"}, Env: map[string]string{"K": "v"}, Dir: "/w",
-			AllowIrreversible: true, Timeout: 5 * time.Second, File: file, Line: 4},
+			AllowIrreversible: true, Timeout: 5 * time.Second, File: file, Line: 4, Secrets: []mcpconfig.Secret{{Var: "K", Value: "v"}}},
 		{Name: "web", URL: "https://x/mcp", Headers: map[string]string{"Authorization": "Bearer t0k"},
-			Timeout: 1500 * time.Millisecond, File: file, Line: 5},
+			Timeout: 1500 * time.Millisecond, File: file, Line: 5, Secrets: []mcpconfig.Secret{{Var: "TOKEN", Value: "t0k"}}},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("servers (-want +got):\n%s", diff)

@@ -113,6 +113,10 @@ type Options struct {
 	// bytes; a longer line is answered with a parse error and skipped. If
 	// zero, DefaultMaxMessage (16 MiB).
 	MaxMessage int
+	// InheritEnv passes the gateway's whole environment to every stdio
+	// upstream. By default each gets only mcpconfig.SafeEnv and what its
+	// config names (its env and inheritEnv).
+	InheritEnv bool
 }
 
 func (o *Options) resolved() *Options {

@@ -657,7 +657,7 @@ func (g *Gateway) callTool(ctx context.Context, s *session, ss *mcp.ServerSessio
 			outcome = "timeout"
 		}
 		record(outcome)
-		return errorResult(g.explain(u, e.tool.Name, err)), nil
+		return errorResult(u.redact(g.explain(u, e.tool.Name, err))), nil
 	}
 	if res.IsError {
 		record("tool_error")

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/capbroker/capbroker/source/mcpconfig"
 )
 
 // upstreamProtocol is the protocol revision the gateway asks its upstreams
@@ -79,17 +81,19 @@ type upstream struct {
 	calls    map[uint64]*call
 	subs     map[string]int // resource URI -> downstream subscriptions
 
-	nextID atomic.Uint64
+	nextID   atomic.Uint64
+	redactor *mcpconfig.Redactor // hides the config's ${VAR} values
 }
 
 func newUpstream(cfg ServerConfig, opts *Options, h hooks) *upstream {
 	u := &upstream{
 		cfg: cfg, opts: opts, hooks: h,
-		log:     opts.Logger.With("upstream", cfg.Name),
-		timeout: cfg.Timeout,
-		ready:   make(chan struct{}),
-		calls:   map[uint64]*call{},
-		subs:    map[string]int{},
+		log:      opts.Logger.With("upstream", cfg.Name),
+		timeout:  cfg.Timeout,
+		ready:    make(chan struct{}),
+		calls:    map[uint64]*call{},
+		subs:     map[string]int{},
+		redactor: mcpconfig.NewRedactor(cfg.Secrets...),
 	}
 	if u.timeout <= 0 {
 		u.timeout = opts.CallTimeout
@@ -145,6 +149,7 @@ func (u *upstream) run(ctx context.Context, firstDone chan<- struct{}) {
 			if ctx.Err() != nil {
 				return
 			}
+			err = u.redactErr(err)
 			u.mu.Lock()
 			u.lastErr = err
 			u.mu.Unlock()
@@ -174,11 +179,12 @@ func (u *upstream) run(ctx context.Context, firstDone chan<- struct{}) {
 					u.ready = make(chan struct{})
 				}
 				u.restarts++
-				u.lastErr = fmt.Errorf("connection lost: %v", orClosed(werr))
+				u.lastErr = u.redactErr(fmt.Errorf("connection lost: %v", orClosed(werr)))
+				lost := u.lastErr
 				u.mu.Unlock()
 				u.opts.Metrics.upstreamUp(u.cfg.Name, false)
 				u.opts.Metrics.restart(u.cfg.Name)
-				u.log.Warn("upstream connection lost; restarting", "error", orClosed(werr), "retry_in", backoff)
+				u.log.Warn("upstream connection lost; restarting", "error", lost, "retry_in", backoff)
 			}
 			if time.Since(started) > u.opts.MaxBackoff {
 				backoff = u.opts.MinBackoff
@@ -217,11 +223,8 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	} else {
 		cmd := exec.Command(u.cfg.Command, u.cfg.Args...)
 		cmd.Dir = u.cfg.Dir
-		cmd.Env = os.Environ()
-		for _, k := range sortedKeys(u.cfg.Env) {
-			cmd.Env = append(cmd.Env, k+"="+u.cfg.Env[k])
-		}
-		cmd.Stderr = &lineLogger{log: u.log}
+		cmd.Env = mcpconfig.Environ(os.Environ(), &mcpconfig.Server{Env: u.cfg.Env, InheritEnv: u.cfg.InheritEnv, InheritVars: u.cfg.InheritVars}, u.opts.InheritEnv)
+		cmd.Stderr = &lineLogger{log: u.log, redact: u.redact}
 		t = &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
 	}
 	cs, err := u.client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: upstreamProtocol})
@@ -239,10 +242,32 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 
 func (u *upstream) describe() string {
 	if u.cfg.URL != "" {
-		return u.cfg.URL
+		return u.redact(u.cfg.URL)
 	}
-	return strings.Join(append([]string{u.cfg.Command}, u.cfg.Args...), " ")
+	return u.redact(strings.Join(append([]string{u.cfg.Command}, u.cfg.Args...), " "))
 }
+
+// redact shows the config's ${VAR} values as ${VAR}.
+func (u *upstream) redact(s string) string { return u.redactor.Redact(s) }
+
+// redactErr returns err with its text redacted, still unwrapping to err.
+func (u *upstream) redactErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	if msg := err.Error(); u.redact(msg) != msg {
+		return redactedError{msg: u.redact(msg), err: err}
+	}
+	return err
+}
+
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (r redactedError) Error() string { return r.msg }
+func (r redactedError) Unwrap() error { return r.err }
 
 // relist re-reads the listing after a list_changed notification.
 func (u *upstream) relist(ctx context.Context) {
@@ -592,9 +617,17 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // lineLogger logs what a stdio upstream writes to stderr, line by line.
 type lineLogger struct {
-	log *slog.Logger
-	mu  sync.Mutex
-	buf []byte
+	log    *slog.Logger
+	redact func(string) string
+	mu     sync.Mutex
+	buf    []byte
+}
+
+func (l *lineLogger) line(s string) {
+	if l.redact != nil {
+		s = l.redact(s)
+	}
+	l.log.Info("stderr", "line", s)
 }
 
 func (l *lineLogger) Write(p []byte) (int, error) {
@@ -607,12 +640,12 @@ func (l *lineLogger) Write(p []byte) (int, error) {
 			break
 		}
 		if line := strings.TrimRight(string(l.buf[:i]), "\r"); line != "" {
-			l.log.Info("stderr", "line", line)
+			l.line(line)
 		}
 		l.buf = l.buf[i+1:]
 	}
 	if len(l.buf) > 64<<10 {
-		l.log.Info("stderr", "line", string(l.buf))
+		l.line(string(l.buf))
 		l.buf = l.buf[:0]
 	}
 	return len(p), nil

@@ -39,6 +39,11 @@ type Config struct {
 	Index      string   `yaml:"index"`
 
 	dir string // folder of the file, for relative paths
+
+	// Project marks a config found in the working folder (a repository's
+	// own, not one the user named): the MCP servers it leads to run only
+	// once approved (see [Options.Trust]).
+	Project bool `yaml:"-"`
 }
 
 // UnmarshalYAML lets a root be a plain path or a mapping.
@@ -77,13 +82,18 @@ func LoadConfig(path string) (*Config, error) {
 func (c *Config) Apply(opts *Options, home string) {
 	for _, r := range c.Roots {
 		r.Path = c.resolve(r.Path, home)
+		r.Project = r.Project || c.Project
 		opts.Roots = append(opts.Roots, r)
 	}
 	for _, f := range c.ToolFiles {
 		opts.ToolFiles = append(opts.ToolFiles, c.resolve(f, home))
 	}
 	for _, f := range c.MCPConfigs {
-		opts.MCPConfigs = append(opts.MCPConfigs, c.resolve(f, home))
+		if c.Project {
+			opts.ProjectMCPConfigs = append(opts.ProjectMCPConfigs, c.resolve(f, home))
+		} else {
+			opts.MCPConfigs = append(opts.MCPConfigs, c.resolve(f, home))
+		}
 	}
 	if c.PluginMCP {
 		opts.PluginMCP = true
@@ -119,13 +129,14 @@ func (c *Config) resolve(p, home string) string {
 // DefaultRoots are the places Claude Code keeps capabilities: the
 // project's .claude folder and .mcp.json in workDir, and the user's
 // ~/.claude folder (agents, commands, skills, plugins) in home. An empty
-// workDir or home leaves its places out. All are optional.
+// workDir or home leaves its places out. All are optional. The project's
+// places are marked Project: their MCP servers need approval.
 func DefaultRoots(home, workDir string) []Root {
 	var roots []Root
 	if workDir != "" {
 		roots = append(roots,
-			Root{Path: filepath.Join(workDir, ".claude"), Scope: "project", ClaudeDir: true, Optional: true},
-			Root{Path: filepath.Join(workDir, ".mcp.json"), Optional: true},
+			Root{Path: filepath.Join(workDir, ".claude"), Scope: "project", ClaudeDir: true, Optional: true, Project: true},
+			Root{Path: filepath.Join(workDir, ".mcp.json"), Optional: true, Project: true},
 		)
 	}
 	if home != "" {

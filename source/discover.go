@@ -30,6 +30,19 @@ type Options struct {
 	ToolFiles []string
 	// MCPConfigs are MCP client config files whose servers are connected.
 	MCPConfigs []string
+	// ProjectMCPConfigs are MCP config files of the project (./.mcp.json,
+	// ./.vscode/mcp.json, what a project's capbroker.yaml names): their
+	// servers are connected only when Trust approves them.
+	ProjectMCPConfigs []string
+	// Trust decides whether a server from a project-scoped place
+	// (ProjectMCPConfigs, a Root with Project set) may be started or
+	// connected; reason says why not. nil approves none of them. A server
+	// left out is listed in the report's Unapproved, not connected and
+	// has no cards.
+	Trust func(s mcpconfig.Server) (ok bool, reason string)
+	// InheritEnv passes the whole environment (Environ) to every stdio
+	// MCP server, not only the safe set and what its config names.
+	InheritEnv bool
 	// PluginMCP also connects the MCP servers that plugins declare in
 	// their .mcp.json. If false, those servers are only counted.
 	PluginMCP bool
@@ -68,6 +81,10 @@ type Root struct {
 	ClaudeDir bool `yaml:"claude_dir,omitempty" json:"claude_dir,omitempty"`
 	// Optional roots that do not exist are passed over silently.
 	Optional bool `yaml:"optional,omitempty" json:"optional,omitempty"`
+	// Project marks a place inside the project (a cloned repository):
+	// the MCP servers found there run only when [Options.Trust] approves
+	// them. Skills, agents, commands and tool files are read as text.
+	Project bool `yaml:"-" json:"project,omitempty"`
 }
 
 // Progress reports one source done.
@@ -95,8 +112,9 @@ func Discover(ctx context.Context, opts *Options) (*Result, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	sources, skipped, warnings := Plan(ctx, opts)
-	planned := &planProblems{skipped: skipped, warnings: warnings}
+	pl := Plan(ctx, opts)
+	sources := pl.Sources
+	planned := &planProblems{skipped: pl.Skipped, warnings: pl.Warnings}
 	batches := make([]*Batch, len(sources))
 	stamps := make([]Stamp, len(sources))
 	var toLoad []int
@@ -159,6 +177,7 @@ func Discover(ctx context.Context, opts *Options) (*Result, error) {
 		return nil, fmt.Errorf("discovering capabilities: %w", err)
 	}
 	res := merge(batches, planned, opts)
+	res.Report.Unapproved = pl.Unapproved
 	res.Report.Read = len(toLoad)
 	res.Report.Cached = len(sources) - len(toLoad)
 	res.Report.Elapsed = time.Since(start)
@@ -246,11 +265,44 @@ func (p *planProblems) addMCP(probs []mcpconfig.Problem) {
 	}
 }
 
+// Planned is what [Plan] found.
+type Planned struct {
+	// Sources are in ID order, without duplicates.
+	Sources []Source
+	// Skipped and Warnings are what was left out or repaired on the way.
+	Skipped, Warnings []Skipped
+	// Unapproved are the project's MCP servers [Options.Trust] did not
+	// approve; they are not among Sources.
+	Unapproved []Unapproved
+}
+
+// Unapproved is a project MCP server left out until approved.
+type Unapproved struct {
+	// Server is the definition (its ${VAR}s expanded: do not print it;
+	// CommandLine is the printable form).
+	Server mcpconfig.Server `json:"-"`
+	Name   string           `json:"name"`
+	Path   string           `json:"path"`
+	Line   int              `json:"line,omitempty"`
+	// CommandLine is what it would run, or its URL, secrets as ${VAR}.
+	CommandLine string `json:"command_line"`
+	// Reason says why it is not approved.
+	Reason string `json:"reason"`
+}
+
+func (u Unapproved) String() string {
+	where := u.Path
+	if u.Line > 0 {
+		where = fmt.Sprintf("%s:%d", u.Path, u.Line)
+	}
+	return fmt.Sprintf("%s: server %s (%s): %s", where, u.Name, u.CommandLine, u.Reason)
+}
+
 // Plan finds the sources opts points at without reading them: folders
 // are walked and manifests, marketplaces and MCP configs (small files) are
-// parsed. Sources are returned in ID order without duplicates, with what
-// was skipped or repaired on the way.
-func Plan(ctx context.Context, opts *Options) (sources []Source, skipped, warnings []Skipped) {
+// parsed. Nothing is started: project servers that opts.Trust does not
+// approve are returned as Unapproved.
+func Plan(ctx context.Context, opts *Options) *Planned {
 	if opts == nil {
 		opts = &Options{}
 	}
@@ -267,15 +319,58 @@ func Plan(ctx context.Context, opts *Options) (sources []Source, skipped, warnin
 	for _, f := range opts.MCPConfigs {
 		p.mcpConfig(abs(f), nil, false)
 	}
+	for _, f := range opts.ProjectMCPConfigs {
+		if fileExists(f) {
+			p.mcpConfig(abs(f), nil, true)
+		}
+	}
 	sort.Slice(p.sources, func(i, j int) bool { return p.sources[i].ID() < p.sources[j].ID() })
-	return p.sources, p.probs.skipped, p.probs.warnings
+	sort.SliceStable(p.unapproved, func(i, j int) bool {
+		a, b := p.unapproved[i], p.unapproved[j]
+		if a.Path != b.Path {
+			return a.Path < b.Path
+		}
+		return a.Name < b.Name
+	})
+	return &Planned{Sources: p.sources, Skipped: p.probs.skipped, Warnings: p.probs.warnings, Unapproved: p.unapproved}
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
 
 type planner struct {
-	opts    *Options
-	sources []Source
-	seen    map[string]bool
-	probs   *planProblems
+	opts       *Options
+	sources    []Source
+	seen       map[string]bool
+	probs      *planProblems
+	unapproved []Unapproved
+	held       map[string]bool // IDs of unapproved servers
+}
+
+// addServer plans an MCP server; one from the project needs Trust's
+// approval first.
+func (p *planner) addServer(s mcpconfig.Server, project bool) {
+	src := &mcpSource{s: s, opts: p.mcpOptions()}
+	if project {
+		ok, reason := false, "defined in the project and not approved"
+		if p.opts.Trust != nil {
+			ok, reason = p.opts.Trust(s)
+		}
+		if !ok {
+			if p.held == nil {
+				p.held = map[string]bool{}
+			}
+			if !p.held[src.ID()] && !p.seen[src.ID()] {
+				p.held[src.ID()] = true
+				p.unapproved = append(p.unapproved, Unapproved{Server: s, Name: s.Name, Path: s.File, Line: s.Line,
+					CommandLine: s.CommandLine(), Reason: reason})
+			}
+			return
+		}
+	}
+	p.add(src)
 }
 
 func (p *planner) add(s Source) {
@@ -330,9 +425,9 @@ func (p *planner) file(path string, r Root) {
 		}
 		p.layout(l, r)
 	case (base == "plugin.json" || base == "marketplace.json") && filepath.Base(filepath.Dir(path)) == ".claude-plugin":
-		p.root(Root{Path: filepath.Dir(filepath.Dir(path)), Scope: r.Scope})
+		p.root(Root{Path: filepath.Dir(filepath.Dir(path)), Scope: r.Scope, Project: r.Project})
 	case strings.EqualFold(filepath.Ext(path), ".json") && isMCPConfig(path):
-		p.mcpConfig(path, nil, false)
+		p.mcpConfig(path, nil, r.Project)
 	case isDataFile(path):
 		p.add(&toolFileSource{path: path, explicit: true})
 	default:
@@ -380,9 +475,9 @@ func (p *planner) layout(l *plugin.Layout, r Root) {
 			vars := map[string]string{"CLAUDE_PLUGIN_ROOT": pl.Dir}
 			switch {
 			case pl.MCPConfig != "":
-				p.mcpConfig(pl.MCPConfig, vars, true)
+				p.mcpConfig(pl.MCPConfig, vars, r.Project)
 			case len(pl.InlineMCP) > 0:
-				p.mcpInline(pl, vars)
+				p.mcpInline(pl, vars, r.Project)
 			}
 		}
 	}
@@ -393,7 +488,7 @@ func (p *planner) layout(l *plugin.Layout, r Root) {
 		p.add(&looseSource{root: l.Root, scope: scope, agents: l.Agents, commands: l.Commands, skills: l.Skills})
 	}
 	for _, f := range l.MCPConfigs {
-		p.mcpConfig(f, nil, false)
+		p.mcpConfig(f, nil, r.Project)
 	}
 	for _, f := range l.DataFiles {
 		p.add(&toolFileSource{path: f})
@@ -422,11 +517,12 @@ func (p *planner) vars(extra map[string]string) map[string]string {
 }
 
 func (p *planner) mcpOptions() *mcp.Options {
-	return &mcp.Options{Timeout: p.opts.MCPTimeout, Environ: p.opts.Environ}
+	return &mcp.Options{Timeout: p.opts.MCPTimeout, Environ: p.opts.Environ, InheritEnv: p.opts.InheritEnv}
 }
 
-// mcpConfig plans one source per server of a config file.
-func (p *planner) mcpConfig(path string, vars map[string]string, fromPlugin bool) {
+// mcpConfig plans one source per server of a config file; those of a
+// project file need approval.
+func (p *planner) mcpConfig(path string, vars map[string]string, project bool) {
 	servers, probs, err := mcpconfig.Load(path, &mcpconfig.Options{Getenv: p.getenv(), Vars: p.vars(vars)})
 	p.probs.addMCP(probs)
 	if err != nil {
@@ -434,12 +530,12 @@ func (p *planner) mcpConfig(path string, vars map[string]string, fromPlugin bool
 		return
 	}
 	for _, s := range servers {
-		p.add(&mcpSource{s: s, opts: p.mcpOptions()})
+		p.addServer(s, project)
 	}
 }
 
 // mcpInline plans the servers of a manifest's inline mcpServers object.
-func (p *planner) mcpInline(pl *plugin.Plugin, vars map[string]string) {
+func (p *planner) mcpInline(pl *plugin.Plugin, vars map[string]string, project bool) {
 	data, _ := json.Marshal(map[string]json.RawMessage{"mcpServers": pl.InlineMCP})
 	servers, probs, err := mcpconfig.Parse(pl.ManifestPath, data, &mcpconfig.Options{Getenv: p.getenv(), Vars: p.vars(vars)})
 	p.probs.addMCP(probs)
@@ -449,6 +545,6 @@ func (p *planner) mcpInline(pl *plugin.Plugin, vars map[string]string) {
 	}
 	for _, s := range servers {
 		s.File = pl.ManifestPath
-		p.add(&mcpSource{s: s, opts: p.mcpOptions()})
+		p.addServer(s, project)
 	}
 }

@@ -40,6 +40,25 @@
 // MCP configs. Plugin MCP servers are counted, and connected only with
 // [Options.PluginMCP].
 //
+// # Project trust
+//
+// Opening a folder must not run its code. MCP servers defined in the
+// project — roots with [Root.Project] (DefaultRoots marks ./.mcp.json and
+// ./.claude), [Options.ProjectMCPConfigs], and what a project's own
+// capbroker.yaml names ([Config.Project]) — are planned only when
+// [Options.Trust] approves them (package source/trust decides from
+// Claude Code's approvals and capbroker's own); the others are listed in
+// [Report.Unapproved] with their command line and the reason, and are
+// neither started nor connected. Skills, agents, commands and tool files
+// are read as text wherever they are.
+//
+// # Secrets and environment
+//
+// Errors of MCP servers show the values their config expanded from
+// ${VAR}s as ${VAR} again (see mcpconfig.Server.Redact), in the report and
+// so in the index. A stdio server gets only mcpconfig.SafeEnv and what its
+// config names ("env", "inheritEnv"), unless [Options.InheritEnv].
+//
 // # Card names
 //
 // Plugin agents, commands and skills are named plugin:name (commands in

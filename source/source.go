@@ -184,6 +184,9 @@ type Report struct {
 	Catalog []card.Warning `json:"catalog,omitempty"`
 	// Held names the cards held back until approved.
 	Held []string `json:"held,omitempty"`
+	// Unapproved lists the project MCP servers not started because they
+	// are not approved (capbroker approve --servers).
+	Unapproved []Unapproved `json:"unapproved,omitempty"`
 	// Ignored counts data files found while scanning roots that were not
 	// tool files.
 	Ignored int `json:"ignored,omitempty"`

@@ -12,10 +12,10 @@ import (
 )
 
 func (m *Main) newApproveCmd() *cobra.Command {
-	var all, list, asJSON bool
+	var all, list, asJSON, servers, yes bool
 	var dir string
 	cmd := &cobra.Command{
-		Use:   "approve NAME... | --all",
+		Use:   "approve NAME... | --all | --servers [SERVER]...",
 		Short: "Accept MCP tools held back until a person approves them (changed, new, or pins lost)",
 		Long: `When an MCP server changes a tool's description or input schema, discovery
 and the gateway hold the tool back (it is not selected, listed or callable)
@@ -26,8 +26,22 @@ Tools are also held when the pins file (pins.json in the index folder) was
 deleted, is corrupt or cannot be read: nothing is trusted until approved again,
 and "capbroker approve --all" (after --list) re-approves the tools as they are
 now. With the gateway's --hold-new, tools never seen before (a renamed tool is
-new) are held the same way.`,
+new) are held the same way.
+
+MCP servers defined by the project in the working folder (./.mcp.json,
+./.vscode/mcp.json, ./.cursor/mcp.json, what ./capbroker.yaml names) are not
+started until approved, here or in Claude Code. "capbroker approve --servers"
+shows each such server's exact command line (or URL) and where it is defined,
+then asks before approving them (--yes approves without asking; names approve
+only those servers). An approval covers the definition as written: if it
+changes, it must be approved again.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if servers {
+				if all {
+					return usageError{fmt.Errorf("approve --servers takes server names, not --all")}
+				}
+				return m.approveServers(cmd.Context(), args, list, yes, asJSON)
+			}
 			if !list && all == (len(args) > 0) {
 				return usageError{fmt.Errorf("approve takes tool names or --all (not both); list the changes with --list")}
 			}
@@ -72,6 +86,8 @@ new) are held the same way.`,
 	cmd.Flags().BoolVar(&list, "list", false, "list the held tools with why and a diff each, approving nothing")
 	cmd.Flags().StringVar(&dir, "index", "", "index folder (default $CAPBROKER_INDEX, else $XDG_CACHE_HOME/capbroker, else ~/.cache/capbroker)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the approved names as JSON")
+	cmd.Flags().BoolVar(&servers, "servers", false, "approve the project's MCP servers (./.mcp.json, ...) after showing their command lines")
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "with --servers: approve without asking")
 	return cmd
 }
 

@@ -120,6 +120,7 @@ func (m *Main) discoveredCards(ctx context.Context, f *catalogFlags) ([]card.Car
 	if n := len(res.Report.Skipped); n > 0 {
 		fmt.Fprintf(m.Stderr, "note: discovery skipped %d files or entries; capbroker discover lists them with the reasons\n", n)
 	}
+	m.noteUnapproved(res.Report.Unapproved)
 	for _, line := range heldSummary(res.Held) {
 		fmt.Fprintln(m.Stderr, "note:", line)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/capbroker/capbroker/index"
 	"github.com/capbroker/capbroker/source"
+	"github.com/capbroker/capbroker/source/trust"
 )
 
 // discoveryFlags say where to discover capabilities and how to cache them.
@@ -61,10 +62,12 @@ func (m *Main) sourceOptions(f *discoveryFlags) (*source.Options, string, error)
 	opts := &source.Options{Getenv: m.Getenv, Home: home, WorkDir: wd, MCPTimeout: f.timeout, PluginMCP: f.pluginMCP}
 	indexDir := f.indexDir
 
-	cfgPath := f.config
+	cfgPath, project := f.config, false
 	if cfgPath == "" {
 		if p := filepath.Join(wd, source.ConfigName); fileExists(p) {
-			cfgPath = p
+			// The project's own config: what it names runs only once
+			// approved.
+			cfgPath, project = p, true
 		}
 	}
 	var cfg *source.Config
@@ -76,10 +79,12 @@ func (m *Main) sourceOptions(f *discoveryFlags) (*source.Options, string, error)
 			}
 			return nil, "", err
 		}
+		cfg.Project = project
 		if indexDir == "" {
 			indexDir = cfg.IndexDir(home)
 		}
 	}
+	opts.Trust = m.trustPolicy().Check
 
 	explicit := len(f.roots)+len(f.toolFiles)+len(f.mcpConfigs) > 0
 	switch {
@@ -258,6 +263,13 @@ func (m *Main) printReport(out discoverOutput, catalogLen int, verbose bool) {
 		for _, s := range r.Skipped {
 			fmt.Fprintf(m.Stdout, "  %s\n", s)
 		}
+	}
+	if len(r.Unapproved) > 0 {
+		fmt.Fprintf(m.Stdout, "\nproject MCP servers not started until approved (%d):\n", len(r.Unapproved))
+		for _, u := range r.Unapproved {
+			fmt.Fprintf(m.Stdout, "  %s\n", u)
+		}
+		fmt.Fprintf(m.Stdout, "  review and approve them with: %s\n", trust.Fix)
 	}
 	if len(r.Held) > 0 {
 		fmt.Fprintf(m.Stdout, "\nheld until approved (%d): %s\n", len(r.Held), strings.Join(r.Held, ", "))

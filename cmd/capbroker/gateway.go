@@ -20,14 +20,14 @@ import (
 
 func (m *Main) newGatewayCmd() *cobra.Command {
 	var (
-		configs                                              []string
-		mode, httpAddr, token, namespace, sessionKey, family string
-		task, tracePath, logLevel, indexDir                  string
-		planFile, planTask                                   string
-		dbf                                                  storeFlags
-		timeout, startTimeout                                time.Duration
-		allowIrreversible, confirmUnasked, holdNew           bool
-		plugins                                              []string
+		configs                                                []string
+		mode, httpAddr, token, namespace, sessionKey, family   string
+		task, tracePath, logLevel, indexDir                    string
+		planFile, planTask                                     string
+		dbf                                                    storeFlags
+		timeout, startTimeout                                  time.Duration
+		allowIrreversible, confirmUnasked, holdNew, inheritEnv bool
+		plugins                                                []string
 	)
 	cmd := &cobra.Command{
 		Use:   "gateway [--config FILE]... [--mode all|search|call] [--http ADDR]",
@@ -146,6 +146,7 @@ a bearer token (--token or $CAPBROKER_GATEWAY_TOKEN).`,
 				Mode: md, Namespace: ns, Family: fam, Task: task, PlanTask: planTask,
 				CallTimeout: timeout, StartTimeout: startTimeout, Pins: pins,
 				AllowIrreversible: allowIrreversible, ConfirmUnasked: confirmUnasked, Logger: logger,
+				InheritEnv: inheritEnv,
 			}
 			router, routable, err := m.gatewayRouter(ctx, plugins)
 			if err != nil {
@@ -235,6 +236,7 @@ a bearer token (--token or $CAPBROKER_GATEWAY_TOKEN).`,
 	f.StringVar(&indexDir, "index", "", "folder of the pinned tool digests, shared with discover and approve (default: capbroker.yaml's index, else $CAPBROKER_INDEX, else $XDG_CACHE_HOME/capbroker, else ~/.cache/capbroker)")
 	f.StringVar(&logLevel, "log-level", "info", "log level on stderr: debug, info, warn, error")
 	f.StringArrayVar(&plugins, "plugins", nil, "folder of plugins whose agents route_capability delegates to; repeatable (default ./.claude and ~/.claude)")
+	f.BoolVar(&inheritEnv, "inherit-env", false, `pass the whole environment to stdio upstreams (default: PATH, HOME, locale, TMPDIR... and what each server's "env" and "inheritEnv" name)`)
 	dbf.register(cmd)
 	return cmd
 }

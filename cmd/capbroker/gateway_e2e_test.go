@@ -25,6 +25,7 @@ import (
 type dictServer struct {
 	srv *mcp.Server
 	url string
+	ts  *httptest.Server
 }
 
 func newDictServer(t *testing.T, name string) *dictServer {
@@ -33,8 +34,14 @@ func newDictServer(t *testing.T, name string) *dictServer {
 	d.describe("Look up a word in the dictionary and return its meaning.")
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return d.srv }, nil))
 	t.Cleanup(ts.Close)
-	d.url = ts.URL
+	d.url, d.ts = ts.URL, ts
 	return d
+}
+
+// close stops the server, dropping its connections.
+func (d *dictServer) close() {
+	d.ts.CloseClientConnections()
+	d.ts.Close()
 }
 
 func (d *dictServer) describe(desc string) {
@@ -154,7 +161,7 @@ func TestGatewayDefaultSources(t *testing.T) {
 }}`, dict.url+"/"))
 	writeFile(t, filepath.Join(home, ".claude.json"), fmt.Sprintf(`{"numStartups": 3,
   "mcpServers": {"dict": {"type": "http", "url": "http://127.0.0.1:1/elsewhere"}},
-  "projects": {%q: {"mcpServers": {"words": {"type": "http", "url": %q}}}, "/other": {"mcpServers": {"x": {"command": "x"}}}}
+  "projects": {%q: {"enableAllProjectMcpServers": true, "mcpServers": {"words": {"type": "http", "url": %q}}}, "/other": {"mcpServers": {"x": {"command": "x"}}}}
 }`, wd, words.url))
 	writeFile(t, filepath.Join(home, ".config", "Claude", "claude_desktop_config.json"),
 		`{"mcpServers": {"legacy": {"type": "sse", "url": "http://127.0.0.1:1/sse"}, "words": {"type": "http", "url": "`+words.url+`"}}}`)

@@ -17,6 +17,7 @@ import (
 	"github.com/capbroker/capbroker/gateway"
 	"github.com/capbroker/capbroker/source"
 	"github.com/capbroker/capbroker/source/mcpconfig"
+	"github.com/capbroker/capbroker/source/trust"
 )
 
 // upstreams are the servers the gateway fronts, with what was left out
@@ -26,6 +27,8 @@ type upstreams struct {
 	notes   []string // servers left out, duplicates, repaired entries
 	looked  []string // "path (what was there)"
 	index   string   // the index folder (pins): capbroker.yaml's, else the default
+	// unapproved are the project servers left out until approved.
+	unapproved []source.Unapproved
 }
 
 // clientConfig is a well-known MCP client configuration file.
@@ -120,6 +123,22 @@ func (m *Main) explicitUpstreams(files []string) (*upstreams, error) {
 // plugin_mcp), plus the user's client configs (~/.claude.json, Claude
 // Desktop, VS Code, Cursor) unless capbroker.yaml says "defaults: false".
 func (m *Main) discoveredUpstreams(ctx context.Context) (*upstreams, error) {
+	up, err := m.plannedUpstreams(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(up.servers) == 0 {
+		return nil, fmt.Errorf("gateway: no MCP server found to front%s\nlooked in:\n  %s\n"+
+			"give a servers file with --config FILE ({\"mcpServers\": {name: {command, args, env} | {url, headers}}}), "+
+			"or name your client configs under mcp_configs in ./%s",
+			up.why(), strings.Join(up.looked, "\n  "), source.ConfigName)
+	}
+	return up, nil
+}
+
+// plannedUpstreams finds the servers discoveredUpstreams fronts, and the
+// project servers left out until approved, starting nothing.
+func (m *Main) plannedUpstreams(ctx context.Context) (*upstreams, error) {
 	home := m.Getenv("HOME")
 	opts, indexDir, err := m.sourceOptions(&discoveryFlags{})
 	if err != nil {
@@ -146,27 +165,50 @@ func (m *Main) discoveredUpstreams(ctx context.Context) (*upstreams, error) {
 		known = clientConfigs(home, wd, m.Getenv("APPDATA"), runtime.GOOS)
 		for _, c := range known {
 			rank[c.path] = c.rank
-			if fileExists(c.path) && !slices.Contains(opts.MCPConfigs, c.path) {
+			if !fileExists(c.path) || slices.Contains(opts.MCPConfigs, c.path) || slices.Contains(opts.ProjectMCPConfigs, c.path) {
+				continue
+			}
+			if c.rank == rankProject {
+				// The project's files: their servers run once approved.
+				opts.ProjectMCPConfigs = append(opts.ProjectMCPConfigs, c.path)
+			} else {
 				opts.MCPConfigs = append(opts.MCPConfigs, c.path)
 			}
 		}
 	}
-	for _, f := range opts.MCPConfigs {
+	for _, f := range append(slices.Clone(opts.MCPConfigs), opts.ProjectMCPConfigs...) {
 		if _, ok := rank[f]; !ok {
 			rank[f] = rankNamed
 		}
 	}
 
-	sources, skipped, warnings := source.Plan(ctx, opts)
+	pl := source.Plan(ctx, opts)
 	var found []mcpconfig.Server
 	perFile := map[string]int{}
-	for _, s := range sources {
+	for _, s := range pl.Sources {
 		if srv, ok := source.MCPServer(s); ok {
 			found = append(found, srv)
 			perFile[srv.File]++
 		}
 	}
-	for _, s := range append(skipped, warnings...) {
+	for _, u := range pl.Unapproved {
+		perFile[u.Path]++
+	}
+	up.unapproved = pl.Unapproved
+	if n := len(pl.Unapproved); n > 0 {
+		var names []string
+		for _, u := range pl.Unapproved {
+			names = append(names, fmt.Sprintf("%s (%s: %s)", u.Name, u.Path, u.CommandLine))
+		}
+		up.notes = append(up.notes, fmt.Sprintf("%d project MCP servers not started until approved: %s; review and approve them with: %s",
+			n, strings.Join(names, ", "), trust.Fix))
+		for _, u := range pl.Unapproved {
+			if !strings.Contains(u.Reason, trust.Fix) {
+				up.notes = append(up.notes, u.String())
+			}
+		}
+	}
+	for _, s := range append(pl.Skipped, pl.Warnings...) {
 		if _, ok := rank[s.Path]; ok || isClientConfigName(s.Path) {
 			up.notes = append(up.notes, s.String())
 		}
@@ -194,7 +236,7 @@ func (m *Main) discoveredUpstreams(ctx context.Context) (*upstreams, error) {
 		}
 		up.looked = append(up.looked, fmt.Sprintf("%s (%s: %s)", c.path, c.client, state))
 	}
-	for _, f := range opts.MCPConfigs {
+	for _, f := range append(slices.Clone(opts.MCPConfigs), opts.ProjectMCPConfigs...) {
 		if _, isKnown := rankOf(known, f); !isKnown {
 			up.looked = append(up.looked, fmt.Sprintf("%s (capbroker.yaml: %d servers)", f, perFile[f]))
 		}
@@ -211,12 +253,6 @@ func (m *Main) discoveredUpstreams(ctx context.Context) (*upstreams, error) {
 		}
 		return rankNamed
 	})
-	if len(up.servers) == 0 {
-		return nil, fmt.Errorf("gateway: no MCP server found to front%s\nlooked in:\n  %s\n"+
-			"give a servers file with --config FILE ({\"mcpServers\": {name: {command, args, env} | {url, headers}}}), "+
-			"or name your client configs under mcp_configs in ./%s",
-			up.why(), strings.Join(up.looked, "\n  "), source.ConfigName)
-	}
 	return up, nil
 }
 

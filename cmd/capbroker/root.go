@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/capbroker/capbroker/source/trust"
 )
 
 // Main holds the program's streams and shared settings, so end-to-end
@@ -19,6 +21,9 @@ type Main struct {
 	Stderr io.Writer
 	// Getenv reads the environment; tests replace it.
 	Getenv func(string) string
+
+	trust           *trust.Policy // read once per run
+	notedUnapproved bool          // the note on unapproved servers was printed
 }
 
 // NewMain returns a Main wired to the process's streams and environment.

@@ -123,6 +123,7 @@ func (m *Main) routingCards(ctx context.Context, f *discoveryFlags) ([]card.Card
 	if n := len(res.Report.Skipped); n > 0 {
 		fmt.Fprintf(m.Stderr, "note: discovery skipped %d files or entries; capbroker discover lists them with the reasons\n", n)
 	}
+	m.noteUnapproved(res.Report.Unapproved)
 	return res.Cards, nil
 }
 

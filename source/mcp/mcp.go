@@ -39,9 +39,12 @@ type Options struct {
 	// Timeout bounds connecting, initializing and listing; zero means
 	// DefaultTimeout.
 	Timeout time.Duration
-	// Environ is the environment of stdio servers before the server's own
-	// env entries are added; nil means os.Environ().
+	// Environ is the environment stdio servers take their variables from;
+	// nil means os.Environ(). A server gets only the safe set
+	// ([mcpconfig.SafeEnv]) and what its config names, unless InheritEnv.
 	Environ []string
+	// InheritEnv passes all of Environ to every stdio server.
+	InheritEnv bool
 	// HTTPClient is used for remote servers; nil means a client with no
 	// timeout of its own (Timeout still applies).
 	HTTPClient *http.Client
@@ -86,6 +89,11 @@ func List(ctx context.Context, s mcpconfig.Server, opts *Options) (cards []card.
 				err = fmt.Errorf("%w; its stderr ends: %s", err, t)
 			}
 		}
+		// The error goes to reports, logs and the index: never with the
+		// values of the server's ${VAR}s.
+		if len(s.Secrets) > 0 {
+			err = redacted{msg: s.Redact(err.Error()), err: err}
+		}
 	}()
 
 	var transport sdk.Transport
@@ -96,10 +104,7 @@ func List(ctx context.Context, s mcpconfig.Server, opts *Options) (cards []card.
 		if env == nil {
 			env = os.Environ()
 		}
-		cmd.Env = append([]string{}, env...)
-		for k, v := range s.Env {
-			cmd.Env = append(cmd.Env, k+"="+v)
-		}
+		cmd.Env = mcpconfig.Environ(env, &s, opts.InheritEnv)
 		cmd.Dir = s.Dir
 		stderr = &tail{max: 2048}
 		cmd.Stderr = stderr
@@ -197,6 +202,16 @@ func ToolCard(s mcpconfig.Server, t *sdk.Tool) (card.Card, error) {
 	c.Digest = c.ComputeDigest()
 	return c, nil
 }
+
+// redacted is an error whose text has the server's secrets hidden; it
+// still unwraps to the original, for errors.Is.
+type redacted struct {
+	msg string
+	err error
+}
+
+func (r redacted) Error() string { return r.msg }
+func (r redacted) Unwrap() error { return r.err }
 
 // headerTransport adds configured headers to every request.
 type headerTransport struct {

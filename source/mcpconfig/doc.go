@@ -24,4 +24,11 @@
 // and ${CLAUDE_PLUGIN_ROOT} for plugin configs, from [Options.Getenv] and
 // [Options.Vars]. ${input:id} values are prompted for by VS Code; a server
 // that needs one is reported and left out.
+//
+// Values that came from the environment are kept in [Server.Secrets]:
+// [Server.Redact] and [Server.CommandLine] show them as ${VAR} again, so
+// statuses, logs and errors never carry an API key that a config put in
+// a URL or an argument. [Environ] builds a stdio server's environment:
+// [SafeEnv] (PATH, HOME, locale, TMPDIR...) plus the server's own "env",
+// plus what its "inheritEnv" names (true: everything).
 package mcpconfig

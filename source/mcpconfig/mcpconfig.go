@@ -3,9 +3,11 @@ package mcpconfig
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -36,6 +38,20 @@ type Server struct {
 	Line int
 	// Raw is the definition as written, before expansion.
 	Raw json.RawMessage
+	// Secrets are the values expanded from the environment (${VAR},
+	// ${env:VAR}), which [Server.Redact] hides again.
+	Secrets []Secret
+	// InheritEnv passes the whole environment to a stdio server
+	// ("inheritEnv": true); InheritVars passes these variables besides
+	// the safe set ("inheritEnv": ["AWS_PROFILE", ...]). See [Environ].
+	InheritEnv  bool
+	InheritVars []string
+}
+
+// Secret is a value that came from an environment variable.
+type Secret struct {
+	Var   string
+	Value string
 }
 
 // Problem is a server left out, or something repaired, with where it is.
@@ -148,14 +164,34 @@ func parseServer(name string, raw json.RawMessage, opts *Options) (*parsed, erro
 		URL      string            `json:"url"`
 		Headers  map[string]string `json:"headers"`
 		Disabled bool              `json:"disabled"`
+		Inherit  any               `json:"inheritEnv"`
 	}
 	if err := json.Unmarshal(jsonc.Strip(raw), &d); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field == "" {
+			return nil, fmt.Errorf("not a server definition: a JSON %s, not an object", te.Value)
+		}
 		return nil, fmt.Errorf("not a server definition: %v", err)
 	}
 	if d.Disabled {
 		return nil, fmt.Errorf("disabled in the config")
 	}
 	p := &parsed{Server: Server{Name: name, Raw: bytes.TrimSpace(raw)}}
+	switch v := d.Inherit.(type) {
+	case nil:
+	case bool:
+		p.InheritEnv = v
+	case []any:
+		for _, n := range v {
+			s, ok := n.(string)
+			if !ok || s == "" || strings.ContainsAny(s, "= ") {
+				return nil, fmt.Errorf("inheritEnv: %v is not a variable name", n)
+			}
+			p.InheritVars = append(p.InheritVars, s)
+		}
+	default:
+		return nil, fmt.Errorf("inheritEnv must be true, false or a list of variable names")
+	}
 	x := expander{opts: opts}
 	switch cmd := d.Command.(type) {
 	case string:
@@ -218,6 +254,7 @@ func parseServer(name string, raw json.RawMessage, opts *Options) (*parsed, erro
 	if len(x.inputs) > 0 {
 		return nil, fmt.Errorf("needs VS Code input %s, which only VS Code can prompt for", strings.Join(x.inputs, ", "))
 	}
+	p.Secrets = x.secrets
 	for _, v := range x.unset {
 		p.warnings = append(p.warnings, fmt.Sprintf("variable %s is not set; expanded to \"\"", v))
 	}
@@ -228,9 +265,10 @@ var varRef = regexp.MustCompile(`\$\{([^}]*)\}`)
 
 // expander replaces variable references, remembering unset ones.
 type expander struct {
-	opts   *Options
-	unset  []string
-	inputs []string
+	opts    *Options
+	unset   []string
+	inputs  []string
+	secrets []Secret
 }
 
 func (x *expander) lookup(name string) (string, bool) {
@@ -239,6 +277,9 @@ func (x *expander) lookup(name string) (string, bool) {
 	}
 	if x.opts.Getenv != nil {
 		if v := x.opts.Getenv(name); v != "" {
+			if !slices.Contains(x.secrets, Secret{name, v}) {
+				x.secrets = append(x.secrets, Secret{name, v})
+			}
 			return v, true
 		}
 	}

@@ -33,8 +33,10 @@ func TestParse(t *testing.T) {
 			  "plug": {"command": "${CLAUDE_PLUGIN_ROOT}/bin/server"}
 			}}`,
 			want: []Server{
-				{Name: "api", Transport: HTTP, URL: "https://api.example/mcp", Headers: map[string]string{"Authorization": "Bearer s3cret"}, Line: 3},
-				{Name: "fs", Transport: Stdio, Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-filesystem", "/home/u/src"}, Env: map[string]string{"DEBUG": "0"}, Line: 2},
+				{Name: "api", Transport: HTTP, URL: "https://api.example/mcp", Headers: map[string]string{"Authorization": "Bearer s3cret"}, Line: 3,
+					Secrets: []Secret{{"TOKEN", "s3cret"}}},
+				{Name: "fs", Transport: Stdio, Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-filesystem", "/home/u/src"}, Env: map[string]string{"DEBUG": "0"}, Line: 2,
+					Secrets: []Secret{{"HOME", "/home/u"}}},
 				{Name: "old", Transport: SSE, URL: "https://old.example/sse", Line: 4},
 				{Name: "plug", Transport: Stdio, Command: "/plug/bin/server", Line: 5},
 			},
@@ -72,7 +74,7 @@ func TestParse(t *testing.T) {
 				"f:1: server c: unknown type \"carrier-pigeon\"; left out",
 				"f:2: server d: http server has no url; left out",
 				"f:2: server e: disabled in the config; left out",
-				"f:2: server f: not a server definition: json: cannot unmarshal string into Go value of type struct { Type string \"json:\\\"type\\\"\"; Command interface {} \"json:\\\"command\\\"\"; Args []interface {} \"json:\\\"args\\\"\"; Env map[string]interface {} \"json:\\\"env\\\"\"; Cwd string \"json:\\\"cwd\\\"\"; URL string \"json:\\\"url\\\"\"; Headers map[string]string \"json:\\\"headers\\\"\"; Disabled bool \"json:\\\"disabled\\\"\" }; left out",
+				"f:2: server f: not a server definition: a JSON string, not an object; left out",
 				"f:2: server g: variable UNSET is not set; expanded to \"\"",
 			},
 		},
@@ -178,4 +180,58 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestRedact: values from the environment are shown as ${VAR} again,
+// also URL-escaped; the command line is quoted for a shell.
+func TestRedact(t *testing.T) {
+	env := map[string]string{"KEY": "sk-live 123/x", "SHORT": "ab", "HOME": "/home/u"}
+	servers, _, err := Parse("f", []byte(`{"mcpServers": {
+	  "s": {"command": "srv", "args": ["--key=${KEY}", "${HOME}/data", "${SHORT}", "two words"]},
+	  "h": {"url": "https://h.example/mcp?k=${KEY}"}}}`), &Options{Getenv: func(k string) string { return env[k] }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, s := servers[0], servers[1]
+	for _, tc := range []struct{ got, want string }{
+		{s.CommandLine(), `srv '--key=${KEY}' ${HOME}/data ab 'two words'`},
+		{h.CommandLine(), "https://h.example/mcp?k=${KEY}"},
+		{h.Redact(`Post "https://h.example/mcp?k=sk-live+123%2Fx": refused; sk-live%20123%2Fx`), `Post "https://h.example/mcp?k=${KEY}": refused; ${KEY}`},
+		{NewRedactor().Redact("sk-live 123/x"), "sk-live 123/x"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("got  %s\nwant %s", tc.got, tc.want)
+		}
+	}
+}
+
+// TestEnviron: a stdio server gets the safe set, what its config names
+// and what inheritEnv lists; not the rest.
+func TestEnviron(t *testing.T) {
+	base := []string{"PATH=/bin", "HOME=/h", "LC_ALL=C", "CAPBROKER_GATEWAY_TOKEN=tok", "OPENAI_API_KEY=k", "AWS_PROFILE=p", "OWN=base"}
+	servers, _, err := Parse("f", []byte(`{"mcpServers": {
+	  "a": {"command": "a", "env": {"OWN": "mine"}},
+	  "b": {"command": "b", "inheritEnv": ["AWS_PROFILE"]},
+	  "c": {"command": "c", "inheritEnv": true}}}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{
+		"a": {"PATH=/bin", "HOME=/h", "LC_ALL=C", "OWN=mine"},
+		"b": {"PATH=/bin", "HOME=/h", "LC_ALL=C", "AWS_PROFILE=p"},
+		"c": base,
+	}
+	for i := range servers {
+		s := &servers[i]
+		if diff := cmp.Diff(want[s.Name], Environ(base, s, false)); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", s.Name, diff)
+		}
+	}
+	if got := Environ(base, &servers[0], true); len(got) != len(base) {
+		t.Errorf("inheritAll: %v", got)
+	}
+	got, probs, _ := Parse("f", []byte(`{"mcpServers": {"x": {"command": "x", "inheritEnv": "yes"}}}`), nil)
+	if len(got) != 0 || len(probs) != 1 || !strings.Contains(probs[0].Reason, "inheritEnv must be true, false or a list") {
+		t.Errorf("a bad inheritEnv: %v %v", got, probs)
+	}
 }
