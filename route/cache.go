@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -119,12 +121,15 @@ func (c *Cache) Refresh(ctx context.Context) (*Map, error) {
 	return c.m, nil
 }
 
-// Route routes req (see [Map.Route]). When the capability has no match in
-// a map that was not scanned by this very call (or by a Refresh just
-// before it), the cache scans once more
-// and routes again before falling back to the default; a capability still
-// missing after that scan does not trigger another until the next scan.
-// A fall-back is recorded with opts.Gaps.
+// Route routes req (see [Map.Route]). When a capability of the decision
+// — the one routed or, for a phase, any of its secondary ones — falls
+// back to its default in a map that was not scanned by this very call (or
+// by a Refresh just before it), the cache scans once more and routes
+// again before falling back; a capability still missing after that scan
+// does not trigger another until the next scan. Those capabilities are
+// kept with the cards in the cache file (CacheOptions.Path), so a later
+// process does not scan again for them either. Every fall-back, primary
+// or secondary, is recorded with opts.Gaps.
 //
 // Trouble after a map exists (a failed re-scan, a gap that cannot be
 // recorded) does not fail the call: it is reported in Decision.Warnings.
@@ -144,10 +149,11 @@ func (c *Cache) Route(ctx context.Context, req Request) (Decision, error) {
 		return Decision{}, err
 	}
 	var warns []string
-	if d.Gap() && !fresh && !c.missing[d.Capability] {
+	unknownMiss := slices.ContainsFunc(d.gaps(), func(g *Decision) bool { return !c.missing[g.Capability] })
+	if unknownMiss && !fresh {
 		if err := c.rescan(ctx); err != nil {
 			warns = append(warns, fmt.Sprintf("re-scan after no match for %s failed (using the map scanned %s): %v",
-				d.Capability, c.scannedAt.UTC().Format(time.RFC3339), err))
+				strings.Join(gapNames(d.gaps()), ", "), c.scannedAt.UTC().Format(time.RFC3339), err))
 		} else {
 			m = c.m
 			if d, err = m.Route(req); err != nil {
@@ -155,26 +161,78 @@ func (c *Cache) Route(ctx context.Context, req Request) (Decision, error) {
 				return Decision{}, err
 			}
 			d.Rescanned = true
+			for i := range d.Secondary {
+				d.Secondary[i].Rescanned = true
+			}
 		}
 	}
-	if d.Gap() {
-		if c.missing == nil {
-			c.missing = map[string]bool{}
+	added := false
+	for _, g := range d.gaps() {
+		if !c.missing[g.Capability] {
+			if c.missing == nil {
+				c.missing = map[string]bool{}
+			}
+			c.missing[g.Capability] = true
+			added = true
 		}
-		c.missing[d.Capability] = true
+	}
+	if added && c.opts.Path != "" {
+		if err := c.save(); err != nil {
+			warns = append(warns, err.Error())
+		}
 	}
 	now := c.opts.Now()
 	warns = append(c.warnings, warns...)
 	c.warnings = nil
 	c.mu.Unlock()
 
-	if d.Gap() && c.opts.Gaps != nil {
-		if err := c.opts.Gaps.RecordGap(ctx, NewGap(now, req, &d)); err != nil {
-			warns = append(warns, fmt.Sprintf("recording the capability gap: %v", err))
+	if c.opts.Gaps != nil {
+		for _, g := range d.gaps() {
+			if err := c.opts.Gaps.RecordGap(ctx, NewGap(now, req, g)); err != nil {
+				warns = append(warns, fmt.Sprintf("recording the capability gap: %v", err))
+				break
+			}
 		}
 	}
 	d.Warnings = append(d.Warnings, warns...)
 	return d, nil
+}
+
+// gaps returns the decisions of d that fall back to a default: d itself
+// and, for a phase, its secondary decisions.
+func (d *Decision) gaps() []*Decision {
+	var out []*Decision
+	if d.Gap() {
+		out = append(out, d)
+	}
+	for i := range d.Secondary {
+		if d.Secondary[i].Gap() {
+			out = append(out, &d.Secondary[i])
+		}
+	}
+	return out
+}
+
+func gapNames(ds []*Decision) []string {
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = d.Capability
+	}
+	return out
+}
+
+// Missing returns the capabilities that had no match after the current
+// map's miss re-scan, in name order: they do not trigger another scan
+// until the next one.
+func (c *Cache) Missing() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]string, 0, len(c.missing))
+	for k := range c.missing {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // current returns the map, scanning when there is none or it is stale;
@@ -239,6 +297,9 @@ type cacheFile struct {
 	Key       string      `json:"key"`
 	ScannedAt time.Time   `json:"scanned_at"`
 	Cards     []card.Card `json:"cards"`
+	// Missing are the capabilities with no match after this scan's miss
+	// re-scan: they do not trigger another scan until the next one.
+	Missing []string `json:"missing,omitempty"`
 }
 
 const cacheVersion = 1
@@ -260,6 +321,13 @@ func (c *Cache) load() {
 	c.cards = f.Cards
 	c.m = c.r.Scan(f.Cards)
 	c.scannedAt = f.ScannedAt
+	c.missing = nil
+	for _, name := range f.Missing {
+		if c.missing == nil {
+			c.missing = map[string]bool{}
+		}
+		c.missing[name] = true
+	}
 }
 
 // save writes the cache file atomically. c.mu is held. It refuses to
@@ -274,7 +342,12 @@ func (c *Cache) save() error {
 			return fmt.Errorf("writing capability cache: %s exists and is not a capbroker capability cache; not replacing it", c.opts.Path)
 		}
 	}
-	data, err := json.MarshalIndent(cacheFile{Version: cacheVersion, Key: c.opts.Key, ScannedAt: c.scannedAt, Cards: c.cards}, "", "  ")
+	var missing []string
+	for k := range c.missing {
+		missing = append(missing, k)
+	}
+	slices.Sort(missing)
+	data, err := json.MarshalIndent(cacheFile{Version: cacheVersion, Key: c.opts.Key, ScannedAt: c.scannedAt, Cards: c.cards, Missing: missing}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encoding capability cache: %w", err)
 	}

@@ -323,3 +323,79 @@ func TestCacheRefusesToReplaceOtherFiles(t *testing.T) {
 		t.Errorf("the plan file was changed: %s", got)
 	}
 }
+
+// TestCacheSecondaryGaps checks that a phase's secondary capability that
+// falls back is re-scanned for and logged like the primary one.
+func TestCacheSecondaryGaps(t *testing.T) {
+	ctx := context.Background()
+	clk := newClock()
+	dir := t.TempDir()
+	log := &GapLog{Path: filepath.Join(dir, "gaps.json"), StatePath: filepath.Join(dir, "FLOW.md")}
+	pl := &plugins{cards: agentCards(coder)}
+	c := NewCache(New(mustParse(t, smallTaxonomy), nil), pl.scan, &CacheOptions{Now: clk.Now, Gaps: log})
+	c.Map(ctx) // scan 1
+	clk.Add(time.Minute)
+	d, err := c.Route(ctx, Request{Phase: "EXECUTE"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// impl has the coder; tdd, the secondary, has nothing: one re-scan.
+	if d.Default || len(d.Secondary) != 1 || !d.Secondary[0].Default || !d.Secondary[0].Rescanned || pl.calls != 2 {
+		t.Fatalf("primary %s, secondary %+v, scans %d", d.Agent, d.Secondary, pl.calls)
+	}
+	gaps, _ := log.Gaps()
+	if len(gaps) != 1 || gaps[0].Capability != "tdd" || !gaps[0].Secondary || !gaps[0].Rescanned || gaps[0].Phase != "EXECUTE" {
+		t.Fatalf("gaps %+v", gaps)
+	}
+	flow, _ := os.ReadFile(log.StatePath)
+	if !strings.Contains(string(flow), "- **tdd** → defaults/executor") || !strings.Contains(string(flow), "phase EXECUTE (secondary capability)") {
+		t.Errorf("FLOW.md:\n%s", flow)
+	}
+	// Known missing now: no scan, but still logged.
+	if _, err := c.Route(ctx, Request{Phase: "EXECUTE"}); err != nil || pl.calls != 2 {
+		t.Fatalf("known miss: %v scans %d", err, pl.calls)
+	}
+	if gaps, _ := log.Gaps(); len(gaps) != 2 {
+		t.Errorf("%d gaps, want 2", len(gaps))
+	}
+	if got := c.Missing(); len(got) != 1 || got[0] != "tdd" {
+		t.Errorf("missing %v", got)
+	}
+}
+
+// TestCacheMissingPersisted checks that a capability still missing after
+// its re-scan is kept in the cache file: the next process (a new Cache on
+// the same file) does not scan for it again, until a new scan.
+func TestCacheMissingPersisted(t *testing.T) {
+	ctx := context.Background()
+	clk := newClock()
+	path := filepath.Join(t.TempDir(), "route.json")
+	pl := &plugins{cards: agentCards(coder)}
+	opts := &CacheOptions{Now: clk.Now, Path: path, Key: "k"}
+	tax := mustParse(t, smallTaxonomy)
+	c := NewCache(New(tax, nil), pl.scan, opts)
+	c.Map(ctx) // scan 1
+	d, _ := c.Route(ctx, Request{Capability: "review"})
+	if !d.Default || !d.Rescanned || pl.calls != 2 {
+		t.Fatalf("first miss: default %v rescanned %v scans %d", d.Default, d.Rescanned, pl.calls)
+	}
+	data, _ := os.ReadFile(path)
+	if !strings.Contains(string(data), `"missing": [`) {
+		t.Fatalf("cache file lacks the missing capabilities:\n%s", data)
+	}
+
+	clk.Add(time.Minute)
+	c2 := NewCache(New(tax, nil), pl.scan, opts)
+	d, _ = c2.Route(ctx, Request{Capability: "review"})
+	if !d.Default || d.Rescanned || pl.calls != 2 {
+		t.Fatalf("next process: default %v rescanned %v scans %d", d.Default, d.Rescanned, pl.calls)
+	}
+	// Another capability still gets its one re-scan, which clears the list.
+	d, _ = c2.Route(ctx, Request{Capability: "tdd"})
+	if !d.Rescanned || pl.calls != 3 {
+		t.Fatalf("other miss: rescanned %v scans %d", d.Rescanned, pl.calls)
+	}
+	if got := c2.Missing(); len(got) != 1 || got[0] != "tdd" {
+		t.Errorf("missing after a new scan: %v", got)
+	}
+}

@@ -122,11 +122,14 @@
 //
 // A [Cache] keeps the map and scans again (through a [ScanFunc]) when it
 // has none, when it is older than 24 hours (CacheOptions.MaxAge), when a
-// requested capability has no match (one fresh scan before falling back,
-// once per capability and scan), or on [Cache.Refresh]. Its clock is
-// injectable (CacheOptions.Now) and it can keep the scanned cards in a
-// JSON file between processes. Each fall-back is a [Gap], recorded by a
-// [GapLog] in a JSON file and as the "## Capability Warnings" section of
-// a Markdown state file (FLOW.md by convention); both are written
-// atomically and the rest of the state file is kept byte for byte.
+// capability of a decision — the one routed or any secondary one of the
+// phase — has no match (one fresh scan before falling back, once per
+// capability and scan), or on [Cache.Refresh]. Its clock is injectable
+// (CacheOptions.Now) and it can keep the scanned cards in a JSON file
+// between processes, with the capabilities still missing after their
+// re-scan, so that the next process does not scan again for them. Each
+// fall-back, primary or secondary, is a [Gap], recorded by a [GapLog] in
+// a JSON file and as the "## Capability Warnings" section of a Markdown
+// state file (FLOW.md by convention); both are written atomically and the
+// rest of the state file is kept byte for byte.
 package route

@@ -34,6 +34,10 @@ type Gap struct {
 	Reason          string    `json:"reason"`
 	// Rescanned is true when a fresh scan was made before falling back.
 	Rescanned bool `json:"rescanned"`
+	// Secondary is true for a secondary capability of the phase (the
+	// phase's primary, or the capability the task chose, has Secondary
+	// false).
+	Secondary bool `json:"secondary,omitempty"`
 }
 
 // NewGap returns the gap of a default decision d made at t for req.
@@ -50,6 +54,7 @@ func NewGap(t time.Time, req Request, d *Decision) Gap {
 		Default:         d.Agent,
 		Suggestion:      d.Suggestion,
 		Rescanned:       d.Rescanned,
+		Secondary:       strings.HasPrefix(d.CapabilityFrom, "secondary capability"),
 	}
 	if len(d.Reasons) > 0 {
 		g.Reason = d.Reasons[0]
@@ -199,7 +204,11 @@ func WarningsSection(gaps []Gap) string {
 		fmt.Fprintf(&b, "- **%s** → %s, last %s (%s)\n", n, g.Default, g.Time.UTC().Format(time.RFC3339), times)
 		var ctx []string
 		if g.Phase != "" {
-			ctx = append(ctx, "phase "+g.Phase)
+			if g.Secondary {
+				ctx = append(ctx, "phase "+g.Phase+" (secondary capability)")
+			} else {
+				ctx = append(ctx, "phase "+g.Phase)
+			}
 		}
 		ctx = append(ctx, "project type "+projectTypes(g.ProjectTypes))
 		if g.Task != "" {
