@@ -10,7 +10,8 @@
 //	POST /v1/plan          {"goal","block_tokens","no_catalog"}      -> plan (Options.Planner)
 //	POST /v1/assemble      {"plan","min","max_inferred"}             -> assembly
 //	POST /v1/route         {"task","phase","capability","project",
-//	                        "project_types","session"}              -> decision (Options.Router)
+//	                        "project_types","session","state"}      -> decision (Options.Router);
+//	                                                                     fall-backs written to <project>/FLOW.md
 //	GET  /v1/capabilities                                            -> capability map (Options.Router)
 //	POST /v1/sessions      {"task","id","max_iterations"}            -> 201 session (Options.Sessions)
 //	GET  /v1/sessions      ?limit=                                   -> sessions, newest first

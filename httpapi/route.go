@@ -20,8 +20,10 @@ import (
 type Router interface {
 	// Map returns the capability map (GET /v1/capabilities).
 	Map(ctx context.Context) (*route.Map, error)
-	// Route routes one request (POST /v1/route).
-	Route(ctx context.Context, req route.Request) (route.Decision, error)
+	// RouteIn routes one request (POST /v1/route) and, when statePath
+	// is set, writes the capability warnings of its fall-backs into that
+	// Markdown file ([route.Cache.RouteIn]).
+	RouteIn(ctx context.Context, req route.Request, statePath string) (route.Decision, error)
 }
 
 var _ Router = (*route.Cache)(nil)
@@ -43,6 +45,12 @@ type RouteRequest struct {
 	// Session, if set, records the decision in that session's trace
 	// (Options.Sessions must be set).
 	Session string `json:"session,omitempty"`
+	// State is the Markdown state file whose "## Capability Warnings"
+	// section lists the capabilities that fell back to a built-in agent,
+	// as `route --state`: an absolute path on the server, or "none". When
+	// empty it is <project>/FLOW.md for a request with "project", and no
+	// file otherwise.
+	State string `json:"state,omitempty"`
 }
 
 // handleRoute answers POST /v1/route with the decision, the JSON of
@@ -106,8 +114,20 @@ func (s *Server) handleRoute(w http.ResponseWriter, r *http.Request) {
 		}
 		rr.Project = route.NewProject(req.ProjectTypes...)
 	}
+	state := ""
+	switch {
+	case req.State == "none":
+	case req.State != "":
+		if !filepath.IsAbs(req.State) {
+			writeError(w, errorf(CodeInvalid, fmt.Sprintf(`"state" %q: want an absolute path on the server, or "none"`, req.State)))
+			return
+		}
+		state = req.State
+	case req.Project != "":
+		state = filepath.Join(req.Project, "FLOW.md")
+	}
 	begin := time.Now()
-	d, err := s.opts.Router.Route(ctx, rr)
+	d, err := s.opts.Router.RouteIn(ctx, rr, state)
 	if err != nil {
 		writeError(w, errorf(CodeUnavailable, err.Error()))
 		return

@@ -174,3 +174,58 @@ func TestRoutingNotConfiguredOrFailing(t *testing.T) {
 	status, body = do(t, ts, "POST", "/v1/route", `{"phase":"PLAN"}`, nil)
 	checkError(t, status, body, 503, "unavailable", "scanning plugins")
 }
+
+// TestRouteWritesFlow checks that /v1/route writes the capability
+// warnings into the project's FLOW.md, as `capbroker route` does, keeping
+// the rest of the file; "state" names another file or "none".
+func TestRouteWritesFlow(t *testing.T) {
+	ts := newTestServer(t, &httpapi.Options{Router: testRouter(t)})
+	project := t.TempDir()
+	os.WriteFile(filepath.Join(project, "requirements.txt"), []byte("flask\n"), 0o644)
+	flow := filepath.Join(project, "FLOW.md")
+	os.WriteFile(flow, []byte("# Flow\n\nNotes kept as they are.\n"), 0o644)
+
+	status, body := do(t, ts, "POST", "/v1/route", `{"capability":"requirements-gathering","project":"`+project+`"}`, nil)
+	if status != 200 {
+		t.Fatalf("status %d: %s", status, body)
+	}
+	var d route.Decision
+	strict(t, body, &d)
+	if !d.Default || len(d.Warnings) != 0 {
+		t.Fatalf("decision %s (default %v), warnings %q", d.Agent, d.Default, d.Warnings)
+	}
+	data, _ := os.ReadFile(flow)
+	text := string(data)
+	if !strings.HasPrefix(text, "# Flow\n\nNotes kept as they are.\n") || !strings.Contains(text, "## Capability Warnings") ||
+		!strings.Contains(text, "- **requirements-gathering** → defaults/interviewer") || !strings.Contains(text, "project type python") {
+		t.Errorf("FLOW.md:\n%s", text)
+	}
+
+	// A phase whose secondary capability falls back is written too.
+	status, body = do(t, ts, "POST", "/v1/route", `{"phase":"DISCUSS","project":"`+project+`"}`, nil)
+	if status != 200 {
+		t.Fatalf("status %d: %s", status, body)
+	}
+	data, _ = os.ReadFile(flow)
+	if !strings.Contains(string(data), "- **brainstorming** → defaults/interviewer") {
+		t.Errorf("FLOW.md after DISCUSS:\n%s", data)
+	}
+
+	other := filepath.Join(t.TempDir(), "STATE.md")
+	if status, body = do(t, ts, "POST", "/v1/route", `{"capability":"brainstorming","state":"`+other+`"}`, nil); status != 200 {
+		t.Fatalf("status %d: %s", status, body)
+	}
+	if data, err := os.ReadFile(other); err != nil || !strings.Contains(string(data), "- **brainstorming**") {
+		t.Errorf("state file: %v\n%s", err, data)
+	}
+
+	quiet := t.TempDir()
+	if status, body = do(t, ts, "POST", "/v1/route", `{"capability":"brainstorming","project":"`+quiet+`","state":"none"}`, nil); status != 200 {
+		t.Fatalf("status %d: %s", status, body)
+	}
+	if _, err := os.Stat(filepath.Join(quiet, "FLOW.md")); err == nil {
+		t.Errorf(`"state":"none" wrote FLOW.md`)
+	}
+	status, body = do(t, ts, "POST", "/v1/route", `{"capability":"brainstorming","state":"FLOW.md"}`, nil)
+	checkError(t, status, body, 400, "invalid", `"state" "FLOW.md": want an absolute path`)
+}

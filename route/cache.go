@@ -68,6 +68,7 @@ type Cache struct {
 	scans     int
 	refreshed bool     // Refresh scanned and no Route has run since
 	warnings  []string // trouble not yet reported (a cache file that could not be written)
+	stateLog  GapLog   // the gaps written to state files when opts.Gaps is not a StateRecorder
 }
 
 // NewCache returns a cache that builds maps with r from the cards scan
@@ -134,6 +135,22 @@ func (c *Cache) Refresh(ctx context.Context) (*Map, error) {
 // Trouble after a map exists (a failed re-scan, a gap that cannot be
 // recorded) does not fail the call: it is reported in Decision.Warnings.
 func (c *Cache) Route(ctx context.Context, req Request) (Decision, error) {
+	return c.RouteIn(ctx, req, "")
+}
+
+// StateRecorder is a [GapRecorder] that can also write the warnings of
+// the gaps into a given Markdown state file. [GapLog] is one.
+type StateRecorder interface {
+	GapRecorder
+	RecordGapIn(ctx context.Context, g Gap, statePath string) error
+}
+
+// RouteIn is [Cache.Route] that also writes the "## Capability Warnings"
+// section of the Markdown file at statePath (a project's FLOW.md) when
+// the decision falls back: through CacheOptions.Gaps when it is a
+// [StateRecorder], else through a gap log the cache keeps in memory. An
+// empty statePath is Route.
+func (c *Cache) RouteIn(ctx context.Context, req Request, statePath string) (Decision, error) {
 	c.mu.Lock()
 	m, fresh, err := c.current(ctx)
 	if err != nil {
@@ -186,9 +203,33 @@ func (c *Cache) Route(ctx context.Context, req Request) (Decision, error) {
 	c.warnings = nil
 	c.mu.Unlock()
 
-	if c.opts.Gaps != nil {
+	record := func(ctx context.Context, g Gap) error { return c.opts.Gaps.RecordGap(ctx, g) }
+	if statePath != "" {
+		sr, ok := c.opts.Gaps.(StateRecorder)
+		if !ok {
+			if c.opts.Gaps != nil {
+				// Both: the configured recorder, and the state file from
+				// the gaps of this cache.
+				rec := c.opts.Gaps
+				record = func(ctx context.Context, g Gap) error {
+					if err := rec.RecordGap(ctx, g); err != nil {
+						return err
+					}
+					return c.stateLog.RecordGapIn(ctx, g, statePath)
+				}
+			} else {
+				sr = &c.stateLog
+			}
+		}
+		if sr != nil {
+			record = func(ctx context.Context, g Gap) error { return sr.RecordGapIn(ctx, g, statePath) }
+		}
+	} else if c.opts.Gaps == nil {
+		record = nil
+	}
+	if record != nil {
 		for _, g := range d.gaps() {
-			if err := c.opts.Gaps.RecordGap(ctx, NewGap(now, req, g)); err != nil {
+			if err := record(ctx, NewGap(now, req, g)); err != nil {
 				warns = append(warns, fmt.Sprintf("recording the capability gap: %v", err))
 				break
 			}

@@ -93,6 +93,13 @@ type gapFile struct {
 // the state file from all gaps logged. A JSON log that exists but cannot
 // be parsed is an error and is left untouched.
 func (l *GapLog) RecordGap(ctx context.Context, g Gap) error {
+	return l.RecordGapIn(ctx, g, "")
+}
+
+// RecordGapIn is [GapLog.RecordGap] that also rewrites the warnings
+// section of the Markdown file at statePath (a project's FLOW.md) from all
+// gaps logged; an empty statePath adds nothing.
+func (l *GapLog) RecordGapIn(ctx context.Context, g Gap, statePath string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -114,8 +121,15 @@ func (l *GapLog) RecordGap(ctx context.Context, g Gap) error {
 	} else {
 		l.memory = all
 	}
-	if l.StatePath != "" {
-		if err := UpdateWarnings(l.StatePath, all); err != nil {
+	paths := []string{l.StatePath}
+	if statePath != l.StatePath {
+		paths = append(paths, statePath)
+	}
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		if err := UpdateWarnings(p, all); err != nil {
 			return err
 		}
 	}
