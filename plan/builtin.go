@@ -7,8 +7,8 @@ const BuiltinSource = "builtin"
 
 // Builtin returns a small registry of general agent capabilities, with
 // descriptions written for a model to choose from. It is the catalog the
-// CLI plans and assembles with when no other is given, and a starting
-// point for a registry of one's own.
+// CLI plans and assembles with when discovery finds nothing and no
+// --tools is given, and a starting point for a registry of one's own.
 func Builtin() []card.Card {
 	cards := []card.Card{
 		{Name: "text_generation", Description: "Write or rewrite prose in natural language: drafts, emails, reports, stories and answers, in a requested tone and length."},

@@ -27,6 +27,19 @@
 // capabilities is written only when non-empty, so a plan made without a
 // catalog is byte for byte what a planner that never heard of
 // capabilities writes, and a canonical file round-trips to the same bytes.
+// A plan made with a catalog ends with its pins (below); [Plan.ID] names
+// a plan by its content.
+//
+// # Pins
+//
+// A [Pin] is a named capability's card as it was when the plan was made:
+// its digest, description and input schema. [Planner.Plan] pins what the
+// plan names ([PinsOf]); [Assemble] checks the pins first ([CheckPins]):
+// a card whose digest changed is kept with a warning that shows, line by
+// line, what changed in its description and schema ([PinDiff]), and a
+// name the catalog no longer has is dropped from every task with a
+// warning. The assembly pins what the plan names as the catalog has it
+// now.
 //
 // # The planner prompt
 //
@@ -59,5 +72,11 @@
 // "inferred"), each with its reason. [Builtin] is a small registry of
 // general capabilities (text_generation, web_search, summarization,
 // brainstorming, structured_extraction, data_analysis, code_generation,
-// translation) to plan with when no other catalog is at hand.
+// translation) to plan with when nothing else is at hand: the CLI falls
+// back on it when discovery finds no capability.
+//
+// Sessions run plan tasks: package session's Manager.StartFromPlan
+// assembles the plan and starts a session that exposes one task's
+// capabilities (policy's Selector.SelectNamed adds the floor and the
+// bound).
 package plan

@@ -37,6 +37,12 @@
 // Selection is deterministic: the same catalog, task and options give the
 // same selection, ties broken by name.
 //
+// [Selector.SelectNamed] is the selection of a task whose capabilities
+// were decided before the run (a plan task's): the names, in order, with
+// their reasons and the confidence "named", then the floor, within the
+// same bound and token budget; names the catalog lacks or policy holds
+// back are rejected with a reason.
+//
 // # Tokens
 //
 // Every selection reports the tokens of the exposed payload and of the full

@@ -29,6 +29,21 @@
 //
 // When the budget is spent, Find and Call return [ErrBudgetExhausted].
 //
+// # Sessions from a plan task
+//
+// [Manager.StartFromPlan] starts a session for one task of a plan (see
+// package plan): the plan is assembled against the catalog (its pins
+// checked, unknown names dropped, empty tasks given inferred
+// capabilities), the session's task is the task's description, and it
+// exposes the task's capabilities, the plan's names first, plus the floor
+// and the hatch, within the selection bound ([StartOptions.Plan]). The
+// session records the plan's goal and the task's id ([Session.Plan],
+// [View]'s plan_goal and plan_task), and its trace opens with a record of
+// kind plan ([PlanDetail]: goal, task, named and inferred capabilities,
+// pins) before the select record. [PlanRecord] builds the plan records of
+// planning and assembly, which faces append outside any session;
+// [StoredPlan] finds a recorded plan again by its id.
+//
 // # Persistence and resume
 //
 // The exposed set (the selection, then every tool found, in order) is
