@@ -40,6 +40,11 @@ type Report struct {
 	// UnknownGold counts the queries left out because a gold slot names
 	// no tool of the catalog.
 	UnknownGold int `json:"unknown_gold,omitempty"`
+	// Mode is what was scored: "rank" (omitted: the raw ranking),
+	// "select" or "find" (see [RunExposure]).
+	Mode string `json:"mode,omitempty"`
+	// Exposure holds what select or find gave, in those modes.
+	Exposure *ExposureScore `json:"exposure,omitempty"`
 
 	// Ks are the cut-offs, in increasing order.
 	Ks []int `json:"-"`
@@ -78,6 +83,7 @@ type Skipped struct {
 // WriteText writes the report as a small table.
 func (r *Report) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	r.writeExposure(tw)
 	fmt.Fprintf(tw, "queries\t%d\n", r.Queries)
 	if r.UnknownGold > 0 {
 		fmt.Fprintf(tw, "left out\t%d (gold not among the tools)\n", r.UnknownGold)

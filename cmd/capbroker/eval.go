@@ -12,6 +12,7 @@ import (
 	"github.com/capbroker/capbroker/card"
 	"github.com/capbroker/capbroker/dense"
 	"github.com/capbroker/capbroker/eval"
+	"github.com/capbroker/capbroker/payload"
 	"github.com/capbroker/capbroker/policy"
 )
 
@@ -26,6 +27,10 @@ func (m *Main) newEvalCmd() *cobra.Command {
 		asJSON  bool
 		ranker  string
 		db      string
+		mode    string
+		findK   int
+		minSlot int
+		maxSel  int
 	)
 	cmd := &cobra.Command{
 		Use:   "eval --tools TOOLS --queries QUERIES",
@@ -41,10 +46,19 @@ any tool file) and queries.jsonl with {"id","query","gold":[...]} per line,
 where "gold_groups" (when present) lists the alternatives of each gold slot.
 With several tool files, a name two of them share is scored as the catalog
 names it, source__name (the file's name without its extension is the
-source), as find returns it.`,
+source), as find returns it.
+
+With --mode select or --mode find, eval scores what the agent is given
+instead: each query goes through select (bound --max) or find (--find-k
+matches), and the report adds slot recall (share of gold slots with one of
+their tools exposed), the share of queries with every slot covered, the
+queries left empty (and how many of those the ranker had a hit for), the
+mean tools exposed and the mean exposed tokens against the full catalog's.
+--min-slots 2 keeps the multi-tool queries.`,
 		Example: `  capbroker eval --tools ../shared/bench/data/bfcl/tools.jsonl --queries ../shared/bench/data/bfcl/queries.jsonl
   capbroker eval --tools T.jsonl --queries Q.jsonl --filter subset=single --k 1,5,10 --json
   capbroker eval --tools T.jsonl --queries Q.jsonl --misses 20
+  capbroker eval --mode select --min-slots 2 --tools T.jsonl --queries Q.jsonl --json
   capbroker eval $(for f in examples/catalog/*.json; do echo --tools $f; done) --queries examples/tasks.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -60,6 +74,18 @@ source), as find returns it.`,
 			if err != nil {
 				return usageError{fmt.Errorf("--filter: %w", err)}
 			}
+			if minSlot > 1 {
+				filter = eval.MinSlots(filter, minSlot)
+			}
+			if !slices.Contains(eval.Modes, mode) {
+				return usageError{fmt.Errorf("--mode %q: want rank, select or find", mode)}
+			}
+			if mode != eval.ModeRank && ranker != "lexical" {
+				return usageError{fmt.Errorf("--mode %s scores the lexical ranker only (--ranker %s is for --mode rank)", mode, ranker)}
+			}
+			if findK < 1 || maxSel < 1 {
+				return usageError{fmt.Errorf("--find-k %d, --max %d: want at least 1", findK, maxSel)}
+			}
 			cards, err := m.loadCards(ctx, &catalogFlags{tools: tools})
 			if err != nil {
 				return err
@@ -73,6 +99,14 @@ source), as find returns it.`,
 			qs, err := eval.LoadQueries(queries)
 			if err != nil {
 				return err
+			}
+			if mode != eval.ModeRank {
+				build := brokerExposer(mode, findK, &policy.Options{MaxSelected: maxSel})
+				rep, err := eval.RunExposure(ctx, mode, build, cards, qs, &eval.Options{Ks: kList, Filter: filter, Limit: limit})
+				if err != nil {
+					return err
+				}
+				return m.writeEvalReport(rep, asJSON, misses, kList)
 			}
 			build := brokerRanker
 			var fallbacks func() int64
@@ -89,17 +123,7 @@ source), as find returns it.`,
 			if fallbacks != nil && fallbacks() > 0 {
 				return fmt.Errorf("the embeddings endpoint failed %d times during the run, so those queries were ranked lexically: the figures are not %s figures", fallbacks(), ranker)
 			}
-			if asJSON {
-				return writeJSON(m.Stdout, rep)
-			}
-			if err := rep.WriteText(m.Stdout); err != nil {
-				return err
-			}
-			if misses > 0 {
-				fmt.Fprintln(m.Stdout)
-				return rep.WriteMisses(m.Stdout, slices.Max(kList), misses)
-			}
-			return nil
+			return m.writeEvalReport(rep, asJSON, misses, kList)
 		},
 	}
 	cmd.Flags().StringArrayVar(&tools, "tools", nil, "tool file of the benchmark (repeatable)")
@@ -110,8 +134,78 @@ source), as find returns it.`,
 	cmd.Flags().IntVar(&misses, "misses", 0, "also list up to N queries whose gold is not in the top k")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as one JSON object")
 	cmd.Flags().StringVar(&ranker, "ranker", "lexical", "lexical, dense or hybrid (dense and hybrid need an embeddings endpoint: CAPBROKER_EMBED_MODEL, CAPBROKER_EMBED_BASE_URL)")
+	cmd.Flags().StringVar(&mode, "mode", eval.ModeRank, "what to score: rank (the raw ranking), select (what select exposes) or find (what find_capability returns)")
+	cmd.Flags().IntVar(&findK, "find-k", policy.DefaultFindK, "with --mode find: how many matches find returns")
+	cmd.Flags().IntVar(&maxSel, "max", policy.DefaultMaxSelected, "with --mode select: at most this many picks, floor included")
+	cmd.Flags().IntVar(&minSlot, "min-slots", 0, "only queries with at least this many gold slots (2: multi-tool queries)")
 	cmd.Flags().StringVar(&db, "db", "", "SQLite file of the embedding cache (dense and hybrid; default: the session database in the data directory)")
 	return cmd
+}
+
+// writeEvalReport prints rep as JSON or as text, with up to misses
+// queries whose largest cut-off (in select and find modes: what was
+// exposed) leaves a gold slot unfilled.
+func (m *Main) writeEvalReport(rep *eval.Report, asJSON bool, misses int, ks []int) error {
+	if asJSON {
+		return writeJSON(m.Stdout, rep)
+	}
+	if err := rep.WriteText(m.Stdout); err != nil {
+		return err
+	}
+	if misses > 0 {
+		fmt.Fprintln(m.Stdout)
+		return rep.WriteMisses(m.Stdout, slices.Max(ks), misses)
+	}
+	return nil
+}
+
+// brokerExposer indexes the tools in a Broker and answers each query with
+// Broker.Select (mode select) or Broker.Find with k findK (mode find):
+// what the agent is given.
+func brokerExposer(mode string, findK int, opts *policy.Options) eval.BuildExposeFunc {
+	return func(ctx context.Context, tools []card.Card) (eval.Exposer, error) {
+		b, err := capbroker.New(ctx, &capbroker.Options{Cards: tools, Logger: discardLogger()})
+		if err != nil {
+			return nil, err
+		}
+		format := payload.OpenAI
+		if opts.Format != "" {
+			format = opts.Format
+		}
+		full := b.Selector().FullTokens(format)
+		return eval.ExposeFunc(func(ctx context.Context, query string) (eval.Exposure, error) {
+			e := eval.Exposure{FullTokens: full}
+			if mode == eval.ModeSelect {
+				sel := b.Select(ctx, query, opts)
+				if sel.Degraded {
+					return e, fmt.Errorf("selection degraded: %s", sel.Failure)
+				}
+				e.Names, e.Tokens = sel.Names(), sel.Tokens.Exposed
+				for _, p := range sel.Tools {
+					if !p.Floor || p.Score > 0 {
+						e.Ranked++
+					}
+				}
+			} else {
+				res := b.Find(ctx, query, findK)
+				if res.Degraded {
+					return e, fmt.Errorf("find failed: %s", res.Failure)
+				}
+				e.Names = res.Names()
+				e.Ranked = len(e.Names)
+				e.Tokens = b.Selector().ExposedTokens(e.Names, format)
+			}
+			if e.Ranked == 0 {
+				// Only when it matters, so latency stays that of the command.
+				hits, err := b.Rank(ctx, query, 1)
+				if err != nil {
+					return e, err
+				}
+				e.RankerHit = len(hits) > 0
+			}
+			return e, nil
+		}), nil
+	}
 }
 
 // denseRanker returns a build function for the dense or hybrid ranker,
