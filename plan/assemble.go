@@ -112,9 +112,12 @@ func (t *AssembledTask) Names() []string {
 // in the plan's order, with origin "plan". When that is fewer than
 // [AssembleOptions.MinCapabilities], the catalog is ranked for the task's
 // description and its agent's name and description, and the best hits
-// not yet named are added with origin "inferred": every hit within
+// not yet named are added with origin "inferred". A description of
+// several steps ([policy.Aspects]: "compute the statistics and write a
+// script that charts them") first gets the best hit of each step, so a
+// compound task gets one capability per step; then every hit within
 // [AssembleOptions.MinRelative] of the best score, up to
-// [AssembleOptions.MaxInferred], and, if that still leaves the task short
+// [AssembleOptions.MaxInferred] (or the steps' count, if more), and, if that still leaves the task short
 // of the minimum, the next hits with any score until it is reached. A
 // ranking failure leaves the task with what the plan named and a warning.
 //
@@ -195,6 +198,18 @@ func infer(ctx context.Context, t *AssembledTask, cat *card.Catalog, r policy.Ra
 	}
 	top := hits[0].Score
 	var added int
+	// A task of several steps gets the best capability of each step
+	// first, so a compound task is not reduced to its main step.
+	if aspects := policy.Aspects(t.Description); len(aspects) > 1 {
+		for _, a := range aspects {
+			n, err := inferStep(ctx, t, a.Text, cat, r, named)
+			if err != nil {
+				return err
+			}
+			added += n
+		}
+	}
+	limit := max(o.MaxInferred, added)
 	var rest []rank.Hit
 	for pos, h := range hits {
 		c, ok := cat.Lookup(h.Name)
@@ -209,7 +224,7 @@ func infer(ctx context.Context, t *AssembledTask, cat *card.Catalog, r policy.Ra
 		if top > 0 {
 			rel = h.Score / top
 		}
-		if rel < need || added >= o.MaxInferred {
+		if rel < need || added >= limit {
 			rest = append(rest, h)
 			continue
 		}
@@ -226,6 +241,26 @@ func infer(ctx context.Context, t *AssembledTask, cat *card.Catalog, r policy.Ra
 			Reason: fmt.Sprintf("weak match added to reach the minimum of %d: %s", o.MinCapabilities, matched(h))})
 	}
 	return nil
+}
+
+// inferStep adds the best capability for one step of a task, unless the
+// task already has it; an irreversible one must cover as much of the step
+// as selection asks of it. It returns how many it added (0 or 1).
+func inferStep(ctx context.Context, t *AssembledTask, step string, cat *card.Catalog, r policy.Ranker, named map[string]bool) (int, error) {
+	hits, err := r.Rank(ctx, step, 1)
+	if err != nil || len(hits) == 0 {
+		return 0, err
+	}
+	h := hits[0]
+	c, ok := cat.Lookup(h.Name)
+	if !ok || named[h.Name] || h.Score <= 0 || h.Coverage < policy.DefaultMinCoverage ||
+		(c.Risk == card.RiskIrreversible && h.Coverage < policy.IrreversibleMinCoverage) {
+		return 0, nil
+	}
+	t.Capabilities = append(t.Capabilities, Capability{Name: h.Name, Origin: OriginInferred,
+		Reason: fmt.Sprintf("ranked #1 for the step %q: %s", step, matched(h))})
+	named[h.Name] = true
+	return 1, nil
 }
 
 // matched lists the query words of a hit and the fields they matched.

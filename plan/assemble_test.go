@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -320,5 +321,35 @@ func BenchmarkAssemble(b *testing.B) {
 	p := &Plan{Goal: "g", Tasks: fourTasks()}
 	for b.Loop() {
 		Assemble(context.Background(), p, cat, &AssembleOptions{Ranker: ix})
+	}
+}
+
+// TestAssemblePerStep: a compound task gets one capability per step, not
+// only its main step's.
+func TestAssemblePerStep(t *testing.T) {
+	cat := builtinCatalog(t)
+	for _, tt := range []struct {
+		desc string
+		want []string
+	}{
+		{"Compute churn statistics and trends from the renewal table and write a Python script that charts them",
+			[]string{"data_analysis", "code_generation"}},
+		{"Search the web for reviews of the new phone, then translate the best one into French",
+			[]string{"web_search", "translation"}},
+		// One step: as before, the best hits of the whole task.
+		{"Summarize the meeting transcript into key points.", []string{"summarization"}},
+	} {
+		a := Assemble(context.Background(), &Plan{Goal: "g", Tasks: []Task{{ID: "t", Description: tt.desc}}}, cat, nil)
+		got := a.Tasks[0].Names()
+		for _, w := range tt.want {
+			if !slices.Contains(got, w) {
+				t.Errorf("%q: capabilities %v, want %s among them", tt.desc, got, w)
+			}
+		}
+		for _, c := range a.Tasks[0].Capabilities {
+			if c.Origin != OriginInferred || c.Reason == "" {
+				t.Errorf("%q: %+v", tt.desc, c)
+			}
+		}
 	}
 }

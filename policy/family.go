@@ -122,3 +122,81 @@ func ParseFamily(s string) (Family, error) {
 	}
 	return "", fmt.Errorf("unknown family %q (want coding, research, data, writing, ops or general)", s)
 }
+
+// fileWords are words that say a task works on files.
+var fileWords = map[string]bool{"file": true, "files": true, "folder": true, "folders": true, "directory": true,
+	"directories": true, "dir": true, "repo": true, "repository": true, "codebase": true, "readme": true,
+	"path": true, "makefile": true, "dockerfile": true}
+
+// fileExts are extensions that make a dotted word a file name.
+var fileExts = map[string]bool{"go": true, "py": true, "js": true, "ts": true, "tsx": true, "jsx": true, "md": true,
+	"txt": true, "json": true, "yaml": true, "yml": true, "toml": true, "csv": true, "tsv": true, "html": true, "css": true,
+	"java": true, "kt": true, "rs": true, "c": true, "h": true, "cc": true, "cpp": true, "hpp": true, "cs": true, "rb": true,
+	"php": true, "swift": true, "sh": true, "sql": true, "xml": true, "log": true, "ini": true, "cfg": true, "conf": true,
+	"lock": true, "mod": true, "env": true, "proto": true, "vue": true, "scss": true, "lua": true, "r": true, "ipynb": true,
+	"pdf": true, "docx": true, "xlsx": true, "png": true, "jpg": true, "svg": true}
+
+// WorksOnFiles reports whether task reads as work on files (it names a
+// file, a folder, a repository or a path) and the word that says so.
+func WorksOnFiles(task string) (bool, string) {
+	for _, f := range strings.FieldsFunc(task, func(r rune) bool {
+		return r == ' ' || r == '\t' || r == '\n' || r == ',' || r == ';' || r == '(' || r == ')' || r == '"' || r == '\'' || r == '`' || r == '?' || r == '!'
+	}) {
+		w := strings.TrimRight(f, ".:")
+		low := strings.ToLower(w)
+		if fileWords[low] {
+			return true, w
+		}
+		if strings.Contains(low, "://") {
+			continue // a URL is a web page, not a file
+		}
+		if i := strings.LastIndexByte(low, '.'); i > 0 && i < len(low)-1 && fileExts[low[i+1:]] {
+			return true, w
+		}
+		if strings.HasPrefix(low, "./") || strings.HasPrefix(low, "../") || strings.HasPrefix(low, "~/") ||
+			(strings.Count(low, "/") >= 2 && !strings.Contains(low, " ")) {
+			return true, w
+		}
+	}
+	return false, ""
+}
+
+// floorFor returns the floor of a task: its family's floor and, when the
+// task works on files and the family is not coding, the coding floor
+// where the catalog has it. It records in sel the family whose floor
+// applies and the floor names the catalog lacks, and returns the reason
+// of each floor pick by catalog position.
+func (s *Selector) floorFor(task string, fam Family, o *Options, sel *Selection) ([]int, map[int]string) {
+	why := map[int]string{}
+	names := o.Floors[fam]
+	floor := s.floorCards(names, o.Allow)
+	for _, i := range floor {
+		why[i] = "floor for " + string(fam)
+	}
+	if len(names) > 0 {
+		sel.FloorFamily = fam
+		for _, n := range names {
+			if s.findFloor(n) < 0 {
+				sel.FloorMissing = append(sel.FloorMissing, n)
+			}
+		}
+	}
+	if fam != Coding {
+		if ok, word := WorksOnFiles(task); ok {
+			extra := s.floorCards(o.Floors[Coding], o.Allow)
+			added := false
+			for _, i := range extra {
+				if _, dup := why[i]; dup {
+					continue
+				}
+				floor = append(floor, i)
+				why[i] = fmt.Sprintf("floor for coding: the task works on files (%q)", word)
+				added = true
+			}
+			if added && sel.FloorFamily == "" {
+				sel.FloorFamily = Coding
+			}
+		}
+	}
+	return floor, why
+}

@@ -1,9 +1,12 @@
 package policy
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/capbroker/capbroker/card"
 	"github.com/capbroker/capbroker/rank"
@@ -44,36 +47,81 @@ func (r *FindResult) Names() []string {
 }
 
 // Find returns up to k capabilities for query (k <= 0: DefaultFindK), with
-// their schemas, using the same ranking and the same relevance threshold as
-// [Selector.Select]. Floors do not apply. opts may be nil.
+// their schemas. It is the escape hatch, whose job is recovery, so no
+// relevance threshold hides a hit: whenever the ranker has any hit that
+// policy allows, Find returns it, labelled with an honest confidence
+// (a hit below [Selector.Select]'s thresholds is "low"); it is empty only
+// when nothing shares a word or a meaning with the query. A query of
+// several steps gets the best hit of each step first, then the rest by
+// score. Floors do not apply. opts may be nil.
 func (s *Selector) Find(ctx context.Context, query string, k int, opts *Options) *FindResult {
 	o := opts.resolved()
 	if k <= 0 {
 		k = DefaultFindK
 	}
 	res := &FindResult{Query: query, Matches: []Capability{}}
-	hits, err := s.rankSafely(ctx, rank.ClipQuery(query), 2*k)
+	query = rank.ClipQuery(query)
+	aspects := Aspects(query)
+	units, err := s.rankUnits(ctx, query, aspects, 2*k, o.AspectK)
 	if err != nil {
 		res.Degraded, res.Failure = true, err.Error()
 		res.Reason = "search failed: " + err.Error()
 		return res
 	}
-	var top float64
-	if len(hits) > 0 {
-		top = hits[0].Score
+	var ignored []Rejection
+	cands := s.judge(units, &o, &ignored)
+	var order []*candidate
+	// The best allowed hit of each step first.
+	for u := 1; u < len(units); u++ {
+		for _, h := range units[u].hits {
+			c := findCand(cands, s.cat.Index(h.Name))
+			if c == nil || c.picked || held(c) {
+				continue
+			}
+			c.picked = true
+			order = append(order, c)
+			break
+		}
 	}
-	for _, h := range hits {
+	rest := make([]*candidate, 0, len(cands))
+	for _, c := range cands {
+		if !c.picked && !held(c) {
+			rest = append(rest, c)
+		}
+	}
+	slices.SortStableFunc(rest, func(x, y *candidate) int {
+		if (x.level >= levelPlausible) != (y.level >= levelPlausible) {
+			if x.level >= levelPlausible {
+				return -1
+			}
+			return 1
+		}
+		if c := cmp.Compare(y.rel, x.rel); c != 0 {
+			return c
+		}
+		return strings.Compare(x.hit.Name, y.hit.Name)
+	})
+	order = append(order, rest...)
+	for _, c := range order {
 		if len(res.Matches) == k {
 			break
 		}
-		c, ok := s.cat.Lookup(h.Name)
-		if !ok || s.reject(c, &h, top, &o) != "" {
-			continue
+		cd := s.cat.At(c.idx)
+		h := c.hit
+		conf := confidence(h, units[c.unit].top)
+		if c.level < levelCertain {
+			conf = Low
+		}
+		reason := hitReason(h)
+		if len(units) > 1 && c.unit > 0 {
+			reason = "for " + quoteAspect(units[c.unit].text) + ": " + reason
+		}
+		if c.level < levelCertain {
+			reason = "weak match (" + c.why + "): " + reason
 		}
 		res.Matches = append(res.Matches, Capability{
-			Name: c.Name, Kind: c.Kind, Description: c.Description, InputSchema: c.InputSchema, Risk: c.Risk,
-			Score: h.Score, Confidence: confidence(h, top), Matches: h.Matches,
-			Reason: hitReason(h),
+			Name: cd.Name, Kind: cd.Kind, Description: cd.Description, InputSchema: cd.InputSchema, Risk: cd.Risk,
+			Score: h.Score, Confidence: conf, Matches: h.Matches, Reason: reason,
 		})
 	}
 	if len(res.Matches) == 0 {
@@ -82,4 +130,20 @@ func (s *Selector) Find(ctx context.Context, query string, k int, opts *Options)
 		res.Reason = fmt.Sprintf("%d found (best: %s, %s)", len(res.Matches), res.Matches[0].Name, res.Matches[0].Confidence)
 	}
 	return res
+}
+
+// held reports whether policy holds c back (a changed digest awaiting
+// approval): the one reason Find leaves a hit out.
+func held(c *candidate) bool { return strings.HasPrefix(c.why, "held:") }
+
+func findCand(cands []*candidate, idx int) *candidate {
+	if idx < 0 {
+		return nil
+	}
+	for _, c := range cands {
+		if c.idx == idx {
+			return c
+		}
+	}
+	return nil
 }

@@ -61,6 +61,20 @@ const (
 	DefaultMinRelative = 0.3
 	DefaultFindK       = 5
 
+	// Below the thresholds, a hit is plausible when it covers this much
+	// of its aspect and scores this share of the aspect's best hit.
+	DefaultPlausibleCoverage = 0.1
+	DefaultPlausibleRelative = 0.15
+	// Past the first pick of each step, picks stop at this share of the
+	// full catalog's tokens, on a catalog of FillShareMinCards cards or
+	// more (on a smaller one the bound alone limits them).
+	DefaultFillShare  = 0.1
+	FillShareMinCards = 50
+	// At most this many picks serve one aspect of a task with several.
+	DefaultSiblingLimit = 3
+	// Each aspect is ranked for this many hits.
+	DefaultAspectK = 5
+
 	// An irreversible capability must cover more of the query and
 	// score within 80% of the best hit: it needs stronger evidence.
 	IrreversibleMinCoverage = 0.35
@@ -103,6 +117,26 @@ type Options struct {
 	// Allow, if non-nil, must return true for a card to be selectable (used
 	// to hold back cards whose pinned digest changed).
 	Allow func(*card.Card) bool
+	// PlausibleCoverage and PlausibleRelative are the lower bar a hit
+	// that misses MinCoverage or MinRelative must clear to be exposed as
+	// plausible (confidence low) while the bound and the budget allow. If
+	// zero, DefaultPlausibleCoverage and DefaultPlausibleRelative;
+	// PlausibleCoverage negative exposes only what clears the thresholds.
+	PlausibleCoverage float64
+	PlausibleRelative float64
+	// SiblingLimit bounds the picks that serve one aspect of a task with
+	// several, beyond those that clear the thresholds for the whole task.
+	// If zero, DefaultSiblingLimit; negative removes the limit.
+	SiblingLimit int
+	// AspectK is how many hits are ranked for each aspect. If zero,
+	// DefaultAspectK.
+	AspectK int
+	// FillShare caps what the picks past the first of each step may cost:
+	// one is added only while the exposed payload (floor and hatch
+	// included) stays within this share of the full catalog's tokens, on
+	// a catalog of [FillShareMinCards] cards or more. If
+	// zero, DefaultFillShare; negative removes the cap.
+	FillShare float64
 }
 
 func (o *Options) resolved() Options {
@@ -125,6 +159,21 @@ func (o *Options) resolved() Options {
 	if r.Format == "" {
 		r.Format = payload.OpenAI
 	}
+	if r.PlausibleCoverage == 0 {
+		r.PlausibleCoverage = DefaultPlausibleCoverage
+	}
+	if r.PlausibleRelative == 0 {
+		r.PlausibleRelative = DefaultPlausibleRelative
+	}
+	if r.SiblingLimit == 0 {
+		r.SiblingLimit = DefaultSiblingLimit
+	}
+	if r.FillShare == 0 {
+		r.FillShare = DefaultFillShare
+	}
+	if r.AspectK <= 0 {
+		r.AspectK = DefaultAspectK
+	}
 	return r
 }
 
@@ -139,6 +188,9 @@ type Pick struct {
 	Risk       card.Risk    `json:"risk"`
 	Coverage   float64      `json:"coverage"`
 	Matches    []rank.Match `json:"matches,omitempty"`
+	// Aspect is the step of the task the pick serves, for a task of
+	// several steps.
+	Aspect string `json:"aspect,omitempty"`
 }
 
 // Tokens compares the exposed payload with the full catalog's.
@@ -167,8 +219,16 @@ type Selection struct {
 	Degraded bool `json:"degraded,omitempty"`
 	// Failure is the ranking error behind a degraded selection.
 	Failure string `json:"failure,omitempty"`
-	// Rejected are hits left out and why (threshold, risk, budget, bound),
-	// for explanations.
+	// Aspects are the steps the task was split into, when there are
+	// several (see [Aspects]).
+	Aspects []string `json:"aspects,omitempty"`
+	// FloorFamily is the family whose floor applies ("coding" also for a
+	// task of another family that works on files); FloorMissing lists the
+	// floor names the catalog lacks.
+	FloorFamily  Family   `json:"floor_family,omitempty"`
+	FloorMissing []string `json:"floor_missing,omitempty"`
+	// Rejected are hits left out and why (threshold, risk, budget, bound,
+	// sibling limit), for explanations.
 	Rejected []Rejection `json:"rejected,omitempty"`
 }
 
@@ -250,130 +310,6 @@ func (s *Selector) rankSafely(ctx context.Context, q string, k int) (hits []rank
 		return nil, fmt.Errorf("no ranker")
 	}
 	return s.ranker.Rank(ctx, q, k)
-}
-
-// Select decides what task sees. It never fails: a ranking failure
-// degrades to the full tool set (see the package doc).
-func (s *Selector) Select(ctx context.Context, task string, opts *Options) *Selection {
-	o := opts.resolved()
-	sel := &Selection{Task: task, Hatch: HatchName, Family: o.Family}
-	task = rank.ClipQuery(task) // no task costs more than one of rank.MaxQueryBytes
-	if sel.Family == "" {
-		sel.Family, sel.FamilyWords = InferFamily(task)
-	}
-	floor := s.floorCards(o.Floors[sel.Family], o.Allow)
-	if len(floor) > o.MaxSelected {
-		floor = floor[:o.MaxSelected]
-	}
-
-	// The bound plus a few is enough candidates: past that, hits are
-	// rejections nobody reads, and explaining each one costs time.
-	hits, err := s.rankSafely(ctx, task, o.MaxSelected+len(floor)+5)
-	if err != nil {
-		s.degrade(sel, err, o)
-		return sel
-	}
-
-	inFloor := make(map[int]bool, len(floor))
-	for _, i := range floor {
-		inFloor[i] = true
-	}
-	// The floor and the hatch are always exposed; the budget bounds what
-	// ranking adds on top of them. A floor that alone exceeds the budget
-	// leaves no room for picks, and the reason says so.
-	budgeted := o.TokenBudget > 0
-	budgetLeft, floorTokens := 0, 0
-	if budgeted {
-		floorTokens = s.cardTokens(&hatchCard, o.Format)
-		for _, i := range floor {
-			floorTokens += s.cardTokensAt(i, o.Format)
-		}
-		budgetLeft = o.TokenBudget - floorTokens
-	}
-	var picks []Pick
-	var top float64
-	if len(hits) > 0 {
-		top = hits[0].Score
-	}
-	room := o.MaxSelected - len(floor)
-	for _, h := range hits {
-		i := s.cat.Index(h.Name)
-		if i < 0 {
-			sel.Rejected = append(sel.Rejected, Rejection{Name: h.Name, Score: h.Score, Reason: "not in catalog"})
-			continue
-		}
-		c := s.cat.At(i)
-		if inFloor[i] {
-			// A floor tool that also ranks is reported at its rank, with its evidence.
-			picks = append(picks, Pick{Name: c.Name, Kind: c.Kind, Score: h.Score, Confidence: Floor, Floor: true, Risk: c.Risk,
-				Coverage: h.Coverage, Matches: h.Matches, Reason: "floor for " + string(sel.Family) + "; also matched " + matchedTerms(h)})
-			delete(inFloor, i)
-			continue
-		}
-		if why := s.reject(c, &h, top, &o); why != "" {
-			sel.Rejected = append(sel.Rejected, Rejection{Name: h.Name, Score: h.Score, Reason: why})
-			continue
-		}
-		if room == 0 {
-			sel.Rejected = append(sel.Rejected, Rejection{Name: h.Name, Score: h.Score, Reason: fmt.Sprintf("bound: at most %d picks", o.MaxSelected)})
-			continue
-		}
-		if budgeted {
-			cost := s.cardTokensAt(i, o.Format)
-			if cost > budgetLeft {
-				sel.Rejected = append(sel.Rejected, Rejection{Name: h.Name, Score: h.Score,
-					Reason: fmt.Sprintf("token budget: needs %d tokens, %d left of %d", cost, max(budgetLeft, 0), o.TokenBudget)})
-				continue
-			}
-			budgetLeft -= cost
-		}
-		room--
-		conf := confidence(h, top)
-		picks = append(picks, Pick{Name: c.Name, Kind: c.Kind, Score: h.Score, Confidence: conf, Risk: c.Risk,
-			Coverage: h.Coverage, Matches: h.Matches,
-			Reason: hitReason(h)})
-	}
-	ranked := 0
-	for _, p := range picks {
-		if !p.Floor {
-			ranked++
-		}
-	}
-	for _, i := range floor {
-		if inFloor[i] {
-			c := s.cat.At(i)
-			picks = append(picks, Pick{Name: c.Name, Kind: c.Kind, Confidence: Floor, Floor: true, Risk: c.Risk,
-				Reason: "floor for " + string(sel.Family)})
-		}
-	}
-	sel.Tools = picks
-	overBudget := 0
-	for _, r := range sel.Rejected {
-		if strings.HasPrefix(r.Reason, "token budget") {
-			overBudget++
-		}
-	}
-	switch {
-	case ranked == 0 && overBudget > 0:
-		sel.Reason = fmt.Sprintf("%d matched, none fits the token budget of %d", overBudget, o.TokenBudget)
-		if len(floor) > 0 {
-			sel.Reason += fmt.Sprintf("; the %s floor only", sel.Family)
-		}
-	case ranked == 0 && len(floor) > 0:
-		sel.Reason = "floor (no matches)"
-	case ranked == 0:
-		sel.Reason = "no matches; only " + HatchName + " is exposed"
-	default:
-		sel.Reason = fmt.Sprintf("%d matched for a %s task (best: %s, %s)", ranked, sel.Family, picks[0].Name, picks[0].Confidence)
-		if len(floor) > 0 {
-			sel.Reason += fmt.Sprintf(", plus the %s floor", sel.Family)
-		}
-	}
-	if budgeted && floorTokens > o.TokenBudget {
-		sel.Reason += fmt.Sprintf("; the floor and the hatch alone take %d tokens, over the budget of %d", floorTokens, o.TokenBudget)
-	}
-	s.countTokens(sel, o.Format)
-	return sel
 }
 
 // reject says why hit h of card c is not picked, or "" to pick it.

@@ -1,0 +1,479 @@
+package policy
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/capbroker/capbroker/card"
+	"github.com/capbroker/capbroker/rank"
+)
+
+// Evidence levels of a candidate, best last.
+const (
+	levelNone      = iota // rejected
+	levelWeak             // a hit, too weak to expose unless nothing else is
+	levelPlausible        // exposed while the bound and the budget allow
+	levelCertain          // clears the relevance thresholds
+)
+
+// unit is one ranked text: the whole task or one of its aspects.
+type unit struct {
+	aspect int    // index in the aspects, or -1 for the whole task
+	text   string // what was ranked
+	hits   []rank.Hit
+	top    float64
+}
+
+// candidate is a card some unit ranked, judged on the unit it serves
+// best.
+type candidate struct {
+	idx    int // catalog position
+	hit    rank.Hit
+	unit   int // index in units of the judging unit
+	rel    float64
+	level  int
+	why    string // rejection reason at the judging unit, when below certain
+	serves int    // aspect served (index in aspects), or -1
+	picked bool
+}
+
+// better reports whether judging a card as b beats judging it as a.
+func (a *candidate) worseThan(b *candidate) bool {
+	if a.level != b.level {
+		return a.level < b.level
+	}
+	if a.rel != b.rel {
+		return a.rel < b.rel
+	}
+	return a.hit.Coverage < b.hit.Coverage
+}
+
+// rankUnits ranks the whole task and, when it has several aspects, each
+// aspect.
+func (s *Selector) rankUnits(ctx context.Context, task string, aspects []Aspect, kWhole, kAspect int) ([]unit, error) {
+	units := make([]unit, 0, 1+len(aspects))
+	hits, err := s.rankSafely(ctx, task, kWhole)
+	if err != nil {
+		return nil, err
+	}
+	units = append(units, unit{aspect: -1, text: task, hits: hits})
+	if len(aspects) > 1 {
+		for i, a := range aspects {
+			hits, err := s.rankSafely(ctx, a.Text, kAspect)
+			if err != nil {
+				return nil, err
+			}
+			units = append(units, unit{aspect: i, text: a.Text, hits: hits})
+		}
+	}
+	for i := range units {
+		if len(units[i].hits) > 0 {
+			units[i].top = units[i].hits[0].Score
+		}
+	}
+	return units, nil
+}
+
+// judge collects the candidates of every unit, each judged on the unit
+// where its evidence is best, in a deterministic order (catalog position
+// of first appearance across units). Hits the catalog lacks are reported
+// in rejected.
+func (s *Selector) judge(units []unit, o *Options, rejected *[]Rejection) []*candidate {
+	byIdx := map[int]*candidate{}
+	var order []*candidate
+	for u := range units {
+		un := &units[u]
+		for _, h := range un.hits {
+			i := s.cat.Index(h.Name)
+			if i < 0 {
+				if u == 0 {
+					*rejected = append(*rejected, Rejection{Name: h.Name, Score: h.Score, Reason: "not in catalog"})
+				}
+				continue
+			}
+			c := &candidate{idx: i, hit: h, unit: u, serves: un.aspect}
+			c.rel = 1
+			if un.top > 0 {
+				c.rel = h.Score / un.top
+			}
+			c.level, c.why = s.level(s.cat.At(i), &h, un.top, o)
+			prev, ok := byIdx[i]
+			if !ok {
+				byIdx[i] = c
+				order = append(order, c)
+				continue
+			}
+			if prev.worseThan(c) {
+				*prev = *c
+			}
+			if prev.serves < 0 && un.aspect >= 0 {
+				prev.serves = un.aspect
+			}
+		}
+	}
+	return order
+}
+
+// level judges hit h of card c against its unit's best score top.
+func (s *Selector) level(c *card.Card, h *rank.Hit, top float64, o *Options) (int, string) {
+	if o.Allow != nil && !o.Allow(c) {
+		return levelNone, "held: not allowed by policy (changed digest awaiting approval)"
+	}
+	why := s.reject(c, h, top, o)
+	if why == "" {
+		return levelCertain, ""
+	}
+	if c.Risk == card.RiskIrreversible {
+		return levelNone, why // what cannot be undone needs certain evidence
+	}
+	rel := 1.0
+	if top > 0 {
+		rel = h.Score / top
+	}
+	indirect := indirectOnly(h) && h.Coverage < IndirectMinCoverage
+	if !indirect && o.PlausibleCoverage >= 0 && h.Coverage >= o.PlausibleCoverage && rel >= o.PlausibleRelative {
+		return levelPlausible, why
+	}
+	if indirect {
+		return levelNone, why
+	}
+	return levelWeak, why
+}
+
+// Select decides what task sees. It never fails: a ranking failure
+// degrades to the full tool set (see the package doc).
+func (s *Selector) Select(ctx context.Context, task string, opts *Options) *Selection {
+	o := opts.resolved()
+	sel := &Selection{Task: task, Hatch: HatchName, Family: o.Family}
+	task = rank.ClipQuery(task) // no task costs more than one of rank.MaxQueryBytes
+	if sel.Family == "" {
+		sel.Family, sel.FamilyWords = InferFamily(task)
+	}
+	floor, floorWhy := s.floorFor(task, sel.Family, &o, sel)
+	if len(floor) > o.MaxSelected {
+		floor = floor[:o.MaxSelected]
+	}
+	aspects := Aspects(task)
+	if len(aspects) > 1 {
+		sel.Aspects = make([]string, len(aspects))
+		for i, a := range aspects {
+			sel.Aspects[i] = a.Text
+		}
+	}
+	// The bound plus a few is enough candidates for the whole task; each
+	// aspect needs only its best few.
+	units, err := s.rankUnits(ctx, task, aspects, o.MaxSelected+len(floor)+5, o.AspectK)
+	if err != nil {
+		s.degrade(sel, err, o)
+		return sel
+	}
+	cands := s.judge(units, &o, &sel.Rejected)
+
+	b := newBuilder(s, sel, &o, units, aspects)
+	b.addFloor(floor, floorWhy)
+	// 1. Cover every aspect that has a plausible tool (a task of one step:
+	// the task).
+	if len(units) == 1 {
+		b.cover(0, cands)
+	}
+	for u := 1; u < len(units); u++ {
+		b.cover(u, cands)
+	}
+	// 2. Then add by evidence and score, sparing the bound for siblings.
+	rest := slices.Clone(cands)
+	slices.SortStableFunc(rest, func(x, y *candidate) int {
+		if x.level != y.level {
+			return y.level - x.level
+		}
+		if c := cmp.Compare(y.rel, x.rel); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(y.hit.Coverage, x.hit.Coverage); c != 0 {
+			return c
+		}
+		return strings.Compare(x.hit.Name, y.hit.Name)
+	})
+	for _, c := range rest {
+		if c.picked {
+			continue
+		}
+		if b.inFloor[c.idx] {
+			b.add(c, "", false)
+			continue
+		}
+		if c.level < levelPlausible {
+			if c.level == levelNone || !b.anyRanked() {
+				continue // judged below; a weak hit may still be the one exposed
+			}
+			b.reject(c, c.why)
+			continue
+		}
+		b.add(c, "", false)
+	}
+	// 3. Nothing plausible: the best weak hit of the whole task, labelled
+	// so, beats exposing nothing when the ranker found something.
+	if !b.anyRanked() {
+		for _, c := range rest {
+			if !c.picked && c.level == levelWeak && c.unit == 0 {
+				b.add(c, "weak match, the best there is: ", true)
+				break
+			}
+		}
+	}
+	for _, c := range rest {
+		if !c.picked && !b.rejected[c.idx] && (c.level == levelNone || c.level == levelWeak) {
+			b.reject(c, c.why)
+		}
+	}
+	b.finish(floor)
+	return sel
+}
+
+// builder assembles a selection within the bound and the budget.
+type builder struct {
+	s        *Selector
+	sel      *Selection
+	o        *Options
+	units    []unit
+	aspects  []Aspect
+	room     int
+	budgeted bool
+	left     int // tokens left for picks
+	exposed  int // tokens exposed so far: the hatch, the floor, the picks
+	floorTok int
+	inFloor  map[int]bool
+	covered  []bool // per aspect
+	perAsp   map[int]int
+	ranked   int
+	rejected map[int]bool
+	floorWhy map[int]string
+}
+
+func newBuilder(s *Selector, sel *Selection, o *Options, units []unit, aspects []Aspect) *builder {
+	return &builder{s: s, sel: sel, o: o, units: units, aspects: aspects, room: o.MaxSelected,
+		budgeted: o.TokenBudget > 0, inFloor: map[int]bool{}, covered: make([]bool, len(aspects)),
+		perAsp: map[int]int{}, rejected: map[int]bool{}}
+}
+
+func (b *builder) anyRanked() bool { return b.ranked > 0 }
+
+// addFloor reserves the floor's places and tokens.
+func (b *builder) addFloor(floor []int, why map[int]string) {
+	b.floorWhy = why
+	for _, i := range floor {
+		b.inFloor[i] = true
+	}
+	b.room -= len(floor)
+	b.floorTok = b.s.cardTokens(&hatchCard, b.o.Format)
+	for _, i := range floor {
+		b.floorTok += b.s.cardTokensAt(i, b.o.Format)
+	}
+	b.exposed = b.floorTok
+	if b.budgeted {
+		b.left = b.o.TokenBudget - b.floorTok
+	}
+}
+
+// cover picks the best plausible tool of aspect unit u, unless a pick
+// already serves it.
+func (b *builder) cover(u int, cands []*candidate) {
+	a := b.units[u].aspect
+	if a >= 0 && b.covered[a] {
+		return
+	}
+	un := &b.units[u]
+	for _, h := range un.hits {
+		i := b.s.cat.Index(h.Name)
+		if i < 0 {
+			continue
+		}
+		var c *candidate
+		for _, x := range cands {
+			if x.idx == i {
+				c = x
+				break
+			}
+		}
+		if c == nil {
+			continue
+		}
+		if c.picked {
+			b.markCovered(a)
+			return
+		}
+		// Judge it on this aspect, the one it would cover.
+		lvl, why := b.s.level(b.s.cat.At(i), &h, un.top, b.o)
+		if lvl < levelPlausible {
+			_ = why
+			continue
+		}
+		if b.inFloor[i] {
+			b.markCovered(a)
+			return
+		}
+		rel := 1.0
+		if un.top > 0 {
+			rel = h.Score / un.top
+		}
+		if c.unit != u && c.level <= lvl {
+			c.hit, c.unit, c.rel, c.level, c.why = h, u, rel, lvl, why
+		}
+		c.serves = a
+		if b.add(c, "", true) {
+			return
+		}
+	}
+}
+
+// add picks c when the bound, the sibling limit and the budget allow,
+// and records why not otherwise. It reports whether c was picked.
+func (b *builder) add(c *candidate, prefix string, covering bool) bool {
+	s, o := b.s, b.o
+	card := s.cat.At(c.idx)
+	h := c.hit
+	if b.inFloor[c.idx] {
+		// A floor tool that also ranks is reported at its rank, with its evidence.
+		b.sel.Tools = append(b.sel.Tools, Pick{Name: card.Name, Kind: card.Kind, Score: h.Score, Confidence: Floor, Floor: true, Risk: card.Risk,
+			Coverage: h.Coverage, Matches: h.Matches, Aspect: b.aspectText(c.serves),
+			Reason: b.floorWhy[c.idx] + "; also matched " + matchedTerms(h)})
+		delete(b.inFloor, c.idx)
+		c.picked = true
+		b.markCovered(c.serves)
+		return true
+	}
+	if b.room <= 0 {
+		b.reject(c, fmt.Sprintf("bound: at most %d picks", o.MaxSelected))
+		return false
+	}
+	if len(b.aspects) > 1 && o.SiblingLimit > 0 && c.serves >= 0 && b.perAsp[c.serves] >= o.SiblingLimit && !(c.level == levelCertain && c.unit == 0) {
+		b.reject(c, fmt.Sprintf("sibling limit: %d picks already serve %q", o.SiblingLimit, b.aspectText(c.serves)))
+		return false
+	}
+	cost := s.cardTokensAt(c.idx, o.Format)
+	if !covering && o.FillShare > 0 && s.cat.Len() >= FillShareMinCards {
+		// Past the pick that covers each step, picks stop at a share of
+		// the full catalog's tokens.
+		if limit := int(o.FillShare * float64(s.FullTokens(o.Format))); b.exposed+cost > limit {
+			b.reject(c, fmt.Sprintf("token share: exposing it would pass %.0f%% of the full catalog's tokens (%d)", 100*o.FillShare, limit))
+			return false
+		}
+	}
+	if b.budgeted {
+		if cost > b.left {
+			b.reject(c, fmt.Sprintf("token budget: needs %d tokens, %d left of %d", cost, max(b.left, 0), o.TokenBudget))
+			return false
+		}
+		b.left -= cost
+	}
+	b.room--
+	b.ranked++
+	b.exposed += cost
+	conf := confidence(h, b.units[c.unit].top)
+	if c.level < levelCertain {
+		conf = Low
+	}
+	reason := prefix + hitReason(h)
+	if len(b.aspects) > 1 {
+		if c.unit == 0 {
+			reason = prefix + "for the whole task: " + hitReason(h)
+		} else {
+			reason = prefix + "for " + quoteAspect(b.units[c.unit].text) + ": " + hitReason(h)
+		}
+	}
+	b.sel.Tools = append(b.sel.Tools, Pick{Name: card.Name, Kind: card.Kind, Score: h.Score, Confidence: conf, Risk: card.Risk,
+		Coverage: h.Coverage, Matches: h.Matches, Aspect: b.aspectText(c.serves), Reason: reason})
+	c.picked = true
+	b.perAsp[c.serves]++
+	b.markCovered(c.serves)
+	return true
+}
+
+func (b *builder) markCovered(a int) {
+	if a >= 0 && a < len(b.covered) {
+		b.covered[a] = true
+	}
+}
+
+func (b *builder) reject(c *candidate, why string) {
+	if b.rejected[c.idx] || c.picked {
+		return
+	}
+	b.rejected[c.idx] = true
+	b.sel.Rejected = append(b.sel.Rejected, Rejection{Name: c.hit.Name, Score: c.hit.Score, Reason: why})
+}
+
+func (b *builder) aspectText(a int) string {
+	if len(b.aspects) < 2 || a < 0 || a >= len(b.aspects) {
+		return ""
+	}
+	return b.aspects[a].Text
+}
+
+// quoteAspect quotes an aspect for a reason, shortened to 60 characters.
+func quoteAspect(t string) string {
+	t = strings.Join(strings.Fields(t), " ")
+	if r := []rune(t); len(r) > 60 {
+		t = string(r[:57]) + "..."
+	}
+	return "'" + t + "'"
+}
+
+// finish appends the floor tools that did not rank, writes the overall
+// reason and counts the tokens.
+func (b *builder) finish(floor []int) {
+	sel, o := b.sel, b.o
+	for _, i := range floor {
+		if b.inFloor[i] {
+			c := b.s.cat.At(i)
+			sel.Tools = append(sel.Tools, Pick{Name: c.Name, Kind: c.Kind, Confidence: Floor, Floor: true, Risk: c.Risk, Reason: b.floorWhy[i]})
+		}
+	}
+	overBudget := 0
+	for _, r := range sel.Rejected {
+		if strings.HasPrefix(r.Reason, "token budget") {
+			overBudget++
+		}
+	}
+	var first *Pick
+	for k := range sel.Tools {
+		if !sel.Tools[k].Floor || sel.Tools[k].Score > 0 {
+			first = &sel.Tools[k]
+			break
+		}
+	}
+	switch {
+	case b.ranked == 0 && overBudget > 0:
+		sel.Reason = fmt.Sprintf("%d matched, none fits the token budget of %d", overBudget, o.TokenBudget)
+		if len(floor) > 0 {
+			sel.Reason += fmt.Sprintf("; the %s floor only", sel.FloorFamily)
+		}
+	case b.ranked == 0 && len(floor) > 0:
+		sel.Reason = "floor (no matches)"
+	case b.ranked == 0:
+		sel.Reason = "no matches; only " + HatchName + " is exposed"
+	default:
+		sel.Reason = fmt.Sprintf("%d matched for a %s task (best: %s, %s)", b.ranked, sel.Family, first.Name, first.Confidence)
+		if n := len(b.aspects); n > 1 {
+			cov := 0
+			for _, c := range b.covered {
+				if c {
+					cov++
+				}
+			}
+			sel.Reason += fmt.Sprintf("; %d of %d steps covered", cov, n)
+		}
+		if len(floor) > 0 {
+			sel.Reason += fmt.Sprintf(", plus the %s floor", sel.FloorFamily)
+		}
+	}
+	if len(sel.FloorMissing) > 0 {
+		sel.Reason += fmt.Sprintf("; the %s floor lacks %s (not in the catalog)", sel.FloorFamily, strings.Join(sel.FloorMissing, ", "))
+	}
+	if b.budgeted && b.floorTok > o.TokenBudget {
+		sel.Reason += fmt.Sprintf("; the floor and the hatch alone take %d tokens, over the budget of %d", b.floorTok, o.TokenBudget)
+	}
+	b.s.countTokens(sel, o.Format)
+}
