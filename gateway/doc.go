@@ -14,7 +14,14 @@
 // Code, Cursor) into a [ServerConfig]; the capbroker command uses it to
 // front, by default, the servers discovery finds. [New]
 // makes a [Gateway] over them and [Gateway.Start] connects to each one, over
-// stdio (the command runs as a child process) or streamable HTTP. Each
+// stdio (the command runs as a child process) or streamable HTTP, in the
+// background: the gateway never waits on the slowest upstream. It
+// answers initialize at once and adds each upstream's tools as it comes
+// (list_changed); a client's other requests wait for upstreams still
+// starting only up to [Options.StartWait] after Start, and tools that come
+// later are still reachable through find_capability (and call_capability)
+// for clients that ignore list_changed. A session selected while
+// upstreams were starting gets the floor of a late one added. Each
 // upstream keeps one connection; when it drops (the process crashed, the
 // server went away) it is restarted with exponential backoff
 // ([Options.MinBackoff] to [Options.MaxBackoff]) and its tools come back.

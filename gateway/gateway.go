@@ -18,6 +18,11 @@ import (
 // Version is reported to clients and upstreams as the gateway's version.
 const Version = "0.1.0"
 
+// DefaultStartWait is the default [Options.StartWait]: long enough for a
+// typical stdio server to start, far below the 30s a client such as
+// Claude Code gives the handshake.
+const DefaultStartWait = 10 * time.Second
+
 // Mode is how much of the catalog a client session sees.
 type Mode string
 
@@ -75,6 +80,11 @@ type Options struct {
 	// StartTimeout bounds connecting to an upstream and listing what it
 	// offers. If zero, 30s.
 	StartTimeout time.Duration
+	// StartWait bounds how long, after Start, a client's requests other
+	// than initialize and ping wait for upstreams still starting (initialize
+	// never waits). Upstreams that start later are added as they come. If
+	// zero, DefaultStartWait; negative, no wait.
+	StartWait time.Duration
 	// MinBackoff and MaxBackoff bound the delay before reconnecting to an
 	// upstream that dropped; it doubles after each failure. If zero, 200ms
 	// and 30s.
@@ -142,6 +152,9 @@ func (o *Options) resolved() *Options {
 	if r.StartTimeout <= 0 {
 		r.StartTimeout = 30 * time.Second
 	}
+	if r.StartWait == 0 {
+		r.StartWait = DefaultStartWait
+	}
 	if r.MinBackoff <= 0 {
 		r.MinBackoff = 200 * time.Millisecond
 	}
@@ -195,9 +208,13 @@ type Gateway struct {
 	gen      uint64                // refreshes started
 	catGen   uint64                // the refresh that built cat
 	sessions map[*session]struct{} // every session set up and not ended
-	cancel   context.CancelFunc
-	wg       sync.WaitGroup
-	rebuild  chan struct{}
+	// ready is closed once every upstream made its first attempt and the
+	// catalog holds them; startedAt is when Start ran.
+	ready     chan struct{}
+	startedAt time.Time
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	rebuild   chan struct{}
 }
 
 // New returns a gateway over the servers of cfg. It starts nothing.
@@ -209,7 +226,7 @@ func New(cfg *Config, opts *Options) (*Gateway, error) {
 	if _, err := ParseNamespacing(string(o.Namespace)); err != nil {
 		return nil, err
 	}
-	g := &Gateway{opts: o, sessions: map[*session]struct{}{}, rebuild: make(chan struct{}, 1)}
+	g := &Gateway{opts: o, sessions: map[*session]struct{}{}, rebuild: make(chan struct{}, 1), ready: make(chan struct{})}
 	if cfg != nil {
 		for _, s := range cfg.Servers {
 			g.ups = append(g.ups, newUpstream(s, o, g))
@@ -223,12 +240,21 @@ func New(cfg *Config, opts *Options) (*Gateway, error) {
 	return g, nil
 }
 
-// Start connects to every upstream and returns once each has connected or
-// failed its first attempt (failed ones keep retrying in the background).
-// The upstreams run until ctx is done or Close is called.
+// Start connects to every upstream in the background and returns at once:
+// clients are served (initialize is answered) while upstreams start, and
+// each upstream's tools are added as it comes (sessions get list_changed).
+// A client's other requests wait for upstreams still starting, up to
+// [Options.StartWait] after Start, so a client that reads its tool list
+// once sees every upstream that starts within it. [Gateway.Ready] waits
+// until every upstream has made its first attempt. Failed upstreams keep
+// retrying in the background. The upstreams run until ctx is done or
+// Close is called.
 func (g *Gateway) Start(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	g.cancel = cancel
+	g.mu.Lock()
+	g.startedAt = time.Now()
+	g.mu.Unlock()
 	firsts := make([]chan struct{}, len(g.ups))
 	for i, u := range g.ups {
 		firsts[i] = make(chan struct{})
@@ -243,14 +269,69 @@ func (g *Gateway) Start(ctx context.Context) error {
 		defer g.wg.Done()
 		g.rebuilder(ctx)
 	}()
-	for _, f := range firsts {
-		select {
-		case <-f:
-		case <-ctx.Done():
-			return ctx.Err()
+	g.wg.Add(1)
+	go func() {
+		defer g.wg.Done()
+		for _, f := range firsts {
+			select {
+			case <-f:
+			case <-ctx.Done():
+				return
+			}
 		}
+		// Every upstream has connected or failed once: the catalog built
+		// now holds every upstream that started.
+		if err := g.refresh(ctx); err != nil && ctx.Err() == nil {
+			g.opts.Logger.Error("building the catalog", "error", err)
+		}
+		close(g.ready)
+	}()
+	return nil
+}
+
+// Ready waits until every upstream has connected or failed its first
+// attempt and the catalog holds those that connected, or ctx is done.
+func (g *Gateway) Ready(ctx context.Context) error {
+	select {
+	case <-g.ready:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-	return g.refresh(ctx)
+}
+
+func (g *Gateway) isReady() bool {
+	select {
+	case <-g.ready:
+		return true
+	default:
+		return false
+	}
+}
+
+// awaitStart waits, for a client request, until every upstream has made
+// its first attempt, at most until Options.StartWait after Start.
+func (g *Gateway) awaitStart(ctx context.Context) {
+	if g.isReady() {
+		return
+	}
+	g.mu.Lock()
+	started := g.startedAt
+	g.mu.Unlock()
+	if started.IsZero() {
+		return // not started
+	}
+	left := g.opts.StartWait - time.Since(started)
+	if left <= 0 {
+		return
+	}
+	t := time.NewTimer(left)
+	defer t.Stop()
+	select {
+	case <-g.ready:
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
 
 // Close stops every upstream and waits for them.

@@ -43,7 +43,14 @@ func TestMain(m *testing.M) {
 //	              user's back would
 //	ask(text)     asks the client the question text (elicitation) and
 //	              returns "answer: <action>", or the error
+//
+// With CAPBROKER_GATEWAY_TEST_SERVER_DELAY set (a Go duration), it waits
+// that long before it reads anything: a server that is slow to start, or
+// hangs.
 func runTestServer(name string) {
+	if d, err := time.ParseDuration(os.Getenv(testServerEnv + "_DELAY")); err == nil {
+		time.Sleep(d)
+	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "test-" + name, Version: "1"}, nil)
 	type textArgs struct {
 		Text string `json:"text"`
@@ -135,6 +142,9 @@ func startGateway(tb testing.TB, servers []ServerConfig, opts *Options) *Gateway
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := g.Start(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	if err := g.Ready(ctx); err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() {

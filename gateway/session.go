@@ -31,17 +31,22 @@ type session struct {
 	anon   bool // the client gave no name: nothing is stored, nothing shared
 	server *mcp.Server
 
-	mu        sync.Mutex
-	finds     int                   // find_capability calls so far
-	exposed   map[string]bool       // callable upstream tools (search, call)
-	order     []string              // exposed, in the order given: selected, then found
-	listed    map[string]string     // tool name -> definition key, as listed
-	initial   map[string]bool       // call mode: the tools listed from the start
-	onStart   func(context.Context) // saves and traces the start; run once, when initialized
-	startMu   sync.Mutex            // held while onStart runs, so no request overtakes the start
-	prompts   map[string]string
-	resources map[string]string
-	templates map[string]string
+	mu sync.Mutex
+	// provisional: the selection was made before every upstream had
+	// started; each sync selects again on the newer catalog, adding what
+	// late upstreams offer, until they all have.
+	provisional bool
+	planTask    string                // the plan task the session was started with, if any
+	finds       int                   // find_capability calls so far
+	exposed     map[string]bool       // callable upstream tools (search, call)
+	order       []string              // exposed, in the order given: selected, then found
+	listed      map[string]string     // tool name -> definition key, as listed
+	initial     map[string]bool       // call mode: the tools listed from the start
+	onStart     func(context.Context) // saves and traces the start; run once, when initialized
+	startMu     sync.Mutex            // held while onStart runs, so no request overtakes the start
+	prompts     map[string]string
+	resources   map[string]string
+	templates   map[string]string
 }
 
 // newSession creates the server for one client session and registers it
@@ -125,7 +130,9 @@ func (g *Gateway) newSession(ctx context.Context, key, id string, mode Mode, ano
 		// notification: a request that opens a session the client then
 		// drops (a version probe) leaves nothing behind.
 		var onStart func(context.Context)
+		provisional := false
 		if !ok || err != nil {
+			provisional = !g.isReady()
 			var sel *policy.Selection
 			if planTask != "" {
 				if sel, err = g.planSelection(ctx, cat, planTask); err != nil {
@@ -136,34 +143,48 @@ func (g *Gateway) newSession(ctx context.Context, key, id string, mode Mode, ano
 			}
 			names = sel.Names()
 			onStart = func(ctx context.Context) {
+				// Recorded as the session holds it once upstreams have
+				// started: late ones may have added to the selection.
+				g.awaitStart(ctx)
+				cat := g.catalog()
+				s.mu.Lock()
+				names := slices.Clone(s.order)
+				s.mu.Unlock()
 				if !anon {
 					if err := g.opts.Store.Save(ctx, key, names); err != nil {
 						g.opts.Logger.Warn("saving a session's exposed tools", "session", key, "error", err)
 					}
 				}
-				g.opts.Metrics.tokensSaved(sel.Tokens.Full - sel.Tokens.Exposed)
+				g.opts.Metrics.tokensSaved(cat.fullTokens - cat.tokens(names))
 				g.opts.Trace.Record(ctx, Event{Session: key, Kind: "select", Mode: string(mode), Query: g.opts.Task,
 					Names: names, Exposed: names, Reason: sel.Reason,
 					TokensExposed: cat.tokens(names), TokensFull: cat.fullTokens})
 			}
 		} else {
-			var missing []string
-			for _, n := range names {
-				if _, ok := cat.tools[n]; !ok {
-					missing = append(missing, n)
+			onStart = func(ctx context.Context) {
+				// Judged once upstreams have started: a tool of one still
+				// starting is not missing.
+				g.awaitStart(ctx)
+				cat := g.catalog()
+				var missing []string
+				for _, n := range names {
+					if _, ok := cat.tools[n]; !ok {
+						missing = append(missing, n)
+					}
 				}
+				reason := fmt.Sprintf("resumed with %d exposed tools", len(names))
+				ev := Event{Session: key, Kind: "resume", Mode: string(mode), Exposed: names, Reason: reason,
+					TokensExposed: cat.tokens(names), TokensFull: cat.fullTokens}
+				if len(missing) > 0 {
+					ev.Failure = fmt.Sprintf("%d exposed tool(s) not offered now (their server is down, stopped listing them, or they are held back), kept: %s",
+						len(missing), strings.Join(missing, ", "))
+				}
+				g.opts.Trace.Record(ctx, ev)
 			}
-			reason := fmt.Sprintf("resumed with %d exposed tools", len(names))
-			ev := Event{Session: key, Kind: "resume", Mode: string(mode), Exposed: names, Reason: reason,
-				TokensExposed: cat.tokens(names), TokensFull: cat.fullTokens}
-			if len(missing) > 0 {
-				ev.Failure = fmt.Sprintf("%d exposed tool(s) not offered now (their server is down, stopped listing them, or they are held back), kept: %s",
-					len(missing), strings.Join(missing, ", "))
-			}
-			onStart = func(ctx context.Context) { g.opts.Trace.Record(ctx, ev) }
 		}
 		s.mu.Lock()
 		s.onStart = onStart
+		s.provisional, s.planTask = provisional, planTask
 		s.addLocked(names)
 		for _, n := range names {
 			s.initial[n] = true
@@ -228,7 +249,11 @@ func isHatch(mode Mode, name string) bool {
 func (s *session) sync() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	ready := s.g.isReady() // before the catalog: once ready, the catalog read holds every upstream
 	cat := s.g.catalog()
+	if s.provisional {
+		s.reselectLocked(cat, ready)
+	}
 	want := map[string]*toolEntry{}
 	for _, e := range cat.sortedTools() {
 		if isHatch(s.mode, e.name) {
@@ -278,6 +303,42 @@ func (s *session) sync() {
 			}
 			return true
 		})
+}
+
+// reselectLocked selects again for a session whose selection was made
+// while upstreams were starting, adding what the newer catalog selects
+// (the floor tools of a server that came late); nothing is removed. Once
+// every upstream has started, the selection is final. s.mu is held.
+func (s *session) reselectLocked(cat *catalog, ready bool) {
+	g := s.g
+	if ready {
+		s.provisional = false
+	}
+	var sel *policy.Selection
+	if s.planTask != "" {
+		var err error
+		if sel, err = g.planSelection(context.Background(), cat, s.planTask); err != nil {
+			return
+		}
+	} else {
+		sel = cat.broker.Select(context.Background(), g.opts.Task, &policy.Options{Family: g.opts.Family})
+	}
+	added := s.addLocked(sel.Names())
+	if len(added) == 0 {
+		return
+	}
+	for _, n := range added {
+		s.initial[n] = true
+	}
+	if s.anon || s.onStart != nil {
+		return // nothing stored, or the start, still to come, saves it all
+	}
+	all := slices.Clone(s.order)
+	go func() {
+		if err := g.opts.Store.Save(context.Background(), s.key, all); err != nil {
+			g.opts.Logger.Warn("saving a session's exposed tools", "session", s.key, "error", err)
+		}
+	}()
 }
 
 // reconcile makes listed (name -> key of the definition listed) match
@@ -341,6 +402,11 @@ func catchPanic(f func()) (err error) {
 // releases them (every mode).
 func (s *session) guard(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "initialize" && method != "ping" && !strings.HasPrefix(method, "notifications/") {
+			// Answered at once, initialize never waits for upstreams; the
+			// requests after it do, up to Options.StartWait after Start.
+			s.g.awaitStart(ctx)
+		}
 		if method != "initialize" && method != "server/discover" {
 			// The session is in use (clients of protocol 2026-07-28 and
 			// later send no initialized notification).

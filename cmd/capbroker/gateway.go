@@ -25,7 +25,7 @@ func (m *Main) newGatewayCmd() *cobra.Command {
 		task, tracePath, logLevel, indexDir                    string
 		planFile, planTask                                     string
 		dbf                                                    storeFlags
-		timeout, startTimeout                                  time.Duration
+		timeout, startTimeout, startWait                       time.Duration
 		allowIrreversible, confirmUnasked, holdNew, inheritEnv bool
 		plugins                                                []string
 	)
@@ -144,7 +144,7 @@ a bearer token (--token or $CAPBROKER_GATEWAY_TOKEN).`,
 			}
 			opts := &gateway.Options{
 				Mode: md, Namespace: ns, Family: fam, Task: task, PlanTask: planTask,
-				CallTimeout: timeout, StartTimeout: startTimeout, Pins: pins,
+				CallTimeout: timeout, StartTimeout: startTimeout, StartWait: startWait, Pins: pins,
 				AllowIrreversible: allowIrreversible, ConfirmUnasked: confirmUnasked, Logger: logger,
 				InheritEnv: inheritEnv,
 			}
@@ -200,19 +200,21 @@ a bearer token (--token or $CAPBROKER_GATEWAY_TOKEN).`,
 					return err
 				}
 				defer g.Close()
+				go logReady(ctx, g, logger)
 				logger.Info("gateway listening", "url", "http://"+l.Addr().String()+"/mcp", "mode", md,
-					"servers", len(up.servers), "tools", len(g.Tools()))
+					"servers", len(up.servers))
 				return gateway.Serve(ctx, l, g.Handler(&gateway.HTTPOptions{Token: token}))
 			}
 			if err := g.Start(ctx); err != nil {
 				return err
 			}
 			defer g.Close()
+			go logReady(ctx, g, logger)
 			key := sessionKey
 			if key == "" {
 				key = "stdio-" + time.Now().UTC().Format("20060102-150405") + "-" + randomHex(4)
 			}
-			logger.Info("gateway serving stdio", "mode", md, "session", key, "servers", len(up.servers), "tools", len(g.Tools()))
+			logger.Info("gateway serving stdio", "mode", md, "session", key, "servers", len(up.servers))
 			return g.ServeStdio(ctx, readCloser{m.Stdin}, writeCloser{m.Stdout}, key)
 		},
 	}
@@ -229,6 +231,7 @@ a bearer token (--token or $CAPBROKER_GATEWAY_TOKEN).`,
 	f.StringVar(&planTask, "plan-task", "", "start the stdio session (and HTTP sessions that name none) with this plan task's tools: ID of a --plan task, or PLAN_ID/TASK_ID of a stored plan")
 	f.DurationVar(&timeout, "timeout", 60*time.Second, "per-call timeout for upstreams that set none")
 	f.DurationVar(&startTimeout, "start-timeout", 30*time.Second, "timeout to start an upstream and list its tools")
+	f.DurationVar(&startWait, "start-wait", gateway.DefaultStartWait, "how long a client's first requests wait for upstreams still starting (initialize never waits; later upstreams are added as they come)")
 	f.BoolVar(&allowIrreversible, "allow-irreversible", false, "expose irreversible tools of every server (each call asks the user)")
 	f.BoolVar(&holdNew, "hold-new", false, "quarantine tools never seen before (a renamed tool is new) until capbroker approve")
 	f.BoolVar(&confirmUnasked, "confirm-unasked", false, "run irreversible calls for clients that cannot be asked (no elicitation)")
@@ -259,6 +262,21 @@ func (m *Main) gatewayStore(ctx context.Context, f *storeFlags, log *slog.Logger
 	}
 	log.Warn("sessions are kept in memory only: the session database cannot be opened (pass --db)", "error", err)
 	return nil, nil
+}
+
+// logReady logs once every upstream has started (or failed once): the
+// gateway serves before that, adding upstreams as they come.
+func logReady(ctx context.Context, g *gateway.Gateway, logger *slog.Logger) {
+	if g.Ready(ctx) != nil {
+		return
+	}
+	up := 0
+	for _, s := range g.Status() {
+		if s.Connected {
+			up++
+		}
+	}
+	logger.Info("upstreams started", "connected", up, "servers", len(g.Status()), "tools", len(g.Tools()), "held", len(g.Held()))
 }
 
 func randomHex(n int) string {

@@ -59,8 +59,10 @@ func TestGatewayStdio(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
+		// --start-wait: the requests wait for the memory server, however
+		// slow Node starts on a loaded machine.
 		done <- m.Run(ctx, []string{"gateway", "--config", cfg, "--mode", "search", "--family", "general",
-			"--index", filepath.Join(dir, "index"), "--db", filepath.Join(dir, "sessions.db")})
+			"--index", filepath.Join(dir, "index"), "--db", filepath.Join(dir, "sessions.db"), "--start-wait", "1m"})
 		outW.Close()
 	}()
 	defer func() {
