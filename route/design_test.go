@@ -1,8 +1,13 @@
 package route
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/capbroker/capbroker/source"
 )
 
 // TestDesignExample is the worked example of the routing design: in a
@@ -41,4 +46,46 @@ func TestDesignExample(t *testing.T) {
 		t.Errorf("line %q", d.Line)
 	}
 	t.Logf("\n%s%s", d.Announcement, d.Line)
+}
+
+// TestDesignExampleFromFolders runs the design's example end to end: the
+// two agents live in plugin folders without .claude-plugin/plugin.json
+// (read as plugins named after their folders), the project is found to be
+// .NET from its files, and tdd-implementation goes to the .NET agent.
+func TestDesignExampleFromFolders(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	write := func(rel, text string) {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("plugins/dotnet-tdd/agents/tdd-implementer.md", "---\nname: tdd-implementer\ndescription: TDD implementation specialist for .NET. Use to write minimal code that makes tests pass.\n---\nBody.\n")
+	write("plugins/dotnet-tdd/commands/red.md", "---\ndescription: Write one failing test\n---\nBody.\n")
+	write("plugins/node-tdd/agents/tdd-node.md", "---\nname: tdd-node\ndescription: TDD for Node.js\n---\nBody.\n")
+	write("project/Inventory.csproj", "<Project Sdk=\"Microsoft.NET.Sdk\"></Project>\n")
+
+	res, err := source.Discover(ctx, &source.Options{Roots: []source.Root{{Path: filepath.Join(root, "plugins")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	project, err := DetectProject(ctx, filepath.Join(root, "project"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := New(nil, nil).Scan(res.Cards).Route(Request{Capability: "tdd-implementation", Project: project})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Agent != "dotnet-tdd:tdd-implementer" || d.Plugin != "dotnet-tdd" || !d.Project.Matched ||
+		!strings.HasPrefix(d.Announcement, "**Delegating tdd-implementation** → dotnet-tdd:tdd-implementer\n") {
+		t.Fatalf("cards %d, decision %s:\n%s", len(res.Cards), d.Agent, d.Announcement)
+	}
+	if !strings.Contains(d.Announcement, "(1 left out: it names only other project types)") {
+		t.Errorf("the Node.js agent is not said to be left out:\n%s", d.Announcement)
+	}
 }

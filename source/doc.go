@@ -24,7 +24,9 @@
 //   - a folder is walked: every .claude-plugin/plugin.json makes a plugin,
 //     every .claude-plugin/marketplace.json a marketplace (its local
 //     entries without a plugin.json become plugins too; remote entries
-//     are reported, not fetched), every SKILL.md a skill, owned by the
+//     are reported, not fetched), a folder with agents/ but no manifest a
+//     plugin named after the folder, with a warning (one with only
+//     commands/ is reported as skipped), every SKILL.md a skill, owned by the
 //     plugin that lists it or the nearest plugin above it, else
 //     standalone; .claude folders give loose agents and commands; an MCP
 //     config at the top of the folder is connected; other .json, .yaml

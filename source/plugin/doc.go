@@ -13,6 +13,9 @@
 //     at local folders ("./plugins/x", "./", ".") or remote repositories
 //     (reported, not fetched); a local entry without plugin.json is still
 //     a plugin, as Claude Code treats it;
+//   - a folder with agents/*.md (and commands/) but no manifest: a plugin
+//     named after the folder, with a warning; a folder with only
+//     commands/ and no manifest is reported as skipped, with the reason;
 //   - agents/*.md, commands/**/*.md (subfolders are namespaces) and
 //     skills/<name>/SKILL.md inside a plugin;
 //   - loose agents, commands and skills outside any plugin (a .claude

@@ -179,6 +179,7 @@ func Scan(root string, opts *ScanOptions) (*Layout, error) {
 	s := &sorter{l: l, w: w, plugins: map[string][]*Plugin{}}
 	s.plugins_()
 	s.marketplaces()
+	s.bare(claudeDirs)
 	s.components()
 	s.skills()
 	s.loose(claudeDirs)
@@ -688,6 +689,61 @@ func (s *sorter) nearest(path string) *Plugin {
 		if dir == filepath.Dir(dir) {
 			return nil
 		}
+	}
+}
+
+// bare makes a plugin of each folder that holds agents/*.md but neither
+// a .claude-plugin/plugin.json nor a marketplace entry, named after the
+// folder, with a warning: Claude Code would want a manifest, but the
+// agents (and the commands/ beside them) are real. A folder with only
+// commands/ is listed as skipped with the reason. Folders inside a
+// plugin or a skill (whose agents/ holds the skill's prompts) and .claude
+// folders (whose agents are loose) are left alone.
+func (s *sorter) bare(claudeDirs []string) {
+	claude := map[string]bool{}
+	for _, d := range claudeDirs {
+		claude[d] = true
+	}
+	skillDirs := map[string]bool{}
+	for _, f := range s.w.skillMDs {
+		skillDirs[filepath.Dir(f)] = true
+	}
+	agents, commands := map[string]bool{}, map[string]bool{}
+	for _, f := range s.w.files {
+		if !strings.HasSuffix(f, ".md") {
+			continue
+		}
+		parent := filepath.Dir(f)
+		if filepath.Base(parent) == "agents" {
+			agents[filepath.Dir(parent)] = true
+		}
+		for d := parent; d != filepath.Dir(d) && d != filepath.Dir(s.l.Root); d = filepath.Dir(d) {
+			if filepath.Base(d) == "commands" {
+				commands[filepath.Dir(d)] = true
+				break
+			}
+		}
+	}
+	dirs := make([]string, 0, len(agents)+len(commands))
+	for d := range agents {
+		dirs = append(dirs, d)
+	}
+	for d := range commands {
+		if !agents[d] {
+			dirs = append(dirs, d)
+		}
+	}
+	sort.Strings(dirs)
+	for _, dir := range dirs {
+		if claude[dir] || filepath.Base(dir) == ".claude" || len(s.plugins[dir]) > 0 || s.inside(filepath.Join(dir, "agents"), skillDirs) {
+			continue
+		}
+		if !agents[dir] {
+			s.skip(filepath.Join(dir, "commands"), "commands/ in a folder with no .claude-plugin/plugin.json and no agents/: not read as a plugin (add a plugin.json to load it)")
+			continue
+		}
+		s.warn(dir, fmt.Sprintf("no .claude-plugin/plugin.json: read as a plugin named %q after its folder (agents/ and commands/)", filepath.Base(dir)))
+		s.add(&Plugin{Name: filepath.Base(dir), Dir: dir, defaultSkills: true})
 	}
 }
 
