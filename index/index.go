@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/capbroker/capbroker/internal/safefile"
 	"io"
 	"os"
 	"path/filepath"
@@ -158,7 +159,9 @@ func (ix *Index) Len() int {
 
 // readIndex reads and validates an index file.
 func readIndex(path string) ([]*entry, Status) {
-	data, err := os.ReadFile(path)
+	// Not a regular file (a FIFO, a link to /dev/zero) or absurdly large:
+	// unreadable, rebuilt, never blocking or filling memory.
+	data, err := safefile.ReadFile(path, MaxIndexSize)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return nil, Status{Reason: "missing"}
@@ -291,8 +294,11 @@ func (ix *Index) Lookup(id string, st source.Stamp) (*source.Batch, bool) {
 	return &b, true
 }
 
+// MaxIndexSize bounds the index file read at start.
+const MaxIndexSize = 1 << 30
+
 func hashFile(path string) (string, error) {
-	f, err := os.Open(path)
+	f, _, err := safefile.Open(path, 0)
 	if err != nil {
 		return "", err
 	}

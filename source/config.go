@@ -3,7 +3,7 @@ package source
 import (
 	"bytes"
 	"fmt"
-	"os"
+	"github.com/capbroker/capbroker/internal/safefile"
 	"path/filepath"
 	"strings"
 	"time"
@@ -59,9 +59,9 @@ func (r *Root) UnmarshalYAML(n *yaml.Node) error {
 // LoadConfig reads a capbroker.yaml. Unknown keys are errors, with their
 // line, so a misspelt key does not silently do nothing.
 func LoadConfig(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path, safefile.MaxConfig)
 	if err != nil {
-		return nil, fmt.Errorf("reading config: %w", err)
+		return nil, fmt.Errorf("reading config %s: %w", path, err)
 	}
 	var c Config
 	dec := yaml.NewDecoder(bytes.NewReader(data))

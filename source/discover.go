@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/capbroker/capbroker/internal/safefile"
 	"os"
 	"path/filepath"
 	"sort"
@@ -445,7 +446,7 @@ func isDataFile(path string) bool {
 
 // isMCPConfig reports whether a JSON file's top level holds a server list.
 func isMCPConfig(path string) bool {
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path, safefile.MaxConfig)
 	if err != nil {
 		return false
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/capbroker/capbroker/internal/safefile"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -158,6 +159,14 @@ func (s *toolFileSource) Load(ctx context.Context) (*Batch, error) {
 	name := strings.TrimSuffix(filepath.Base(s.path), filepath.Ext(s.path))
 	b := &Batch{Info: Info{Name: name, Kind: KindToolFile, Path: s.path}}
 	cards, err := toolfile.Load(s.path)
+	var se *safefile.Error
+	if errors.As(err, &se) {
+		// A FIFO, a device or a huge file named like a tool file: said
+		// even when found while scanning, so it is not silently ignored.
+		b.Skipped = append(b.Skipped, Skipped{Path: s.path, Reason: se.Error() + "; skipped"})
+		b.Info.Error = se.Error()
+		return b, nil
+	}
 	if !s.explicit && !looksLikeTools(cards) {
 		b.Ignored = true
 		return b, nil

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/capbroker/capbroker/gateway"
+	"github.com/capbroker/capbroker/internal/safefile"
 	"github.com/capbroker/capbroker/source"
 	"github.com/capbroker/capbroker/source/mcpconfig"
 	"github.com/capbroker/capbroker/source/trust"
@@ -280,7 +281,7 @@ func rankOf(known []clientConfig, path string) (int, bool) {
 // level). probs are the servers left out and why; state says what was
 // found, for the places-looked list.
 func (m *Main) claudeJSON(path, wd string) (local, user []mcpconfig.Server, probs []mcpconfig.Problem, state string) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path, safefile.MaxConfig)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil, nil, "not found"
 	}

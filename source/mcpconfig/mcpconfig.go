@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
+	"github.com/capbroker/capbroker/internal/safefile"
 	"regexp"
 	"slices"
 	"sort"
@@ -81,9 +81,9 @@ type Options struct {
 
 // Load reads and parses the config file at path.
 func Load(path string, opts *Options) ([]Server, []Problem, error) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path, safefile.MaxConfig)
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading MCP config: %w", err)
+		return nil, nil, fmt.Errorf("reading MCP config %s: %w", path, err)
 	}
 	return Parse(path, data, opts)
 }

@@ -1,8 +1,9 @@
 package plugin
 
 import (
+	"errors"
 	"fmt"
-	"os"
+	"github.com/capbroker/capbroker/internal/safefile"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -124,15 +125,12 @@ type owner struct {
 }
 
 func loadFile(path string, kind card.Kind, placeName string, o owner) (card.Card, []Problem, bool) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return card.Card{}, []Problem{{Path: path, Reason: fmt.Sprintf("cannot read: %v", err), Skipped: true}}, false
-	}
-	if fi.Size() > MaxFileSize {
-		return card.Card{}, []Problem{{Path: path, Reason: fmt.Sprintf("file is %d bytes, over the %d-byte limit", fi.Size(), MaxFileSize), Skipped: true}}, false
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
+	data, err := safefile.ReadFile(path, MaxFileSize)
+	var se *safefile.Error
+	switch {
+	case errors.As(err, &se):
+		return card.Card{}, []Problem{{Path: path, Reason: se.Error(), Skipped: true}}, false
+	case err != nil:
 		return card.Card{}, []Problem{{Path: path, Reason: fmt.Sprintf("cannot read: %v", err), Skipped: true}}, false
 	}
 	c, probs := Build(path, data, kind, placeName, o.plugin, o.scope)

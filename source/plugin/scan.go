@@ -3,6 +3,7 @@ package plugin
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/capbroker/capbroker/internal/safefile"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -285,9 +286,11 @@ func (w *walker) walkDir(dir string) {
 			}
 			isDir = fi.IsDir()
 			if !isDir && !fi.Mode().IsRegular() {
+				w.special(p, fi.Mode())
 				continue
 			}
 		} else if !isDir && !e.Type().IsRegular() {
+			w.special(p, e.Type())
 			continue
 		}
 		if isDir {
@@ -320,6 +323,29 @@ func (w *walker) walkDir(dir string) {
 	}
 }
 
+// special reports a FIFO, device or socket named like a file discovery
+// reads (a tool file, a manifest, a SKILL.md): it is skipped, never
+// opened, and said so. Others are passed over silently.
+func (w *walker) special(p string, mode fs.FileMode) {
+	switch strings.ToLower(filepath.Ext(p)) {
+	case ".md", ".json", ".yaml", ".yml", ".jsonl", ".ndjson":
+	default:
+		return
+	}
+	kind := "not a regular file"
+	switch {
+	case mode&fs.ModeNamedPipe != 0:
+		kind = "a named pipe (FIFO), not a regular file"
+	case mode&fs.ModeCharDevice != 0:
+		kind = "a character device, not a regular file"
+	case mode&fs.ModeDevice != 0:
+		kind = "a device, not a regular file"
+	case mode&fs.ModeSocket != 0:
+		kind = "a socket, not a regular file"
+	}
+	w.l.Problems = append(w.l.Problems, Problem{Path: p, Reason: kind + "; skipped", Skipped: true})
+}
+
 // claudeParts are the folders of a .claude folder that hold capabilities;
 // the rest (settings, projects, history) is not scanned.
 var claudeParts = []string{"agents", "commands", "skills", "plugins"}
@@ -348,7 +374,7 @@ func (w *walker) walkClaude(dir string) {
 // unreadable, so the folder is walked as usual.
 func (w *walker) installedPlugins(dir string) bool {
 	path := filepath.Join(dir, "installed_plugins.json")
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path, safefile.MaxConfig)
 	if err != nil {
 		return false
 	}
@@ -417,7 +443,7 @@ func (s *sorter) plugins_() {
 	sort.Strings(s.w.manifests)
 	for _, mp := range s.w.manifests {
 		dir := filepath.Dir(filepath.Dir(mp))
-		data, err := os.ReadFile(mp)
+		data, err := safefile.ReadFile(mp, safefile.MaxConfig)
 		if err != nil {
 			s.skip(mp, fmt.Sprintf("cannot read plugin manifest: %v", err))
 			continue
@@ -457,7 +483,7 @@ func (s *sorter) add(p *Plugin) {
 func (s *sorter) marketplaces() {
 	sort.Strings(s.w.markets)
 	for _, path := range s.w.markets {
-		data, err := os.ReadFile(path)
+		data, err := safefile.ReadFile(path, safefile.MaxConfig)
 		if err != nil {
 			s.skip(path, fmt.Sprintf("cannot read marketplace: %v", err))
 			continue

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/capbroker/capbroker/internal/safefile"
 	"os"
 	"path/filepath"
 	"slices"
@@ -143,12 +144,16 @@ func Load(path string) ([]card.Card, error) {
 // LoadWith reads the tool file at path; like [ParseWith], it may return
 // the good tools together with an error listing the bad ones.
 func LoadWith(path string, opts *Options) ([]card.Card, error) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path, MaxFileSize)
 	if err != nil {
 		return nil, &Error{File: path, Err: err}
 	}
 	return ParseWith(data, path, opts)
 }
+
+// MaxFileSize is the largest tool file read; a larger one, and anything
+// that is not a regular file (a FIFO, a device), is an error.
+const MaxFileSize = safefile.MaxToolFile
 
 // LoadAll reads many tool files. See [LoadAllWith].
 func LoadAll(paths []string) ([]card.Card, []error) {

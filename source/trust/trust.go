@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/capbroker/capbroker/internal/safefile"
 	"os"
 	"path/filepath"
 	"slices"
@@ -50,7 +51,7 @@ type Store struct {
 // returned store is empty, so nothing is approved by it).
 func OpenStore(dir string) (*Store, error) {
 	s := &Store{path: filepath.Join(dir, FileName)}
-	data, err := os.ReadFile(s.path)
+	data, err := safefile.ReadFile(s.path, safefile.MaxConfig)
 	if errors.Is(err, os.ErrNotExist) {
 		return s, nil
 	}
@@ -177,7 +178,7 @@ type ClaudeProject struct {
 // ReadClaude reads the per-project approvals of Claude Code's
 // ~/.claude.json, by project folder. A missing file gives none.
 func ReadClaude(path string) (map[string]ClaudeProject, error) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(path, safefile.MaxConfig)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
