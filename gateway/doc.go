@@ -135,8 +135,11 @@
 // through MCP elicitation when the client supports it, and otherwise
 // follows [Options.ConfirmUnasked]. Over HTTP ([Gateway.Handler],
 // [Listen]), an address without a host binds loopback, any other address
-// needs a bearer token, the SDK's DNS-rebinding protection stays on and
-// cross-origin browser requests are refused.
+// needs a bearer token, and every path (/mcp, /status, /metrics) refuses a
+// Host that is not localhost or an IP address (DNS rebinding) and browser
+// pages of another origin ([HTTPOptions.AllowedHosts],
+// [HTTPOptions.AllowedOrigins] widen that). [Serve] bounds slow bodies and
+// idle connections ([ServeOptions]).
 //
 // # Observability
 //

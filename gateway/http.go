@@ -15,6 +15,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/capbroker/capbroker/internal/httpguard"
 )
 
 // Headers and query parameters a client may send when it opens a session.
@@ -43,12 +45,17 @@ type HTTPOptions struct {
 	Token string
 	// SessionTimeout closes sessions idle this long. If zero, one hour.
 	SessionTimeout time.Duration
+	// AllowedHosts and AllowedOrigins widen the Host and Origin checks
+	// every request passes (see internal/httpguard): by default only
+	// localhost names and IP addresses, and no page of another origin.
+	AllowedHosts, AllowedOrigins []string
 }
 
 // Handler serves the gateway over streamable HTTP: MCP at /mcp, Prometheus
-// metrics at /metrics and the upstreams' state at /status. The SDK's
-// DNS-rebinding protection stays on, and cross-origin browser requests are
-// refused.
+// metrics at /metrics and the upstreams' state at /status. Every path
+// refuses a Host that is not localhost or an IP address (DNS rebinding)
+// and browser requests from another origin, before the bearer token is
+// checked; a malformed allowed origin makes every request fail with 500.
 func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 	var o HTTPOptions
 	if opts != nil {
@@ -137,18 +144,24 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 			Held      []Held   `json:"held"` // tools held back, why, and what releases each
 		}{g.Status(), len(g.catalog().names), len(g.liveSessions()), g.Held()})
 	})
+	guard, err := httpguard.New(&httpguard.Options{Hosts: o.AllowedHosts, Origins: o.AllowedOrigins})
+	if err != nil {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "gateway: "+err.Error(), http.StatusInternalServerError)
+		})
+	}
 	if o.Token == "" {
-		return mux
+		return guard.Wrap(mux)
 	}
 	want := []byte("Bearer " + o.Token)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return guard.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="capbroker gateway"`)
 			http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
 			return
 		}
 		mux.ServeHTTP(w, r)
-	})
+	}))
 }
 
 // requestMode is the mode a request asks for, "" if none.
@@ -233,9 +246,29 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// Serve serves h on ln until ctx is done, then shuts down within 5s.
-func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+// ServeOptions bounds the connections [Serve] holds. Zero fields take the
+// defaults: 10 s to read a request's headers, 30 s to read its body, 120 s
+// for an idle keep-alive connection, and no bound on writing (a reply
+// streams for as long as a tool call runs). A negative field turns that
+// bound off.
+type ServeOptions struct {
+	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+}
+
+// Serve serves h on ln until ctx is done, then shuts down within 5s. opts
+// may be nil.
+func Serve(ctx context.Context, ln net.Listener, h http.Handler, opts *ServeOptions) error {
+	var o ServeOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.ReadHeaderTimeout == 0 {
+		o.ReadHeaderTimeout = 10 * time.Second
+	}
+	if o.WriteTimeout == 0 {
+		o.WriteTimeout = -1
+	}
+	srv := httpguard.Timeouts{Header: o.ReadHeaderTimeout, Read: o.ReadTimeout, Write: o.WriteTimeout, Idle: o.IdleTimeout}.Server(h)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

@@ -86,3 +86,46 @@ func TestHTTPProtection(t *testing.T) {
 		t.Errorf("metrics: %s", b)
 	}
 }
+
+// TestHTTPGuardEveryPath checks that /status and /metrics, not only /mcp,
+// refuse a DNS-rebinding Host and a page of another origin (they answered
+// any Host and Origin before), and that --allow-host widens the check.
+func TestHTTPGuardEveryPath(t *testing.T) {
+	g := startGateway(t, []ServerConfig{testServer("a")}, &Options{Mode: ModeAll})
+	base := strings.TrimSuffix(serveHTTP(t, g, &HTTPOptions{AllowedHosts: []string{"gw.internal"}}), "/mcp")
+	get := func(path string, h map[string]string) (int, string) {
+		req, _ := http.NewRequest("GET", base+path, nil)
+		for k, v := range h {
+			req.Header.Set(k, v)
+		}
+		if h["Host"] != "" {
+			req.Host = h["Host"]
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	for _, path := range []string{"/status", "/metrics"} {
+		for _, tc := range []struct {
+			name    string
+			headers map[string]string
+			want    int
+		}{
+			{"loopback", nil, http.StatusOK},
+			{"localhost", map[string]string{"Host": "localhost"}, http.StatusOK},
+			{"allowed host", map[string]string{"Host": "gw.internal:9000"}, http.StatusOK},
+			{"dns rebinding", map[string]string{"Host": "evil.example"}, http.StatusForbidden},
+			{"foreign origin", map[string]string{"Origin": "https://evil.example"}, http.StatusForbidden},
+		} {
+			t.Run(path+" "+tc.name, func(t *testing.T) {
+				if got, body := get(path, tc.headers); got != tc.want {
+					t.Errorf("status %d (%.200s), want %d", got, body, tc.want)
+				}
+			})
+		}
+	}
+}

@@ -2,6 +2,9 @@ package httpapi_test
 
 import (
 	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +18,7 @@ import (
 	"github.com/capbroker/capbroker/httpapi"
 	"github.com/capbroker/capbroker/internal/testenv"
 	"github.com/capbroker/capbroker/route"
+	"github.com/capbroker/capbroker/session"
 )
 
 // chromium finds Debian's Chromium (or Chrome) for browser tests.
@@ -33,10 +37,10 @@ func chromium(t *testing.T) string {
 // task, submits it and checks the rendered picks. The screenshot is kept
 // as a test artifact (go test -artifacts).
 // browser starts headless Chromium for one test and returns its context.
-func browser(t *testing.T) context.Context {
+func browser(t *testing.T, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	bin := chromium(t)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+	opts := append(append(chromedp.DefaultExecAllocatorOptions[:], extra...),
 		chromedp.ExecPath(bin),
 		chromedp.NoSandbox,
 		chromedp.Flag("disable-gpu", true),
@@ -180,5 +184,117 @@ func TestCapabilityMapInBrowser(t *testing.T) {
 	screenshot(t, ctx, "capability-map.png")
 	if !strings.Contains(line, "review:code-reviewer for code-review") || !strings.Contains(line, "High") {
 		t.Errorf("route line %q", line)
+	}
+}
+
+// TestExplorerWithToken opens the explorer of a server that requires a
+// bearer token: the page loads without it (it holds no data), a selection
+// without the token says to enter it, and with the token typed into the
+// page's field the picks render. Before, the page itself answered 401.
+func TestExplorerWithToken(t *testing.T) {
+	ctx := browser(t)
+	ts := newTestServer(t, &httpapi.Options{Token: "s3cret-tok"})
+	err := chromedp.Do(ctx,
+		chromedp.EmulateViewport(1280, 900),
+		chromedp.Navigate(ts.URL+"/"),
+		chromedp.WaitVisible(chromedp.ID("task")),
+		chromedp.SendKeys(chromedp.ID("task"), "roll back the kubernetes deployment"),
+		chromedp.Click(chromedp.CSS(`button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.ID("error")),
+	)
+	if err != nil {
+		t.Fatalf("driving Chromium: %v", err)
+	}
+	msg, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("error")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(msg, "enter it in the token field") {
+		t.Errorf("without the token the page says %q", msg)
+	}
+	err = chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.ID("token"), "s3cret-tok"),
+		chromedp.Click(chromedp.CSS(`button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS("#picks tr.pick")),
+	)
+	if err != nil {
+		t.Fatalf("selecting with the token: %v", err)
+	}
+	names, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#picks tr.pick")].map(r => r.dataset.name)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	screenshot(t, ctx, "explorer-token.png")
+	if !strings.Contains(strings.Join(names, " "), "kubectl_rollout_undo") {
+		t.Errorf("picks with the token: %v", names)
+	}
+}
+
+// TestBrowserAttacksRefused plays two attacks on a loopback server from a
+// real browser. A page of another origin posts a session with a no-cors
+// fetch of a typeless body (no preflight, no Content-Type): refused,
+// nothing stored. And a
+// DNS-rebinding page, whose name (rebind.test, mapped to 127.0.0.1 by
+// Chromium's resolver rules) reaches the server's port: its reads of the
+// cards, sessions and traces are refused. Before, the first created a
+// session and the second read everything.
+func TestBrowserAttacksRefused(t *testing.T) {
+	ctx := browser(t, chromedp.Flag("host-resolver-rules", "MAP rebind.test 127.0.0.1"))
+	st := newStore(t)
+	b := testBroker(t)
+	mgr := session.NewManager(b.Selector(), st, &session.Options{Logger: quiet()})
+	srv, err := httpapi.New(b, &httpapi.Options{Logger: quiet(), Sessions: mgr, Traces: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	target := ts.URL
+	attacker := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, `<!doctype html><p id=done></p><script>
+fetch(%q, {method: "POST", mode: "no-cors", body: new Blob(['{"task":"pwned"}'])})
+  .then(() => document.getElementById("done").textContent = "sent", e => document.getElementById("done").textContent = "error " + e);
+</script>`, target+"/v1/sessions")
+	}))
+	defer attacker.Close()
+
+	if err := chromedp.Do(ctx, chromedp.Navigate(attacker.URL+"/")); err != nil {
+		t.Fatalf("cross-site page: %v", err)
+	}
+	sent, err := chromedp.Run(ctx, chromedp.Poll[string](`document.getElementById("done").textContent || null`))
+	if err != nil {
+		t.Fatalf("cross-site page: %v", err)
+	}
+	t.Logf("cross-site page: %s", sent)
+	list, err := st.Sessions(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 0 {
+		t.Errorf("a cross-site page created %d sessions: %+v", len(list), list)
+	}
+
+	// DNS rebinding: the page's origin is http://rebind.test:PORT, the
+	// server's own port, so the browser lets it read the answers; only the
+	// Host check stands in the way.
+	_, port, _ := strings.Cut(strings.TrimPrefix(target, "http://"), ":")
+	rebound := "http://rebind.test:" + port
+	type result struct {
+		Status int    `json:"status"`
+		Body   string `json:"body"`
+	}
+	err = chromedp.Do(ctx, chromedp.Navigate(rebound+"/healthz"))
+	if err != nil {
+		t.Fatalf("opening %s: %v", rebound, err)
+	}
+	for _, path := range []string{"/v1/cards", "/v1/sessions", "/v1/traces", "/healthz", "/"} {
+		got, err := chromedp.Run(ctx, chromedp.Evaluate[result](fmt.Sprintf(`fetch(%q).then(async r => ({status: r.status, body: await r.text()}))`, path), chromedp.EvalAwaitPromise))
+		if err != nil {
+			t.Fatalf("fetching %s from the rebound page: %v", path, err)
+		}
+		if got.Status != http.StatusForbidden || !strings.Contains(got.Body, "DNS rebinding") {
+			t.Errorf("rebound page read %s: %d %.200s, want 403 naming DNS rebinding", path, got.Status, got.Body)
+		}
 	}
 }

@@ -41,8 +41,15 @@
 //
 // The server binds 127.0.0.1 unless told otherwise, and refuses to listen
 // on any other address without a bearer token; with a token, every
-// endpoint but /healthz requires "Authorization: Bearer <token>". Bodies
+// endpoint but /healthz and the explorer page (/ and /static/, which hold
+// no data and ask for the token) requires "Authorization: Bearer <token>".
+// Before the token, every request passes the browser-safety checks of
+// internal/httpguard: a Host that is not localhost or an IP address (DNS
+// rebinding) and requests from a page of another origin are refused with
+// 403 forbidden ([Options.AllowedHosts], [Options.AllowedOrigins]). Bodies
 // are limited to [Options.MaxBodyBytes], unknown JSON fields are refused,
-// reads, writes and idle connections time out, and [Server.Run] shuts down
-// gracefully when its context ends, finishing requests in flight.
+// a task or query is read up to its first 16 KiB (rank.MaxQueryBytes),
+// reads, writes and idle connections time out ([Options.ReadTimeout] and
+// the others), and [Server.Run] shuts down gracefully when its context
+// ends, finishing requests in flight.
 package httpapi

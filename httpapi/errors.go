@@ -22,6 +22,7 @@ const (
 	CodeBadReply        Code = "bad_reply"        // a dependency answered with something unusable
 	CodeConflict        Code = "conflict"         // the object exists already (a taken session ID)
 	CodeBudgetExhausted Code = "budget_exhausted" // the session has no iteration left
+	CodeForbidden       Code = "forbidden"        // refused Host or cross-origin request
 )
 
 // Status returns the HTTP status of c.
@@ -45,6 +46,8 @@ func (c Code) Status() int {
 		return http.StatusBadGateway
 	case CodeConflict, CodeBudgetExhausted:
 		return http.StatusConflict
+	case CodeForbidden:
+		return http.StatusForbidden
 	}
 	return http.StatusInternalServerError
 }

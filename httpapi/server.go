@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/capbroker/capbroker/card"
+	"github.com/capbroker/capbroker/internal/httpguard"
 	"github.com/capbroker/capbroker/llm"
 	"github.com/capbroker/capbroker/payload"
 	"github.com/capbroker/capbroker/policy"
@@ -59,6 +60,17 @@ type Options struct {
 	// decisions made outside sessions. If nil, GET /v1/traces answers 501
 	// not_configured and such decisions are not recorded.
 	Traces TraceStore
+	// AllowedHosts and AllowedOrigins widen the browser-safety checks
+	// every request passes: by default a Host must be localhost (or a name
+	// under .localhost) or an IP address, which refuses DNS rebinding, and
+	// a browser page of another origin is refused (403 forbidden). See
+	// internal/httpguard.
+	AllowedHosts, AllowedOrigins []string
+	// HeaderTimeout, ReadTimeout, WriteTimeout and IdleTimeout bound how
+	// long a client may hold a connection: to send its headers (5 s), its
+	// body (30 s), to take the response (60 s), and idle between requests
+	// (120 s), the defaults when zero. Negative turns a bound off.
+	HeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
 }
 
 // Defaults.
@@ -71,6 +83,7 @@ const (
 type Server struct {
 	broker  Broker
 	opts    Options
+	guard   *httpguard.Guard
 	mux     *http.ServeMux
 	metrics *metrics
 	routes  []string // registered patterns, for the OpenAPI check
@@ -102,7 +115,16 @@ func New(b Broker, opts *Options) (*Server, error) {
 	if !loop && o.Token == "" {
 		return nil, fmt.Errorf("refusing to serve on %s without a bearer token: set --token (or CAPBROKER_TOKEN), or bind 127.0.0.1", o.Addr)
 	}
-	s := &Server{broker: b, opts: o, mux: http.NewServeMux(), metrics: newMetrics()}
+	guard, err := httpguard.New(&httpguard.Options{
+		Hosts: o.AllowedHosts, Origins: o.AllowedOrigins,
+		Deny: func(w http.ResponseWriter, _ *http.Request, _ int, msg string) {
+			writeError(w, errorf(CodeForbidden, msg))
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{broker: b, opts: o, guard: guard, mux: http.NewServeMux(), metrics: newMetrics()}
 	s.handle("POST /v1/select", http.HandlerFunc(s.handleSelect))
 	s.handle("POST /v1/find", http.HandlerFunc(s.handleFind))
 	s.handle("GET /v1/cards", http.HandlerFunc(s.handleCards))
@@ -133,10 +155,10 @@ func (s *Server) handle(pattern string, h http.Handler) {
 // Routes returns the registered endpoint patterns.
 func (s *Server) Routes() []string { return append([]string(nil), s.routes...) }
 
-// Handler returns the API with its middleware: recovery, authentication
-// and request logging.
+// Handler returns the API with its middleware: recovery, request
+// logging, the Host and Origin checks, and authentication.
 func (s *Server) Handler() http.Handler {
-	return s.recoverer(s.logRequests(s.authenticate(http.HandlerFunc(s.dispatch))))
+	return s.recoverer(s.logRequests(s.guard.Wrap(s.authenticate(http.HandlerFunc(s.dispatch)))))
 }
 
 // dispatch serves r through the mux, answering unknown paths and methods
@@ -170,14 +192,8 @@ func (s *Server) Run(ctx context.Context, ready func(addr string)) error {
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w", s.opts.Addr, err)
 	}
-	srv := &http.Server{
-		Handler:           s.Handler(),
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		ErrorLog:          slog.NewLogLogger(s.opts.Logger.Handler(), slog.LevelWarn),
-	}
+	srv := httpguard.Timeouts{Header: s.opts.HeaderTimeout, Read: s.opts.ReadTimeout, Write: s.opts.WriteTimeout, Idle: s.opts.IdleTimeout}.Server(s.Handler())
+	srv.ErrorLog = slog.NewLogLogger(s.opts.Logger.Handler(), slog.LevelWarn)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	s.opts.Logger.Info("serving", "addr", ln.Addr().String(), "auth", s.opts.Token != "")
@@ -220,7 +236,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 	}
 	want := []byte("Bearer " + s.opts.Token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/healthz" {
+		if public(r) {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -236,6 +252,16 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// public reports whether r asks for what needs no token: the health
+// check, and the explorer page and its files, which hold no data (the page
+// asks for the token and sends it with each API call).
+func public(r *http.Request) bool {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return false
+	}
+	return r.URL.Path == "/healthz" || r.URL.Path == "/" || strings.HasPrefix(r.URL.Path, "/static/")
 }
 
 // statusWriter records the status code for logs.

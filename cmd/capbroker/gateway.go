@@ -28,6 +28,7 @@ func (m *Main) newGatewayCmd() *cobra.Command {
 		timeout, startTimeout, startWait                       time.Duration
 		allowIrreversible, confirmUnasked, holdNew, inheritEnv bool
 		plugins                                                []string
+		hf                                                     httpFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "gateway [--config FILE]... [--mode all|search|call] [--http ADDR]",
@@ -104,6 +105,9 @@ a bearer token (--token or $CAPBROKER_GATEWAY_TOKEN).`,
 				// Refuse a bad address before reading anything.
 				if err := gateway.CheckAddr(httpAddr, token); err != nil {
 					return usageError{fmt.Errorf("gateway: --http: %w", err)}
+				}
+				if err := hf.check(); err != nil {
+					return err
 				}
 			}
 			ctx := cmd.Context()
@@ -203,7 +207,8 @@ a bearer token (--token or $CAPBROKER_GATEWAY_TOKEN).`,
 				go logReady(ctx, g, logger)
 				logger.Info("gateway listening", "url", "http://"+l.Addr().String()+"/mcp", "mode", md,
 					"servers", len(up.servers))
-				return gateway.Serve(ctx, l, g.Handler(&gateway.HTTPOptions{Token: token}))
+				h := g.Handler(&gateway.HTTPOptions{Token: token, AllowedHosts: hf.hosts, AllowedOrigins: hf.origins})
+				return gateway.Serve(ctx, l, h, &gateway.ServeOptions{ReadTimeout: hf.readTimeout, WriteTimeout: hf.writeTimeout, IdleTimeout: hf.idleTO})
 			}
 			if err := g.Start(ctx); err != nil {
 				return err
@@ -218,6 +223,7 @@ a bearer token (--token or $CAPBROKER_GATEWAY_TOKEN).`,
 			return g.ServeStdio(ctx, readCloser{m.Stdin}, writeCloser{m.Stdout}, key)
 		},
 	}
+	hf.register(cmd, -1)
 	f := cmd.Flags()
 	f.StringArrayVar(&configs, "config", nil, `MCP servers file ({"mcpServers": {name: {command,args,env} | {url,headers}}}); repeatable; replaces the default places`)
 	f.StringVar(&mode, "mode", "search", "exposure mode: all, search or call")

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/capbroker/capbroker/httpapi"
+	"github.com/capbroker/capbroker/internal/httpguard"
 	"github.com/capbroker/capbroker/llm"
 	"github.com/capbroker/capbroker/route"
 	"github.com/capbroker/capbroker/session"
@@ -20,6 +21,7 @@ func (m *Main) newServeCmd() *cobra.Command {
 		dbf   storeFlags
 		addr  string
 		token string
+		hf    httpFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -30,6 +32,12 @@ metrics at /metrics, the OpenAPI document at /openapi.json and the explorer page
 at /. It binds 127.0.0.1 unless told otherwise; any other address requires a
 bearer token (--token or CAPBROKER_TOKEN). Ctrl-C shuts it down gracefully,
 finishing requests in flight.
+
+Web pages cannot use it: a Host that is not localhost or an IP address (DNS
+rebinding) and requests from pages of another origin are refused with 403;
+--allow-host and --allow-origin widen that. The explorer page loads without
+the token and asks for it. Slow clients are cut off by --read-timeout,
+--write-timeout and --idle-timeout.
 
 The catalog comes from the same flags as select (--tools, or discovery with
 --root, --mcp-config, ...). Routing scans the discovered plugin agents and
@@ -45,6 +53,9 @@ capbroker plan --help); without one it answers 501.`,
 			ctx := cmd.Context()
 			if token == "" {
 				token = m.Getenv("CAPBROKER_TOKEN")
+			}
+			if err := hf.check(); err != nil {
+				return err
 			}
 			planner, err := m.servePlanner(cf.config)
 			if err != nil {
@@ -76,6 +87,8 @@ capbroker plan --help); without one it answers 501.`,
 			srv, err := httpapi.New(b, &httpapi.Options{
 				Addr: addr, Token: token, Logger: logger,
 				Planner: planner, Router: router, Sessions: mgr, Traces: st,
+				AllowedHosts: hf.hosts, AllowedOrigins: hf.origins,
+				ReadTimeout: hf.readTimeout, WriteTimeout: hf.writeTimeout, IdleTimeout: hf.idleTO,
 			})
 			if err != nil {
 				return usageError{err}
@@ -88,6 +101,7 @@ capbroker plan --help); without one it answers 501.`,
 	cf.register(cmd)
 	rf.register(cmd)
 	dbf.register(cmd)
+	hf.register(cmd, httpguard.DefaultTimeouts.Write)
 	cmd.Flags().StringVar(&addr, "addr", httpapi.DefaultAddr, "listen address")
 	cmd.Flags().StringVar(&token, "token", "", "bearer token clients must send (default $CAPBROKER_TOKEN)")
 	return cmd

@@ -4,13 +4,17 @@
 const $ = (id) => document.getElementById(id);
 const tokenInput = $("token");
 tokenInput.value = localStorage.getItem("capbroker-token") || "";
-tokenInput.addEventListener("change", () => localStorage.setItem("capbroker-token", tokenInput.value));
+tokenInput.addEventListener("input", () => localStorage.setItem("capbroker-token", tokenInput.value));
 
 async function api(method, path, body) {
   const headers = { "Content-Type": "application/json" };
   if (tokenInput.value) headers["Authorization"] = "Bearer " + tokenInput.value;
   const res = await fetch(path, { method, headers, body: body ? JSON.stringify(body) : undefined });
   const data = await res.json().catch(() => ({ error: { code: "internal", message: "bad response" } }));
+  if (res.status === 401) {
+    tokenInput.focus();
+    throw new Error("This server needs its bearer token: enter it in the token field at the top (" + ((data.error && data.error.message) || res.statusText) + ").");
+  }
   if (!res.ok) throw new Error((data.error && data.error.message) || res.statusText);
   return data;
 }
