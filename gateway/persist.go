@@ -311,6 +311,10 @@ func Record(e Event) trace.Record {
 		rec.Kind = trace.KindSelect
 		rec.Task = e.Query
 		rec.Query = ""
+	case "plan":
+		rec.Kind = trace.KindPlan
+		rec.Task = e.Query
+		rec.Query = ""
 	case "resume":
 		rec.Kind = trace.KindResume
 	case "find":

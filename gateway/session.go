@@ -156,6 +156,15 @@ func (g *Gateway) newSession(ctx context.Context, key, id string, mode Mode, ano
 					}
 				}
 				g.opts.Metrics.tokensSaved(cat.fullTokens - cat.tokens(names))
+				if planTask != "" {
+					reason := sel.Reason
+					if fresh, err := g.planSelection(ctx, cat, planTask); err == nil {
+						reason = fresh.Reason // on the catalog of every upstream started
+					}
+					g.opts.Trace.Record(ctx, Event{Session: key, Kind: "plan", Mode: string(mode), Query: sel.Task,
+						Names: names, Exposed: names, Reason: "plan task " + planTask + ": " + reason,
+						TokensExposed: cat.tokens(names), TokensFull: cat.fullTokens})
+				}
 				g.opts.Trace.Record(ctx, Event{Session: key, Kind: "select", Mode: string(mode), Query: g.opts.Task,
 					Names: names, Exposed: names, Reason: sel.Reason,
 					TokensExposed: cat.tokens(names), TokensFull: cat.fullTokens})

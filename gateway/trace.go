@@ -12,7 +12,8 @@ import (
 type Event struct {
 	Time    time.Time `json:"time"`
 	Session string    `json:"session"`
-	// Kind is "select" (a session's first tools), "resume" (a session
+	// Kind is "select" (a session's first tools), "plan" (before the
+	// select of a session started from a plan task), "resume" (a session
 	// reopened under a stored name), "find" or "call".
 	Kind  string `json:"kind"`
 	Mode  string `json:"mode,omitempty"`

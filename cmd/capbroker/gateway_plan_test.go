@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -82,9 +83,23 @@ func TestGatewayPlanTask(t *testing.T) {
 		t.Errorf("a tool of another task: %v %q", isErr, text)
 	}
 	g.stop()
+	out, stderr, code := runEnv(t, env, "trace", "--session", "p1", "--db", db, "--json")
+	if code != 0 {
+		t.Fatalf("trace: exit %d: %s", code, stderr)
+	}
+	var recs []struct {
+		Kind, Task       string
+		CapabilityReason string `json:"capability_reason"`
+	}
+	json.Unmarshal([]byte(out), &recs)
+	if len(recs) < 2 || recs[0].Kind != "plan" || recs[1].Kind != "select" ||
+		!strings.Contains(recs[0].CapabilityReason, `plan task t1: task t1 of the plan "Brief the Paris office on the quarterly numbers": 2 named before the run (office__summarize, office__translate)`) ||
+		!strings.HasPrefix(recs[0].Task, "Summarize the quarterly report") {
+		t.Errorf("gateway plan session trace: %s", out)
+	}
 
 	// An unknown task is refused, naming the plan's tasks.
-	_, stderr, code := runIO(t, env, "", append([]string{"gateway"}, append(base, "--plan", planFile, "--plan-task", "t9")...)...)
+	_, stderr, code = runIO(t, env, "", append([]string{"gateway"}, append(base, "--plan", planFile, "--plan-task", "t9")...)...)
 	if code == 0 || !strings.Contains(stderr, `the plan has no task "t9" (it has t1, t2)`) {
 		t.Errorf("unknown task: exit %d, %s", code, stderr)
 	}
