@@ -104,3 +104,24 @@ func TestSelectNamedBudget(t *testing.T) {
 		t.Errorf("budget %d: picks %v, rejected %+v", budget, sel.Names(), sel.Rejected)
 	}
 }
+
+// BenchmarkSelectNamed measures exposing a plan task's capabilities,
+// against Select ranking the same task, on the test catalog.
+func BenchmarkSelectNamed(b *testing.B) {
+	s := newSelector(b, testCards(), nil)
+	names := []policy.NamedPick{{Name: "run_tests", Reason: "named by the plan"}, {Name: "git_commit", Reason: "named by the plan"}}
+	const task = "fix the failing tests in the parser code"
+	s.Select(b.Context(), task, nil) // warm: token vocabulary, word tables
+	b.Run("named", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			s.SelectNamed(task, names, nil)
+		}
+	})
+	b.Run("ranked", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			s.Select(b.Context(), task, nil)
+		}
+	})
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/capbroker/capbroker/plan"
+	"github.com/capbroker/capbroker/rank"
 	"github.com/capbroker/capbroker/session"
 	"github.com/capbroker/capbroker/store"
 	"github.com/capbroker/capbroker/trace"
@@ -111,4 +112,37 @@ func TestStoredPlan(t *testing.T) {
 	if _, err := session.StoredPlan(ctx, st, "000000000000"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("unknown id: %v", err)
 	}
+}
+
+// BenchmarkStartFromPlan measures starting an in-memory session from a
+// plan task (assembly, pin check, selection), against a plain start.
+func BenchmarkStartFromPlan(b *testing.B) {
+	ctx := context.Background()
+	sel := newSelector(b)
+	o := *quiet
+	o.Ranker = rank.New(sel.Catalog().Cards(), nil) // as the CLI and the HTTP API give it
+	mgr := session.NewManager(sel, nil, &o)
+	p := &plan.Plan{Goal: "Ship the weekly report", Tasks: []plan.Task{
+		{ID: "t1", Description: "Query the analytics database for last week's sign-ups.", Capabilities: []string{"postgres_query", "create_chart"}},
+		{ID: "t2", Description: "Post the chart in the team's Slack channel."},
+	}}
+	p.Pins = plan.PinsOf(p, sel.Catalog())
+	mgr.Start(ctx, p.Tasks[0].Description, nil) // warm: token vocabulary, word tables
+	mgr.StartFromPlan(ctx, p, "t2", nil)
+	for _, tt := range []struct{ name, task string }{{"named", "t1"}, {"inferred", "t2"}} {
+		b.Run(tt.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := mgr.StartFromPlan(ctx, p, tt.task, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	b.Run("plain", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			mgr.Start(ctx, p.Tasks[0].Description, nil)
+		}
+	})
 }
