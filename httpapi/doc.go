@@ -13,7 +13,8 @@
 //	                        "project_types","session","state"}      -> decision (Options.Router);
 //	                                                                     fall-backs written to <project>/FLOW.md
 //	GET  /v1/capabilities                                            -> capability map (Options.Router)
-//	POST /v1/sessions      {"task","id","max_iterations"}            -> 201 session (Options.Sessions)
+//	POST /v1/sessions      {"task"|"plan","plan_task","id",
+//	                        "max_iterations"}                        -> 201 session (Options.Sessions)
 //	GET  /v1/sessions      ?limit=                                   -> sessions, newest first
 //	GET  /v1/sessions/{id}                                           -> session
 //	POST /v1/sessions/{id}/find    {"query","k"}                     -> session + find
@@ -30,7 +31,11 @@
 // [TraceStore] (a store.Store) and a planner (an llm.Provider). An
 // endpoint whose part is not configured answers 501 with the code
 // "not_configured". A route decision is recorded in the trace: in the
-// session's when the request names one, else in Options.Traces.
+// session's when the request names one, else in Options.Traces; so are
+// plans made and assembled (kind plan). A session started from a plan
+// task ({"plan": {...}, "plan_task": "t2"}) exposes the task's assembled
+// capabilities plus the floor, and its answer carries the plan check's
+// warnings (cards changed since the plan was made, with the diff).
 //
 // Request and response bodies are the same JSON the CLI prints with
 // --json: both encode the same Go types (policy.Selection, route.Decision,
