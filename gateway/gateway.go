@@ -80,6 +80,16 @@ type Options struct {
 	// StartTimeout bounds connecting to an upstream and listing what it
 	// offers. If zero, 30s.
 	StartTimeout time.Duration
+	// MaxListItems bounds the tools (and, each, the prompts, resources
+	// and templates) read from one upstream; MaxListPages the pages of one
+	// listing. A listing cut short keeps what was read, with a warning
+	// and a note in Status. If zero, DefaultMaxListItems and
+	// DefaultMaxListPages.
+	MaxListItems, MaxListPages int
+	// MaxSessions bounds the client sessions open at once; a client
+	// opening one more is refused (HTTP 503) until one ends. If zero,
+	// DefaultMaxSessions.
+	MaxSessions int
 	// StartWait bounds how long, after Start, a client's requests other
 	// than initialize and ping wait for upstreams still starting (initialize
 	// never waits). Upstreams that start later are added as they come. If
@@ -151,6 +161,15 @@ func (o *Options) resolved() *Options {
 	}
 	if r.StartTimeout <= 0 {
 		r.StartTimeout = 30 * time.Second
+	}
+	if r.MaxListItems <= 0 {
+		r.MaxListItems = DefaultMaxListItems
+	}
+	if r.MaxListPages <= 0 {
+		r.MaxListPages = DefaultMaxListPages
+	}
+	if r.MaxSessions <= 0 {
+		r.MaxSessions = DefaultMaxSessions
 	}
 	if r.StartWait == 0 {
 		r.StartWait = DefaultStartWait

@@ -43,7 +43,8 @@ type HTTPOptions struct {
 	// ("Authorization: Bearer <token>"). [Listen] requires one on any
 	// address that is not loopback.
 	Token string
-	// SessionTimeout closes sessions idle this long. If zero, one hour.
+	// SessionTimeout closes sessions idle this long. If zero,
+	// DefaultSessionTimeout.
 	SessionTimeout time.Duration
 	// AllowedHosts and AllowedOrigins widen the Host and Origin checks
 	// every request passes (see internal/httpguard): by default only
@@ -62,7 +63,7 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		o = *opts
 	}
 	if o.SessionTimeout <= 0 {
-		o.SessionTimeout = time.Hour
+		o.SessionTimeout = DefaultSessionTimeout
 	}
 	probe := mcp.NewServer(&mcp.Implementation{Name: "capbroker-gateway", Version: Version}, nil)
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
@@ -112,6 +113,11 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 				http.Error(w, fmt.Sprintf("%s header or plan_task parameter: %v", PlanTaskHeader, err), http.StatusBadRequest)
 				return
 			}
+		}
+		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" && g.sessionsFull() {
+			w.Header().Set("Retry-After", "10")
+			http.Error(w, fmt.Sprintf("capbroker gateway: %d MCP sessions are open, the most it keeps (--max-sessions); try again when one ends (idle sessions end after --session-idle)", g.opts.MaxSessions), http.StatusServiceUnavailable)
+			return
 		}
 		h := &holder{}
 		mcpHandler.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), holderKey{}, h)))

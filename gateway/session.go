@@ -109,6 +109,10 @@ func (g *Gateway) newSession(ctx context.Context, key, id string, mode Mode, ano
 	// misses neither a catalog refresh nor a find of another session
 	// under its name that happens meanwhile.
 	g.mu.Lock()
+	if len(g.sessions) >= g.opts.MaxSessions {
+		g.mu.Unlock()
+		return nil, fmt.Errorf("opening session %s: %w (%d, the most the gateway keeps)", key, ErrTooManySessions, g.opts.MaxSessions)
+	}
 	g.sessions[s] = struct{}{}
 	n := len(g.sessions)
 	g.mu.Unlock()

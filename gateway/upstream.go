@@ -78,8 +78,10 @@ type upstream struct {
 	lastErr  error
 	restarts int
 	list     listing
-	calls    map[uint64]*call
-	subs     map[string]int // resource URI -> downstream subscriptions
+	// truncated says which listings a bound cut short, "" if none.
+	truncated string
+	calls     map[uint64]*call
+	subs      map[string]int // resource URI -> downstream subscriptions
 
 	nextID   atomic.Uint64
 	redactor *mcpconfig.Redactor // hides the config's ${VAR} values
@@ -299,40 +301,48 @@ func (u *upstream) relistSession(ctx context.Context, cs *mcp.ClientSession) err
 	if l.caps == nil {
 		l.caps = &mcp.ServerCapabilities{}
 	}
-	if l.caps.Tools != nil {
-		for t, err := range cs.Tools(ctx, nil) {
-			if err != nil {
-				return fmt.Errorf("listing tools: %w", err)
-			}
-			l.tools = append(l.tools, t)
+	// Each listing is bounded (Options.MaxListItems, MaxListPages): a
+	// server that pages forever is read once, up to the bound.
+	maxItems, maxPages := u.opts.MaxListItems, u.opts.MaxListPages
+	var notes []string
+	note := func(n string) {
+		if n != "" {
+			notes = append(notes, n)
 		}
+	}
+	var (
+		err error
+		n   string
+	)
+	if l.caps.Tools != nil {
+		if l.tools, n, err = listPaged(ctx, "tools", maxItems, maxPages, pageTools(cs)); err != nil {
+			return fmt.Errorf("listing tools: %w", err)
+		}
+		note(n)
 	}
 	if l.caps.Prompts != nil {
-		for p, err := range cs.Prompts(ctx, nil) {
-			if err != nil {
-				return fmt.Errorf("listing prompts: %w", err)
-			}
-			l.prompts = append(l.prompts, p)
+		if l.prompts, n, err = listPaged(ctx, "prompts", maxItems, maxPages, pagePrompts(cs)); err != nil {
+			return fmt.Errorf("listing prompts: %w", err)
 		}
+		note(n)
 	}
 	if l.caps.Resources != nil {
-		for r, err := range cs.Resources(ctx, nil) {
-			if err != nil {
-				return fmt.Errorf("listing resources: %w", err)
-			}
-			l.resources = append(l.resources, r)
+		if l.resources, n, err = listPaged(ctx, "resources", maxItems, maxPages, pageResources(cs)); err != nil {
+			return fmt.Errorf("listing resources: %w", err)
 		}
-		for r, err := range cs.ResourceTemplates(ctx, nil) {
-			if err != nil {
-				// Some servers offer resources without templates.
-				u.log.Debug("listing resource templates", "error", err)
-				break
-			}
-			l.templates = append(l.templates, r)
+		note(n)
+		if l.templates, n, err = listPaged(ctx, "resource templates", maxItems, maxPages, pageTemplates(cs)); err != nil {
+			// Some servers offer resources without templates.
+			u.log.Debug("listing resource templates", "error", err)
 		}
+		note(n)
+	}
+	truncated := strings.Join(notes, "; ")
+	if truncated != "" {
+		u.log.Warn("upstream listing cut short", "note", truncated)
 	}
 	u.mu.Lock()
-	u.list = l
+	u.list, u.truncated = l, truncated
 	u.mu.Unlock()
 	return nil
 }
@@ -351,12 +361,14 @@ type Status struct {
 	Tools     int    `json:"tools"`
 	Restarts  int    `json:"restarts"`
 	Error     string `json:"error,omitempty"`
+	// Truncated says which of its listings a bound cut short.
+	Truncated string `json:"truncated,omitempty"`
 }
 
 func (u *upstream) status() Status {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	s := Status{Name: u.cfg.Name, Transport: u.cfg.Transport(), Connected: u.cs != nil, Tools: len(u.list.tools), Restarts: u.restarts}
+	s := Status{Name: u.cfg.Name, Transport: u.cfg.Transport(), Connected: u.cs != nil, Tools: len(u.list.tools), Restarts: u.restarts, Truncated: u.truncated}
 	if u.lastErr != nil {
 		s.Error = u.lastErr.Error()
 	}

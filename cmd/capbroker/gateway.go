@@ -25,7 +25,8 @@ func (m *Main) newGatewayCmd() *cobra.Command {
 		task, tracePath, logLevel, indexDir                    string
 		planFile, planTask                                     string
 		dbf                                                    storeFlags
-		timeout, startTimeout, startWait                       time.Duration
+		timeout, startTimeout, startWait, sessionIdle          time.Duration
+		maxSessions, maxListItems, maxListPages                int
 		allowIrreversible, confirmUnasked, holdNew, inheritEnv bool
 		plugins                                                []string
 		hf                                                     httpFlags
@@ -77,6 +78,12 @@ starts with that task's capabilities (assembled as "capbroker assemble" does,
 the plan's names first) plus the floor, instead of the selection for --task.
 "PLAN_ID/TASK_ID" names a task of a plan recorded in the session database
 ("capbroker plan" prints each plan's id).
+
+The gateway answers a client's initialize at once and adds upstreams as they
+start (list_changed); other requests wait for starting upstreams at most
+--start-wait. Limits: --max-sessions open at once (HTTP), --session-idle before
+an idle HTTP session ends, --max-upstream-tools and --max-list-pages per
+upstream listing.
 
 --http binds loopback when ADDR has no host (":8080"); any other address needs
 a bearer token (--token or $CAPBROKER_GATEWAY_TOKEN).`,
@@ -149,6 +156,7 @@ a bearer token (--token or $CAPBROKER_GATEWAY_TOKEN).`,
 			opts := &gateway.Options{
 				Mode: md, Namespace: ns, Family: fam, Task: task, PlanTask: planTask,
 				CallTimeout: timeout, StartTimeout: startTimeout, StartWait: startWait, Pins: pins,
+				MaxSessions: maxSessions, MaxListItems: maxListItems, MaxListPages: maxListPages,
 				AllowIrreversible: allowIrreversible, ConfirmUnasked: confirmUnasked, Logger: logger,
 				InheritEnv: inheritEnv,
 			}
@@ -207,7 +215,7 @@ a bearer token (--token or $CAPBROKER_GATEWAY_TOKEN).`,
 				go logReady(ctx, g, logger)
 				logger.Info("gateway listening", "url", "http://"+l.Addr().String()+"/mcp", "mode", md,
 					"servers", len(up.servers))
-				h := g.Handler(&gateway.HTTPOptions{Token: token, AllowedHosts: hf.hosts, AllowedOrigins: hf.origins})
+				h := g.Handler(&gateway.HTTPOptions{SessionTimeout: sessionIdle, Token: token, AllowedHosts: hf.hosts, AllowedOrigins: hf.origins})
 				return gateway.Serve(ctx, l, h, &gateway.ServeOptions{ReadTimeout: hf.readTimeout, WriteTimeout: hf.writeTimeout, IdleTimeout: hf.idleTO})
 			}
 			if err := g.Start(ctx); err != nil {
@@ -237,6 +245,10 @@ a bearer token (--token or $CAPBROKER_GATEWAY_TOKEN).`,
 	f.StringVar(&planTask, "plan-task", "", "start the stdio session (and HTTP sessions that name none) with this plan task's tools: ID of a --plan task, or PLAN_ID/TASK_ID of a stored plan")
 	f.DurationVar(&timeout, "timeout", 60*time.Second, "per-call timeout for upstreams that set none")
 	f.DurationVar(&startTimeout, "start-timeout", 30*time.Second, "timeout to start an upstream and list its tools")
+	f.IntVar(&maxSessions, "max-sessions", gateway.DefaultMaxSessions, "most MCP sessions open at once over HTTP; one more is refused with 503 until one ends")
+	f.DurationVar(&sessionIdle, "session-idle", gateway.DefaultSessionTimeout, "end an HTTP session idle this long")
+	f.IntVar(&maxListItems, "max-upstream-tools", gateway.DefaultMaxListItems, "most tools (and prompts, resources) read from one upstream; more are left out with a warning")
+	f.IntVar(&maxListPages, "max-list-pages", gateway.DefaultMaxListPages, "most pages of one upstream listing (an upstream that pages forever is read once, up to this)")
 	f.DurationVar(&startWait, "start-wait", gateway.DefaultStartWait, "how long a client's first requests wait for upstreams still starting (initialize never waits; later upstreams are added as they come)")
 	f.BoolVar(&allowIrreversible, "allow-irreversible", false, "expose irreversible tools of every server (each call asks the user)")
 	f.BoolVar(&holdNew, "hold-new", false, "quarantine tools never seen before (a renamed tool is new) until capbroker approve")
