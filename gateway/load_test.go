@@ -87,7 +87,7 @@ func TestIdleSessionsLoad(t *testing.T) {
 		t.Skip("opens 500 sessions")
 	}
 	const n = 500
-	const idle = 2 * time.Second
+	const idle = 5 * time.Second
 	g := startGateway(t, []ServerConfig{testServer("alpha")}, &Options{Mode: ModeSearch})
 	url := serveHTTP(t, g, &HTTPOptions{SessionTimeout: idle})
 	tr := &http.Transport{MaxIdleConnsPerHost: 32}
@@ -128,7 +128,9 @@ func TestIdleSessionsLoad(t *testing.T) {
 	if len(errs) > 0 {
 		t.Fatalf("%d of %d sessions failed, e.g. %s", len(errs), n, errs[0])
 	}
-	if live := len(g.liveSessions()); live != n {
+	// On a loaded machine the first sessions may reach their idle
+	// timeout before the last is open; then not all are live at once.
+	if live := len(g.liveSessions()); live != n && opened < idle-time.Second {
 		t.Fatalf("%d live sessions, want %d", live, n)
 	}
 	heap1, rss1 := memory()
