@@ -83,6 +83,7 @@ func (e *encoder) batch(b *source.Batch) {
 	e.str(i.Error)
 	e.bool(i.Cached)
 	e.int(int64(i.Held))
+	// i.RetryAfter is not stored: Lookup sets it on a remembered failure.
 	e.uint(uint64(len(b.Cards)))
 	for j := range b.Cards {
 		e.card(&b.Cards[j])

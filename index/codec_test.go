@@ -16,7 +16,7 @@ func TestCodecCoversFields(t *testing.T) {
 	want := map[reflect.Type][]string{
 		reflect.TypeFor[card.Card]():        {"Name", "Kind", "Source", "Description", "InputSchema", "Annotations", "Risk", "RiskFrom", "Preconditions", "SideEffects", "Tags", "OriginalName", "Path", "Meta", "Digest"},
 		reflect.TypeFor[source.Batch]():     {"ID", "Info", "Cards", "Skipped", "Warnings", "Stamp", "LoadedAt", "Ignored"},
-		reflect.TypeFor[source.Info]():      {"Name", "Kind", "Path", "Counts", "Servers", "Error", "Cached", "Held"},
+		reflect.TypeFor[source.Info]():      {"Name", "Kind", "Path", "Counts", "Servers", "Error", "Cached", "Held", "RetryAfter"}, // RetryAfter: set by Lookup, not stored
 		reflect.TypeFor[source.Counts]():    {"Plugins", "Agents", "Commands", "Skills", "Tools"},
 		reflect.TypeFor[source.Skipped]():   {"Path", "Line", "Reason"},
 		reflect.TypeFor[source.Stamp]():     {"Files", "Config", "Live"},

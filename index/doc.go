@@ -29,7 +29,11 @@
 // matches ([Options.VerifyContent] hashes every file, catching edits that
 // kept the time). New or removed files change the stamp. MCP server
 // listings are reused for [Options.MaxAge]. [Options.Refresh] reads
-// everything again.
+// everything again. A failed MCP server is asked again on the next run,
+// unless [Options.FailMemory] is set: then, for that long and while its
+// definition is unchanged, the failure itself is reused
+// (Info.RetryAfter says until when), so a broken server does not cost
+// its timeout on every run.
 //
 // # Pinned digests
 //

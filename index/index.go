@@ -59,6 +59,12 @@ type Options struct {
 	// tool is new): they are held back like changed ones until approved,
 	// instead of pinned as they are.
 	HoldNew bool
+	// FailMemory is how long an MCP server that failed (did not answer,
+	// could not start) is remembered as failed: within it, a run reuses
+	// the failure (Info.RetryAfter says until when) instead of waiting
+	// for the server's timeout again, unless its definition changed or
+	// Refresh. Zero retries failed servers on every run.
+	FailMemory time.Duration
 }
 
 // Status says what Open found on disk.
@@ -259,8 +265,11 @@ func (ix *Index) Lookup(id string, st source.Stamp) (*source.Batch, bool) {
 	ix.mu.Lock()
 	e := ix.entries[id]
 	ix.mu.Unlock()
-	if e == nil || e.Batch == nil || e.Batch.Info.Error != "" {
+	if e == nil || e.Batch == nil {
 		return nil, false
+	}
+	if e.Batch.Info.Error != "" {
+		return ix.failure(e.Batch, st)
 	}
 	old := e.Batch.Stamp
 	if st.Config != old.Config || st.Live != old.Live || len(st.Files) != len(old.Files) {
@@ -292,6 +301,22 @@ func (ix *Index) Lookup(id string, st source.Stamp) (*source.Batch, bool) {
 		b.Stamp = st
 	}
 	return &b, true
+}
+
+// failure returns a remembered failure of an MCP server whose definition
+// has not changed, within Options.FailMemory.
+func (ix *Index) failure(b *source.Batch, st source.Stamp) (*source.Batch, bool) {
+	old := b.Stamp
+	if ix.opts.FailMemory <= 0 || !st.Live || !old.Live || st.Config != old.Config || len(st.Files) != 0 {
+		return nil, false
+	}
+	retry := b.LoadedAt.Add(ix.opts.FailMemory)
+	if !ix.opts.Now().Before(retry) {
+		return nil, false
+	}
+	c := *b
+	c.Info.RetryAfter = retry
+	return &c, true
 }
 
 // MaxIndexSize bounds the index file read at start.

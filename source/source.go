@@ -118,6 +118,10 @@ type Info struct {
 	Cached bool `json:"cached,omitempty"`
 	// Held counts cards held back because they changed since approved.
 	Held int `json:"held,omitempty"`
+	// RetryAfter is set on a failed MCP server remembered from an earlier
+	// run (see the index's FailMemory): it is not asked again before
+	// then.
+	RetryAfter time.Time `json:"retry_after,omitzero"`
 }
 
 // Kinds of source.

@@ -121,6 +121,7 @@ func (m *Main) discoveredCards(ctx context.Context, f *catalogFlags) ([]card.Car
 		fmt.Fprintf(m.Stderr, "note: discovery skipped %d files or entries; capbroker discover lists them with the reasons\n", n)
 	}
 	m.noteUnapproved(res.Report.Unapproved)
+	m.noteFailedServers(&res.Report)
 	for _, line := range heldSummary(res.Held) {
 		fmt.Fprintln(m.Stderr, "note:", line)
 	}

@@ -135,12 +135,38 @@ func (m *Main) discover(ctx context.Context, f *discoveryFlags) (*source.Result,
 		res, err := source.Discover(ctx, opts)
 		return res, nil, err
 	}
-	ix, err := index.Open(dir, &index.Options{Refresh: f.refresh})
+	ix, err := index.Open(dir, &index.Options{Refresh: f.refresh, FailMemory: failMemory})
 	if err != nil {
 		return nil, nil, err
 	}
 	res, err := ix.Discover(ctx, opts)
 	return res, ix, err
+}
+
+// failMemory is how long the CLI remembers that an MCP server failed, so
+// that the next runs do not wait for its timeout again.
+const failMemory = 2 * time.Minute
+
+// noteFailedServers says, once per run, which MCP servers failed: in this
+// run (remembered for failMemory) or in an earlier one (not asked
+// again yet), and how to retry now.
+func (m *Main) noteFailedServers(r *source.Report) {
+	if m.notedFailed {
+		return
+	}
+	for _, s := range r.Sources {
+		if s.Kind != source.KindMCP || s.Error == "" {
+			continue
+		}
+		m.notedFailed = true
+		if !s.RetryAfter.IsZero() {
+			fmt.Fprintf(m.Stderr, "note: MCP server %s failed in an earlier run and is not asked again before %s (%s); --refresh asks it now\n",
+				s.Name, s.RetryAfter.Local().Format(time.TimeOnly), firstLine(s.Error, 120))
+		} else {
+			fmt.Fprintf(m.Stderr, "note: MCP server %s failed (%s); runs in the next %s will not wait for it again (--refresh asks it anyway)\n",
+				s.Name, firstLine(s.Error, 120), failMemory)
+		}
+	}
 }
 
 // progressLine rewrites one line on a terminal.
@@ -218,6 +244,9 @@ back until "capbroker approve"; so is every MCP tool when the pins file
 				return writeJSON(m.Stdout, out)
 			}
 			m.printReport(out, res.Catalog.Len(), verbose)
+			if ix != nil {
+				m.noteFailedServers(&res.Report)
+			}
 			return nil
 		},
 	}
@@ -244,6 +273,9 @@ func (m *Main) printReport(out discoverOutput, catalogLen int, verbose bool) {
 		}
 		if s.Error != "" {
 			note = append(note, "error: "+firstLine(s.Error, 80))
+			if !s.RetryAfter.IsZero() {
+				note = append(note, fmt.Sprintf("remembered from an earlier run, not asked again before %s (--refresh asks now)", s.RetryAfter.Local().Format(time.TimeOnly)))
+			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%s\n", s.Name, s.Kind, s.Counts.Agents, s.Counts.Commands, s.Counts.Skills, s.Counts.Tools, strings.Join(note, "; "))
 	}

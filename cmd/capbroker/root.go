@@ -24,6 +24,7 @@ type Main struct {
 
 	trust           *trust.Policy // read once per run
 	notedUnapproved bool          // the note on unapproved servers was printed
+	notedFailed     bool          // the note on failed servers was printed
 }
 
 // NewMain returns a Main wired to the process's streams and environment.

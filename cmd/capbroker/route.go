@@ -124,6 +124,7 @@ func (m *Main) routingCards(ctx context.Context, f *discoveryFlags) ([]card.Card
 		fmt.Fprintf(m.Stderr, "note: discovery skipped %d files or entries; capbroker discover lists them with the reasons\n", n)
 	}
 	m.noteUnapproved(res.Report.Unapproved)
+	m.noteFailedServers(&res.Report)
 	return res.Cards, nil
 }
 
