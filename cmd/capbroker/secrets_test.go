@@ -99,11 +99,14 @@ func TestSecretsStaySecret(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return string(b)
 	}
-	status := get("/status")
-	leaks("/status", status)
-	if !strings.Contains(status, "${QSECRET}") || !strings.Contains(status, "${ASECRET}") {
-		t.Errorf("/status does not show the failures with ${VAR}:\n%s", status)
-	}
+	// Upstreams connect in the background: wait until both failures show.
+	var status string
+	waitFor(t, "/status shows the failures with ${VAR}", func() bool {
+		status = get("/status")
+		leaks("/status", status)
+		return strings.Contains(status, "${QSECRET}") && strings.Contains(status, "${ASECRET}") &&
+			strings.Contains(status, `"name":"dict","transport":"http","connected":true`)
+	})
 
 	cs := connectHTTP(t, base+"/mcp")
 	if text, isErr := callText(t, cs, "dict__lookup", map[string]any{"word": "x"}); isErr {
