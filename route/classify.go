@@ -21,6 +21,9 @@ const (
 	// unsureRatio: the runner-up within this share of the winner's
 	// score makes the classification unsure.
 	unsureRatio = 0.85
+	// classifyDepth is how many indexed cards (categories and examples)
+	// the ranker returns.
+	classifyDepth = 24
 )
 
 // Classification explains how a task text chose its capability.
@@ -44,6 +47,12 @@ type Classification struct {
 	// Unsure is true when the runner-up scores within 85% of the winner.
 	Unsure bool `json:"unsure,omitempty"`
 }
+
+// classifyRankOptions tunes the ranker of the classifier: no neighbour
+// expansion of words the catalog lacks, and the third stage (meaning by
+// word vectors) over the best 8 cards. Against the ranker's defaults,
+// the same accuracy on the dev tasks at about half the time per task.
+var classifyRankOptions = &rank.Options{Neighbours: -1, SimilarDepth: 8}
 
 // classifier ranks the categories of a taxonomy for a task text with the
 // shared ranker (package rank: BM25F with stems, WordNet expansion and
@@ -71,7 +80,7 @@ func newClassifier(tax *Taxonomy) *classifier {
 			cl.of = append(cl.of, i)
 		}
 	}
-	cl.ix = rank.New(cards, nil)
+	cl.ix = rank.New(cards, classifyRankOptions)
 	return cl
 }
 
@@ -86,7 +95,9 @@ type catHit struct {
 
 func (c *classifier) hits(task string) map[int]*catHit {
 	out := map[int]*catHit{}
-	for _, h := range c.ix.Search(task, len(c.of)) { // best first
+	// The best 24 cards are enough: a category none of whose cards is
+	// among them has no say (and explaining every hit costs).
+	for _, h := range c.ix.Search(task, min(len(c.of), classifyDepth)) { // best first
 		i := c.of[h.Index]
 		ch := out[i]
 		if ch == nil {
