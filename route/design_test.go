@@ -26,6 +26,15 @@ func TestDesignExample(t *testing.T) {
 			t.Errorf("%s filed under %s (%d), want tdd-implementation; others %+v", e.Name, e.Capability, e.Score, e.Others)
 		}
 	}
+	// The figures worked through in doc.go: at full points 37 against 32.
+	e := m.Entries()[0]
+	if e.Name != "dotnet-kit:tdd-implementer" || e.Score != 32 || len(e.Others) == 0 ||
+		e.Others[0].Capability != "code-implementation" || e.Others[0].Score != 21 {
+		t.Errorf("%s: %d, others %+v", e.Name, e.Score, e.Others)
+	}
+	if s, ms := scoreText(newText(cards[0].Description), compileKeywords(Default().Category("code-implementation").Keywords)); s != 37 || fullScore(ms) != 37 {
+		t.Errorf("code-implementation at full points: %d, want 37", s)
+	}
 	d, err := m.Route(Request{Capability: "tdd-implementation", Project: NewProject("dotnet")})
 	if err != nil {
 		t.Fatal(err)

@@ -61,9 +61,9 @@
 // whose names also hold it; any other word with those whose name,
 // purpose or one-word keywords hold it; a phrase counts its most specific
 // word. In the default taxonomy "tdd", "review" and "analysis" count
-// whole, "implementation" and "requirements" half (each names two
-// categories), "code" a third (code-implementation, codebase-analysis,
-// code-review). The announcement says "shared by N categories".
+// whole; "implementation", "code" and "requirements" half (each is in
+// the names of two categories); "build" half (infrastructure's purpose
+// says it too). The announcement says "shared by N categories".
 //
 // The design's own example, "TDD implementation specialist for .NET. Use
 // to write minimal code that makes tests pass.", at full points scores 37
@@ -72,7 +72,7 @@
 // further keywords 4) and 32 in tdd-implementation (tdd 15, tests 10,
 // test inside "tests" 3, two further 4), and was filed under
 // code-implementation. With specificity, code-implementation scores 8 +
-// 4 + 3 + 4 = 19 (implementation and implement shared by 2, code by 3)
+// 4 + 5 + 4 = 21 (implementation, implement and code each shared by 2)
 // and tdd-implementation still 32, High: in a .NET project,
 // tdd-implementation goes to it (TestDesignExample).
 //

@@ -332,8 +332,8 @@ outer:
 // it ("analysis" defines codebase-analysis; "implementation" names both
 // tdd-implementation and code-implementation, 2); any other word with the
 // categories whose vocabulary — the words of their name and purpose and
-// their one-word keywords — holds it ("code", said by code-implementation,
-// codebase-analysis and code-review, 3). A phrase counts its most
+// their one-word keywords — holds it ("build": code-implementation's
+// keyword, infrastructure's purpose, 2). A phrase counts its most
 // specific word ("quality assurance": "assurance", 1). A keyword that
 // defines its category gets 1. Scoring divides a keyword's points by
 // this number (rounded, at least 1).
