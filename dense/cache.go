@@ -263,35 +263,64 @@ type EmbedStats struct {
 // cache embeds every card. Cards without a digest get one computed.
 func EmbedCards(ctx context.Context, cards []card.Card, e Embedder, cache *Cache) ([][]float32, EmbedStats, error) {
 	st := EmbedStats{Model: e.Model(), Cards: len(cards)}
-	digests := make([]string, len(cards))
-	texts := make([]string, len(cards))
-	shas := make([]string, len(cards))
-	for i := range cards {
-		c := &cards[i]
-		digests[i] = c.Digest
-		if digests[i] == "" {
-			digests[i] = c.ComputeDigest()
-		}
-		texts[i] = Text(c)
-		if strings.TrimSpace(texts[i]) == "" {
-			return nil, st, fmt.Errorf("embedding cards: card %d (%q) has no text to embed", i, c.Name)
-		}
-		sum := sha256.Sum256([]byte(texts[i]))
-		shas[i] = hex.EncodeToString(sum[:])
+	ct, err := prepareCards(cards)
+	if err != nil {
+		return nil, st, err
 	}
 	vecs := make([][]float32, len(cards))
 	if cache != nil {
-		got, err := cache.Get(ctx, st.Model, digests)
-		if err != nil {
-			return nil, st, fmt.Errorf("embedding cards: %w", err)
-		}
-		for i := range cards {
-			if en, ok := got[digests[i]]; ok && en.TextSHA == shas[i] {
-				vecs[i] = en.Vector
-				st.Cached++
-			}
+		if err := ct.lookup(ctx, cache, st.Model, vecs, &st); err != nil {
+			return nil, st, err
 		}
 	}
+	return finishEmbedding(ctx, e, cache, ct, vecs, st)
+}
+
+// cardTexts are the texts [EmbedCards] embeds and the keys it caches by.
+type cardTexts struct {
+	digests, texts, shas []string
+}
+
+func prepareCards(cards []card.Card) (*cardTexts, error) {
+	ct := &cardTexts{
+		digests: make([]string, len(cards)),
+		texts:   make([]string, len(cards)),
+		shas:    make([]string, len(cards)),
+	}
+	for i := range cards {
+		c := &cards[i]
+		ct.digests[i] = c.Digest
+		if ct.digests[i] == "" {
+			ct.digests[i] = c.ComputeDigest()
+		}
+		ct.texts[i] = Text(c)
+		if strings.TrimSpace(ct.texts[i]) == "" {
+			return nil, fmt.Errorf("embedding cards: card %d (%q) has no text to embed", i, c.Name)
+		}
+		sum := sha256.Sum256([]byte(ct.texts[i]))
+		ct.shas[i] = hex.EncodeToString(sum[:])
+	}
+	return ct, nil
+}
+
+// lookup fills vecs with the cached vectors of the same text.
+func (ct *cardTexts) lookup(ctx context.Context, cache *Cache, model string, vecs [][]float32, st *EmbedStats) error {
+	got, err := cache.Get(ctx, model, ct.digests)
+	if err != nil {
+		return fmt.Errorf("embedding cards: %w", err)
+	}
+	for i := range vecs {
+		if en, ok := got[ct.digests[i]]; ok && en.TextSHA == ct.shas[i] {
+			vecs[i] = en.Vector
+			st.Cached++
+		}
+	}
+	return nil
+}
+
+// finishEmbedding embeds the cards lookup left nil and checks the vectors.
+func finishEmbedding(ctx context.Context, e Embedder, cache *Cache, ct *cardTexts, vecs [][]float32, st EmbedStats) ([][]float32, EmbedStats, error) {
+	texts, digests, shas := ct.texts, ct.digests, ct.shas
 	if err := embedMissing(ctx, e, cache, st.Model, vecs, texts, digests, shas, &st); err != nil {
 		return nil, st, err
 	}
@@ -362,7 +391,7 @@ func embedMissing(ctx context.Context, e Embedder, cache *Cache, model string, v
 		}
 		if cache != nil {
 			if err := cache.Put(ctx, model, entries); err != nil {
-				return fmt.Errorf("embedding cards: %w", err)
+				return fmt.Errorf("embedding cards: %w", &cacheError{err})
 			}
 		}
 	}
@@ -377,3 +406,10 @@ func sameDim(vecs [][]float32) bool {
 	}
 	return true
 }
+
+// cacheError marks a failure to write the cache, as opposed to the
+// embedder's.
+type cacheError struct{ err error }
+
+func (e *cacheError) Error() string { return e.err.Error() }
+func (e *cacheError) Unwrap() error { return e.err }

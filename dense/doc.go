@@ -1,7 +1,9 @@
 // Package dense adds ranking by meaning to capbroker's lexical ranking:
-// card and query vectors from an OpenAI-compatible embeddings endpoint,
-// exact cosine search, and a hybrid ranker that fuses both. It is off by
-// default; capbroker ranks offline and deterministically without it.
+// card and query vectors from an embedder (the built-in sentence encoder
+// of package encoder, or an OpenAI-compatible embeddings endpoint),
+// exact cosine search, and a hybrid ranker that fuses both. The capbroker
+// CLI ranks hybrid by default, offline, with the built-in encoder;
+// CAPBROKER_RANKER=lexical turns it off.
 //
 // Lexical ranking (package rank) misses requests phrased unlike a tool's
 // description: "look up this URL" shares no word with fetch_webpage's
@@ -55,10 +57,31 @@
 // # Hybrid ranking
 //
 // [Hybrid] takes the top [Options.Depth] candidates of both rankings and
-// fuses them by reciprocal rank fusion ([RRF], the default) or a weighted
-// blend of normalized scores ([Blend]), weighted by
-// [Options.DenseWeight]. Each [Hit] explains both parts: the lexical rank,
-// score and matched terms, and the dense rank and cosine similarity.
+// fuses them by z-scores ([ZScore], the default: the lexical score
+// standardized over the lexical candidates, the cosine similarity over
+// the whole catalog), reciprocal rank fusion ([RRF]) or a weighted blend
+// of normalized scores ([Blend]), weighted by [Options.DenseWeight].
+// Each [Hit] explains both parts: the lexical rank, score and matched
+// terms, and the dense rank and cosine similarity (also in
+// rank.Hit.Similarity, which selection reasons print as "similarity
+// 0.62"). Under z-score fusion a card counts meaning as coverage (which
+// selection thresholds read) only when its similarity stands [MeaningZ]
+// standard deviations above the catalog's mean, so a nonsense task still
+// matches nothing.
+//
+// # Never a failure
+//
+// [Auto] is the ranker the CLI builds: the hybrid (or dense) ranking once
+// every card has a vector, the lexical ranking until then. It reads the
+// vectors it can from the cache; the missing ones are embedded in a
+// goroutine for a long-running process ([AutoOptions.Background], serve),
+// or before answering for a one-shot command when that fits
+// [AutoOptions.Budget] (about a second; the built-in encoder estimates
+// its cost, an endpoint is given at most the query timeout). Otherwise —
+// too many cards to embed now, an unreadable or unwritable cache, an
+// endpoint down while embedding cards — it ranks lexically, says why once
+// ([AutoOptions.OnNote]) and in each hit's Fallback, and counts it
+// ([Auto.Fallbacks]).
 //
 // Hybrid.Rank never fails. If the query cannot be embedded within
 // [Options.QueryTimeout], it returns the lexical ranking, counts the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -76,7 +77,10 @@ func (h *Hybrid) Search(ctx context.Context, query string, k int) []Hit {
 	if strings.TrimSpace(query) == "" || h.dense.vecs.Len() == 0 {
 		return lexicalOnly(lex, k, "")
 	}
-	dense, err := h.denseSearch(ctx, query, depth)
+	ds, err := h.denseSearch(ctx, query, depth)
+	if err == nil && h.o.Fusion == ZScore {
+		err = h.lexicalSimilarities(lex, ds)
+	}
 	if err != nil {
 		h.fallbacks.Add(1)
 		if h.o.OnFallback != nil {
@@ -84,12 +88,36 @@ func (h *Hybrid) Search(ctx context.Context, query string, k int) []Hit {
 		}
 		return lexicalOnly(lex, k, err.Error())
 	}
-	return h.fuse(lex, dense, k)
+	return h.fuse(lex, ds, k)
+}
+
+// denseResult is the dense side of one search.
+type denseResult struct {
+	hits []Hit
+	q    []float32
+	mo   Moments
+	// lexSim holds the similarity of each lexical candidate (ZScore only).
+	lexSim []float64
+}
+
+// lexicalSimilarities scores the lexical candidates the dense search did
+// not return, so z-score fusion sees both scores of every candidate.
+func (h *Hybrid) lexicalSimilarities(lex []rank.Hit, ds *denseResult) error {
+	idx := make([]int, len(lex))
+	for i, l := range lex {
+		idx[i] = l.Index
+	}
+	sims, err := h.dense.vecs.Similarities(ds.q, idx)
+	if err != nil {
+		return fmt.Errorf("dense search: %w", err)
+	}
+	ds.lexSim = sims
+	return nil
 }
 
 // denseSearch embeds the query unless the embedder is cooling down after
 // a failure, and searches the vectors.
-func (h *Hybrid) denseSearch(ctx context.Context, query string, depth int) ([]Hit, error) {
+func (h *Hybrid) denseSearch(ctx context.Context, query string, depth int) (*denseResult, error) {
 	if h.o.Cooldown > 0 {
 		h.mu.Lock()
 		until, last := h.downUntil, h.downErr
@@ -108,7 +136,11 @@ func (h *Hybrid) denseSearch(ctx context.Context, query string, depth int) ([]Hi
 		}
 		return nil, err
 	}
-	return h.dense.SearchVector(q, depth)
+	hits, mo, err := h.dense.searchVector(q, depth)
+	if err != nil {
+		return nil, err
+	}
+	return &denseResult{hits: hits, q: q, mo: mo}, nil
 }
 
 // lexicalOnly wraps lexical hits, keeping k.
@@ -124,9 +156,13 @@ func lexicalOnly(lex []rank.Hit, k int, fallback string) []Hit {
 }
 
 // fuse combines the two candidate lists.
-func (h *Hybrid) fuse(lex []rank.Hit, dense []Hit, k int) []Hit {
+func (h *Hybrid) fuse(lex []rank.Hit, ds *denseResult, k int) []Hit {
+	dense := ds.hits
 	wd := h.o.DenseWeight
 	wl := 1 - wd
+	if h.o.Fusion == ZScore {
+		return h.fuseZ(lex, ds, k)
+	}
 	byIndex := make(map[int]*Hit, len(lex)+len(dense))
 	var order []*Hit
 	get := func(idx int, name string) *Hit {
@@ -171,8 +207,103 @@ func (h *Hybrid) fuse(lex []rank.Hit, dense []Hit, k int) []Hit {
 		}
 		if x.Dense != nil {
 			x.Score += x.Dense.Fused
+			x.Similarity = x.Dense.Score
 		}
 	}
+	return sortHits(order, k)
+}
+
+// fuseZ is z-score fusion (see [ZScore]). Every candidate has both
+// scores: its cosine similarity is known for lexical candidates too.
+func (h *Hybrid) fuseZ(lex []rank.Hit, ds *denseResult, k int) []Hit {
+	wd := h.o.DenseWeight
+	wl := 1 - wd
+	// The lexical scores' moments over the candidates.
+	var lm, ls float64
+	for _, l := range lex {
+		lm += l.Score
+	}
+	if n := float64(len(lex)); n > 0 {
+		lm /= n
+		for _, l := range lex {
+			ls += (l.Score - lm) * (l.Score - lm)
+		}
+		ls = math.Sqrt(ls / n)
+	}
+	zl := func(s float64) float64 {
+		if ls == 0 {
+			return 0
+		}
+		return (s - lm) / ls
+	}
+	zd := func(c float64) float64 {
+		if ds.mo.Std == 0 {
+			return 0
+		}
+		return (c - ds.mo.Mean) / ds.mo.Std
+	}
+	lowest := 0.0
+	if len(lex) > 0 {
+		lowest = zl(lex[len(lex)-1].Score)
+	}
+	byIndex := make(map[int]*Hit, len(lex)+len(ds.hits))
+	order := make([]*Hit, 0, len(lex)+len(ds.hits))
+	for i, l := range lex {
+		x := &Hit{Hit: rank.Hit{Name: l.Name, Index: l.Index, Coverage: l.Coverage, Matches: l.Matches,
+			Phrases: l.Phrases, Meaning: l.Meaning, NameFit: l.NameFit}}
+		x.Lexical = &Part{Rank: i + 1, Score: l.Score, Fused: wl * zl(l.Score)}
+		x.Similarity = ds.lexSim[i]
+		byIndex[l.Index] = x
+		order = append(order, x)
+	}
+	for i, d := range ds.hits {
+		x := byIndex[d.Index]
+		if x == nil {
+			x = &Hit{Hit: rank.Hit{Name: d.Name, Index: d.Index, Similarity: d.Dense.Score}}
+			byIndex[d.Index] = x
+			order = append(order, x)
+		}
+		x.Dense = &Part{Rank: i + 1, Score: d.Dense.Score}
+	}
+	for _, x := range order {
+		x.Score = wd * zd(x.Similarity)
+		if x.Lexical != nil {
+			x.Score += x.Lexical.Fused
+		} else {
+			// As the weakest lexical candidate, and below it on a tie.
+			x.Score += wl*lowest - 1e-9
+		}
+		if x.Dense != nil {
+			x.Dense.Fused = wd * zd(x.Similarity)
+		}
+		// Meaning stands in for words only when it stands out: a
+		// similarity MeaningZ standard deviations above the catalog's
+		// mean covers the task by z/(2·MeaningZ), half at the threshold.
+		// A catalog too small to say what is unusual counts the
+		// similarity itself, as RRF and Blend do.
+		switch z := zd(x.Similarity); {
+		case ds.mo.N < MeaningMinCards:
+			x.Coverage = max(x.Coverage, clamp01(x.Similarity))
+		case z >= MeaningZ:
+			x.Coverage = max(x.Coverage, clamp01(z/(2*MeaningZ)))
+		}
+	}
+	return sortHits(order, k)
+}
+
+// MeaningZ is how many standard deviations above the catalog's mean a
+// card's similarity to the task must be for z-score fusion to count it as
+// coverage (policy thresholds read coverage): on the example catalog,
+// nonsense tasks ("blorp the zingle") reach about 2.8, "what's it like
+// outside in Lyon" reaches 4.5 on get_weather_forecast.
+const MeaningZ = 4.0
+
+// MeaningMinCards is the least catalog whose similarity moments
+// [MeaningZ] is judged by.
+const MeaningMinCards = 20
+
+// sortHits orders fused hits best first, ties broken by name, and keeps k.
+func sortHits(order []*Hit, k int) []Hit {
 	slices.SortFunc(order, func(a, b *Hit) int {
 		switch {
 		case a.Score > b.Score:

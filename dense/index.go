@@ -24,6 +24,14 @@ const (
 	// natural zero), cosine similarity min-max scaled over the dense
 	// candidates (its range differs from model to model).
 	Blend Fusion = "blend"
+	// ZScore is a weighted sum of standardized scores, (1-w)*zl + w*zd:
+	// the lexical score's z-score over the lexical candidates (a card
+	// lexical ranking did not return gets the lowest candidate's), and
+	// the cosine similarity's z-score over the whole catalog, so "how
+	// unusually close in meaning" weighs against "how unusually well the
+	// words match" whatever the model's cosine range. The default: on
+	// the dev sets it beats RRF and Blend with the built-in encoder.
+	ZScore Fusion = "zscore"
 )
 
 // Defaults of [Options].
@@ -47,7 +55,7 @@ type Options struct {
 	// DefaultQueryTimeout. A hybrid ranker that runs out of it falls back
 	// to lexical ranking.
 	QueryTimeout time.Duration
-	// Fusion is RRF or Blend. If empty, RRF.
+	// Fusion is ZScore, RRF or Blend. If empty, ZScore.
 	Fusion Fusion
 	// RRFK is the K of reciprocal rank fusion. If zero, DefaultRRFK.
 	RRFK float64
@@ -86,7 +94,7 @@ func (o *Options) resolved() Options {
 		r.QueryTimeout = DefaultQueryTimeout
 	}
 	if r.Fusion == "" {
-		r.Fusion = RRF
+		r.Fusion = ZScore
 	}
 	if r.RRFK <= 0 {
 		r.RRFK = DefaultRRFK
@@ -226,9 +234,14 @@ func (ix *Index) Search(ctx context.Context, query string, k int) ([]Hit, error)
 
 // SearchVector is [Index.Search] with an already embedded query.
 func (ix *Index) SearchVector(q []float32, k int) ([]Hit, error) {
-	sc, err := ix.vecs.Search(q, k)
+	hits, _, err := ix.searchVector(q, k)
+	return hits, err
+}
+
+func (ix *Index) searchVector(q []float32, k int) ([]Hit, Moments, error) {
+	sc, mo, err := ix.vecs.SearchMoments(q, k)
 	if err != nil {
-		return nil, fmt.Errorf("dense search: %w", err)
+		return nil, mo, fmt.Errorf("dense search: %w", err)
 	}
 	hits := make([]Hit, 0, len(sc))
 	for i, s := range sc {
@@ -240,7 +253,7 @@ func (ix *Index) SearchVector(q []float32, k int) ([]Hit, error) {
 			Dense: &Part{Rank: i + 1, Score: s.Score, Fused: s.Score},
 		})
 	}
-	return hits, nil
+	return hits, mo, nil
 }
 
 // Rank is [Index.Search] in the shape of policy.Ranker.

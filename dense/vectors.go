@@ -145,16 +145,31 @@ const parallelMin = 4096
 // Search returns the k vectors most similar to query (all when k <= 0),
 // best first, ties broken by name. The query need not be normalized.
 func (v *Vectors) Search(query []float32, k int) ([]Scored, error) {
+	sc, _, err := v.SearchMoments(query, k)
+	return sc, err
+}
+
+// Moments are the mean and standard deviation of a query's similarity
+// over every vector of the store, which z-score fusion scales by.
+type Moments struct {
+	Mean, Std float64
+	// N is the number of vectors they were taken over.
+	N int
+}
+
+// SearchMoments is [Vectors.Search] that also returns the similarity's
+// moments over the whole store, computed in the same scan.
+func (v *Vectors) SearchMoments(query []float32, k int) ([]Scored, Moments, error) {
 	n := len(v.names)
 	if n == 0 {
-		return nil, nil
+		return nil, Moments{}, nil
 	}
 	if len(query) != v.dim {
-		return nil, fmt.Errorf("vectors: query has %d dimensions, the store %d", len(query), v.dim)
+		return nil, Moments{}, fmt.Errorf("vectors: query has %d dimensions, the store %d", len(query), v.dim)
 	}
 	q := make([]float32, v.dim)
 	if err := normalize(q, query); err != nil {
-		return nil, fmt.Errorf("vectors: query: %w", err)
+		return nil, Moments{}, fmt.Errorf("vectors: query: %w", err)
 	}
 	var (
 		qi     []int8
@@ -170,10 +185,11 @@ func (v *Vectors) Search(query []float32, k int) ([]Scored, error) {
 	workers := min(v.parallel, n/parallelMin)
 	if workers <= 1 {
 		h := newHeap(k, v.names)
-		v.scan(q, qi, qscale, 0, n, h)
-		return h.sorted(), nil
+		sum, sq := v.scan(q, qi, qscale, 0, n, h)
+		return h.sorted(), moments(sum, sq, n), nil
 	}
 	heaps := make([]*scoreHeap, workers)
+	sums := make([][2]float64, workers)
 	var wg sync.WaitGroup
 	chunk := (n + workers - 1) / workers
 	for w := range workers {
@@ -182,7 +198,7 @@ func (v *Vectors) Search(query []float32, k int) ([]Scored, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			v.scan(q, qi, qscale, lo, hi, heaps[w])
+			sums[w][0], sums[w][1] = v.scan(q, qi, qscale, lo, hi, heaps[w])
 		}()
 	}
 	wg.Wait()
@@ -192,22 +208,38 @@ func (v *Vectors) Search(query []float32, k int) ([]Scored, error) {
 			h.offer(e.doc, e.score)
 		}
 	}
-	return h.sorted(), nil
+	var sum, sq float64
+	for _, s := range sums {
+		sum, sq = sum+s[0], sq+s[1]
+	}
+	return h.sorted(), moments(sum, sq, n), nil
 }
 
-// scan scores vectors [lo,hi) into h.
-func (v *Vectors) scan(q []float32, qi []int8, qscale float32, lo, hi int, h *scoreHeap) {
+func moments(sum, sq float64, n int) Moments {
+	mean := sum / float64(n)
+	return Moments{Mean: mean, Std: math.Sqrt(max(sq/float64(n)-mean*mean, 0)), N: n}
+}
+
+// scan scores vectors [lo,hi) into h and returns the sum of the scores
+// and of their squares.
+func (v *Vectors) scan(q []float32, qi []int8, qscale float32, lo, hi int, h *scoreHeap) (sum, sq float64) {
 	d := v.dim
 	if qi != nil {
 		for i := lo; i < hi; i++ {
 			s := float32(dotInt8(qi, v.i8[i*d:(i+1)*d])) * qscale * v.scale[i]
 			h.offer(int32(i), s)
+			sum += float64(s)
+			sq += float64(s) * float64(s)
 		}
-		return
+		return sum, sq
 	}
 	for i := lo; i < hi; i++ {
-		h.offer(int32(i), dotF32(q, v.f32[i*d:(i+1)*d]))
+		s := dotF32(q, v.f32[i*d:(i+1)*d])
+		h.offer(int32(i), s)
+		sum += float64(s)
+		sq += float64(s) * float64(s)
 	}
+	return sum, sq
 }
 
 // dotF32 is the dot product of equal-length a and b. The loop is shaped
@@ -334,4 +366,35 @@ func (h *scoreHeap) sorted() []Scored {
 		out[i] = Scored{Index: int(it.doc), Name: h.names[it.doc], Score: float64(it.score)}
 	}
 	return out
+}
+
+// Similarities returns the query's cosine similarity to the vectors at
+// positions idx, as [Vectors.Search] scores them.
+func (v *Vectors) Similarities(query []float32, idx []int) ([]float64, error) {
+	if len(query) != v.dim {
+		return nil, fmt.Errorf("vectors: query has %d dimensions, the store %d", len(query), v.dim)
+	}
+	q := make([]float32, v.dim)
+	if err := normalize(q, query); err != nil {
+		return nil, fmt.Errorf("vectors: query: %w", err)
+	}
+	var qi []int8
+	var qscale float32
+	if v.i8 != nil {
+		qi = make([]int8, v.dim)
+		qscale = quantize(qi, q)
+	}
+	d := v.dim
+	out := make([]float64, len(idx))
+	for j, i := range idx {
+		if i < 0 || i >= len(v.names) {
+			return nil, fmt.Errorf("vectors: no vector %d of %d", i, len(v.names))
+		}
+		if qi != nil {
+			out[j] = float64(float32(dotInt8(qi, v.i8[i*d:(i+1)*d])) * qscale * v.scale[i])
+		} else {
+			out[j] = float64(dotF32(q, v.f32[i*d:(i+1)*d]))
+		}
+	}
+	return out, nil
 }

@@ -58,6 +58,7 @@ func TestLoad(t *testing.T) {
 	defer cancel()
 	srv := exec.CommandContext(ctx, bin, "serve", "--addr", "127.0.0.1:0", "--tools", tools)
 	srv.Stderr = io.Discard
+	srv.Env = append(os.Environ(), "CAPBROKER_RANKER=lexical") // the lexical path, as the README's figures
 	stdout, _ := srv.StdoutPipe()
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)

@@ -385,6 +385,11 @@ func hitReason(h rank.Hit) string {
 		b.WriteString(", meaning ")
 		writePercent(&b, h.Meaning)
 	}
+	if h.Similarity != 0 {
+		// The sentence encoder's (or endpoint's) cosine similarity.
+		b.WriteString(", similarity ")
+		b.WriteString(strconv.FormatFloat(h.Similarity, 'f', 2, 64))
+	}
 	b.WriteByte(')')
 	return b.String()
 }

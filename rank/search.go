@@ -34,6 +34,10 @@ type Hit struct {
 	// share of the card's name words that have one in the query.
 	Meaning float64 `json:"meaning,omitempty"`
 	NameFit float64 `json:"name_fit,omitempty"`
+	// Similarity is the cosine similarity of the card's and the query's
+	// sentence vectors, set when a dense or hybrid ranker (package dense)
+	// compared them; 0 otherwise.
+	Similarity float64 `json:"similarity,omitempty"`
 	// Matches explains the first-stage (BM25F) score term by term, in
 	// query order; Score is that score times the second-stage bonuses for
 	// coverage and phrases and the third stage's for meaning.

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
 	capbroker "github.com/capbroker/capbroker"
 	"github.com/capbroker/capbroker/card"
 	"github.com/capbroker/capbroker/dense"
+	"github.com/capbroker/capbroker/encoder"
 	"github.com/capbroker/capbroker/examples"
 	"github.com/capbroker/capbroker/policy"
 	"github.com/capbroker/capbroker/rank"
@@ -26,6 +28,9 @@ type catalogFlags struct {
 	// fallbackName names it in the note.
 	fallback     func() []card.Card
 	fallbackName string
+	// background, set by long-running commands (serve), embeds the card
+	// vectors the cache lacks in a goroutine instead of before answering.
+	background bool
 }
 
 func (f *catalogFlags) register(cmd *cobra.Command) {
@@ -79,7 +84,7 @@ func (m *Main) broker(ctx context.Context, f *catalogFlags, opts *capbroker.Opti
 	o.Cards = cards
 	o.Logger = m.quietLogger()
 	if o.Ranker == nil && o.NewRanker == nil {
-		nr, err := m.configuredRanker(ctx)
+		nr, err := m.configuredRanker(ctx, f.background)
 		if err != nil {
 			return nil, err
 		}
@@ -142,47 +147,72 @@ func (m *Main) discoveredCards(ctx context.Context, f *catalogFlags) ([]card.Car
 	return cards, err
 }
 
-// configuredRanker returns the ranker builder the environment asks for:
-// nil (lexical) unless an embeddings endpoint is configured
-// (CAPBROKER_EMBED_MODEL), then hybrid, or what CAPBROKER_RANKER names
-// (lexical, dense or hybrid). Card vectors are cached in the data
-// directory's database. A failing endpoint falls back to lexical ranking
-// per query, with a warning on stderr.
-func (m *Main) configuredRanker(ctx context.Context) (func(context.Context, []card.Card, *rank.Index) (policy.Ranker, error), error) {
+// configuredRanker returns the ranker builder the environment asks for.
+// By default ranking is hybrid: the lexical ranking fused with the
+// built-in sentence encoder (package encoder), or with the embeddings
+// endpoint CAPBROKER_EMBED_MODEL names when one is configured.
+// CAPBROKER_RANKER=lexical turns meaning off; =dense ranks by meaning
+// alone. Card vectors are cached in the data directory's database. It
+// never fails for want of vectors: cards not embedded yet, a broken
+// cache or a failing endpoint leave the ranking lexical, with one note on
+// stderr. background (serve) embeds missing cards in a goroutine; a
+// one-shot command embeds them only when that takes about a second.
+func (m *Main) configuredRanker(ctx context.Context, background bool) (func(context.Context, []card.Card, *rank.Index) (policy.Ranker, error), error) {
 	kind := m.Getenv("CAPBROKER_RANKER")
-	if kind == "" && m.Getenv(dense.EnvModel) != "" {
-		kind = dense.KindHybrid
-	}
 	switch kind {
-	case "", dense.KindLexical:
+	case dense.KindLexical:
 		return nil, nil
-	case dense.KindDense, dense.KindHybrid:
+	case "", dense.KindDense, dense.KindHybrid:
 	default:
 		return nil, usageError{fmt.Errorf("CAPBROKER_RANKER=%q: want lexical, dense or hybrid", kind)}
 	}
-	e, err := dense.ClientFromEnv(m.Getenv, nil)
-	if err != nil {
-		return nil, err
+	var (
+		noted sync.Map
+		note  = func(s string) {
+			if _, dup := noted.LoadOrStore(s, true); !dup {
+				fmt.Fprintln(m.Stderr, "note:", s)
+			}
+		}
+		e   dense.Embedder
+		err error
+	)
+	if m.Getenv(dense.EnvModel) != "" {
+		e, err = dense.ClientFromEnv(m.Getenv, nil)
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		enc, err := encoder.New(nil)
+		if err != nil {
+			note("ranking lexically: " + err.Error())
+			return nil, nil
+		}
+		e = enc
 	}
-	path, err := m.embedCachePath("")
-	if err != nil {
-		return nil, err
-	}
+	path, perr := m.embedCachePath("")
 	return func(ctx context.Context, cards []card.Card, lex *rank.Index) (policy.Ranker, error) {
-		cache, err := dense.OpenCache(ctx, path)
-		if err != nil {
-			return nil, err
+		var cache *dense.Cache
+		if perr != nil {
+			note(fmt.Sprintf("card vectors are not cached: %v", perr))
+		} else if cache, err = dense.OpenCache(ctx, path); err != nil {
+			note(fmt.Sprintf("card vectors are not cached: %v", err))
+			cache = nil
 		}
-		di, err := dense.NewIndex(ctx, cards, e, cache, nil)
-		cache.Close()
-		if err != nil {
-			return nil, err
+		a := dense.NewAuto(ctx, lex, cards, e, &dense.AutoOptions{
+			Dense:      kind == dense.KindDense,
+			Cache:      cache,
+			Background: background,
+			OnNote:     note,
+			Options: dense.Options{OnFallback: func(query string, err error) {
+				fmt.Fprintf(m.Stderr, "warning: embedding the task failed, ranked %q lexically: %v\n", query, err)
+			}},
+		})
+		if cache != nil {
+			go func() {
+				a.Wait(context.WithoutCancel(ctx))
+				cache.Close()
+			}()
 		}
-		if kind == dense.KindDense {
-			return di, nil
-		}
-		return dense.NewHybrid(lex, di, &dense.Options{OnFallback: func(query string, err error) {
-			fmt.Fprintf(m.Stderr, "warning: embeddings endpoint failed, ranked %q lexically: %v\n", query, err)
-		}}), nil
+		return a, nil
 	}, nil
 }

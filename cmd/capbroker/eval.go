@@ -11,6 +11,7 @@ import (
 	capbroker "github.com/capbroker/capbroker"
 	"github.com/capbroker/capbroker/card"
 	"github.com/capbroker/capbroker/dense"
+	"github.com/capbroker/capbroker/encoder"
 	"github.com/capbroker/capbroker/eval"
 	"github.com/capbroker/capbroker/payload"
 	"github.com/capbroker/capbroker/policy"
@@ -133,7 +134,7 @@ mean tools exposed and the mean exposed tokens against the full catalog's.
 	cmd.Flags().IntVar(&limit, "limit", 0, "at most this many queries (0: all)")
 	cmd.Flags().IntVar(&misses, "misses", 0, "also list up to N queries whose gold is not in the top k")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as one JSON object")
-	cmd.Flags().StringVar(&ranker, "ranker", "lexical", "lexical, dense or hybrid (dense and hybrid need an embeddings endpoint: CAPBROKER_EMBED_MODEL, CAPBROKER_EMBED_BASE_URL)")
+	cmd.Flags().StringVar(&ranker, "ranker", "lexical", "lexical, dense or hybrid (dense and hybrid use the built-in sentence encoder, or the embeddings endpoint CAPBROKER_EMBED_MODEL and CAPBROKER_EMBED_BASE_URL name)")
 	cmd.Flags().StringVar(&mode, "mode", eval.ModeRank, "what to score: rank (the raw ranking), select (what select exposes) or find (what find_capability returns)")
 	cmd.Flags().IntVar(&findK, "find-k", policy.DefaultFindK, "with --mode find: how many matches find returns")
 	cmd.Flags().IntVar(&maxSel, "max", policy.DefaultMaxSelected, "with --mode select: at most this many picks, floor included")
@@ -214,11 +215,22 @@ func (m *Main) denseRanker(ctx context.Context, kind, db string) (eval.BuildFunc
 	if !slices.Contains(dense.Kinds, kind) {
 		return nil, nil, usageError{fmt.Errorf("--ranker %q: want lexical, dense or hybrid", kind)}
 	}
-	e, err := dense.ClientFromEnv(m.Getenv, nil)
-	if err != nil {
-		return nil, nil, err
+	// The built-in encoder unless an endpoint is configured.
+	var e dense.Embedder
+	if m.Getenv(dense.EnvModel) != "" {
+		c, err := dense.ClientFromEnv(m.Getenv, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		e = c
+	} else {
+		enc, err := encoder.New(nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		e = enc
 	}
-	db, err = m.embedCachePath(db)
+	db, err := m.embedCachePath(db)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -75,10 +75,12 @@ func TestEvalRankers(t *testing.T) {
 	if top1["lexical"] != 0.5 || top1["dense"] != 1 || top1["hybrid"] != 1 {
 		t.Errorf("top1 by ranker = %v, want lexical 0.5, dense and hybrid 1", top1)
 	}
-	// Without an endpoint configured, dense is a clear error.
-	_, errOut, code := runEnv(t, nil, "eval", "--tools", tools, "--queries", queries, "--ranker", "dense", "--db", filepath.Join(dir, "c2.db"))
-	if code == 0 || !strings.Contains(errOut, "CAPBROKER_EMBED") {
-		t.Errorf("unconfigured dense: exit %d, stderr %s", code, errOut)
+	// Without an endpoint configured, dense uses the built-in encoder,
+	// which puts the weather tool first for the weather query.
+	out, errOut, code := runEnv(t, nil, "eval", "--tools", tools, "--queries", queries, "--ranker", "dense", "--json", "--db", filepath.Join(dir, "c2.db"))
+	var rep struct{ Top1 float64 }
+	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || rep.Top1 < 0.5 {
+		t.Errorf("dense with the built-in encoder: exit %d, top1 %v, stderr %s", code, rep.Top1, errOut)
 	}
 	if _, _, code := runEnv(t, nil, "eval", "--tools", tools, "--queries", queries, "--ranker", "psychic"); code != 2 {
 		t.Errorf("--ranker psychic: exit %d, want 2", code)

@@ -61,6 +61,7 @@ capbroker plan --help); without one it answers 501.`,
 			if err != nil {
 				return err
 			}
+			cf.background = true // embed new cards without holding up start-up
 			b, err := m.broker(ctx, &cf, brokerOptions(&selectFlags{encoding: "o200k"}))
 			if err != nil {
 				return err
