@@ -170,6 +170,24 @@ func (b *Broker) merge(o *policy.Options) policy.Options {
 	if o.Allow != nil {
 		r.Allow = o.Allow
 	}
+	if o.PlausibleCoverage != 0 {
+		r.PlausibleCoverage = o.PlausibleCoverage
+	}
+	if o.PlausibleRelative != 0 {
+		r.PlausibleRelative = o.PlausibleRelative
+	}
+	if o.SiblingLimit != 0 {
+		r.SiblingLimit = o.SiblingLimit
+	}
+	if o.AspectK != 0 {
+		r.AspectK = o.AspectK
+	}
+	if o.SingleStep {
+		r.SingleStep = true
+	}
+	if o.FillShare != 0 {
+		r.FillShare = o.FillShare
+	}
 	return r
 }
 

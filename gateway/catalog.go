@@ -12,6 +12,7 @@ import (
 	"github.com/capbroker/capbroker/card"
 	"github.com/capbroker/capbroker/index"
 	"github.com/capbroker/capbroker/payload"
+	"github.com/capbroker/capbroker/policy"
 	srcmcp "github.com/capbroker/capbroker/source/mcp"
 	"github.com/capbroker/capbroker/source/mcpconfig"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -174,7 +175,7 @@ func buildCatalog(ctx context.Context, ups []*upstream, opts *Options) (*catalog
 		e.name, e.key = c.Name, jsonKey(e.prompt)
 		cat.prompts[c.Name] = e
 	}
-	b, err := capbroker.New(ctx, &capbroker.Options{Cards: tc.Cards(), Logger: opts.Logger})
+	b, err := capbroker.New(ctx, &capbroker.Options{Cards: tc.Cards(), Logger: opts.Logger, Select: policy.Options{Floors: opts.Floors}})
 	if err != nil {
 		return nil, fmt.Errorf("indexing the gateway catalog: %w", err)
 	}

@@ -61,6 +61,9 @@ type Options struct {
 	// Family chooses the floor exposed at the start of a session in search
 	// and call modes. If empty, policy.Coding.
 	Family policy.Family
+	// Floors maps a family to its floor (see policy.Options.Floors). If
+	// nil, policy.DefaultFloors.
+	Floors map[policy.Family][]string
 	// Task, if set, selects tools for this task at the start of a session
 	// in search and call modes, in addition to the floor.
 	Task string

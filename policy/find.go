@@ -61,7 +61,10 @@ func (s *Selector) Find(ctx context.Context, query string, k int, opts *Options)
 	}
 	res := &FindResult{Query: query, Matches: []Capability{}}
 	query = rank.ClipQuery(query)
-	aspects := Aspects(query)
+	var aspects []Aspect
+	if !o.SingleStep {
+		aspects = Aspects(query)
+	}
 	units, err := s.rankUnits(ctx, query, aspects, 2*k, o.AspectK)
 	if err != nil {
 		res.Degraded, res.Failure = true, err.Error()

@@ -63,7 +63,7 @@ const (
 
 	// Below the thresholds, a hit is plausible when it covers this much
 	// of its aspect and scores this share of the aspect's best hit.
-	DefaultPlausibleCoverage = 0.1
+	DefaultPlausibleCoverage = 0.05
 	DefaultPlausibleRelative = 0.15
 	// Past the first pick of each step, picks stop at this share of the
 	// full catalog's tokens, on a catalog of FillShareMinCards cards or
@@ -73,7 +73,7 @@ const (
 	// At most this many picks serve one aspect of a task with several.
 	DefaultSiblingLimit = 3
 	// Each aspect is ranked for this many hits.
-	DefaultAspectK = 5
+	DefaultAspectK = 3
 
 	// An irreversible capability must cover more of the query and
 	// score within 80% of the best hit: it needs stronger evidence.
@@ -128,6 +128,9 @@ type Options struct {
 	// several, beyond those that clear the thresholds for the whole task.
 	// If zero, DefaultSiblingLimit; negative removes the limit.
 	SiblingLimit int
+	// SingleStep ranks the task as one step, without splitting it into
+	// aspects (one ranking instead of one per step).
+	SingleStep bool
 	// AspectK is how many hits are ranked for each aspect. If zero,
 	// DefaultAspectK.
 	AspectK int

@@ -37,6 +37,7 @@ type candidate struct {
 	level  int
 	why    string // rejection reason at the judging unit, when below certain
 	serves int    // aspect served (index in aspects), or -1
+	pos    int    // best rank position in any unit
 	picked bool
 }
 
@@ -86,7 +87,7 @@ func (s *Selector) judge(units []unit, o *Options, rejected *[]Rejection) []*can
 	var order []*candidate
 	for u := range units {
 		un := &units[u]
-		for _, h := range un.hits {
+		for pos, h := range un.hits {
 			i := s.cat.Index(h.Name)
 			if i < 0 {
 				if u == 0 {
@@ -94,7 +95,7 @@ func (s *Selector) judge(units []unit, o *Options, rejected *[]Rejection) []*can
 				}
 				continue
 			}
-			c := &candidate{idx: i, hit: h, unit: u, serves: un.aspect}
+			c := &candidate{idx: i, hit: h, unit: u, serves: un.aspect, pos: pos}
 			c.rel = 1
 			if un.top > 0 {
 				c.rel = h.Score / un.top
@@ -106,9 +107,11 @@ func (s *Selector) judge(units []unit, o *Options, rejected *[]Rejection) []*can
 				order = append(order, c)
 				continue
 			}
+			best := min(prev.pos, pos)
 			if prev.worseThan(c) {
 				*prev = *c
 			}
+			prev.pos = best
 			if prev.serves < 0 && un.aspect >= 0 {
 				prev.serves = un.aspect
 			}
@@ -156,7 +159,10 @@ func (s *Selector) Select(ctx context.Context, task string, opts *Options) *Sele
 	if len(floor) > o.MaxSelected {
 		floor = floor[:o.MaxSelected]
 	}
-	aspects := Aspects(task)
+	var aspects []Aspect
+	if !o.SingleStep {
+		aspects = Aspects(task)
+	}
 	if len(aspects) > 1 {
 		sel.Aspects = make([]string, len(aspects))
 		for i, a := range aspects {

@@ -26,6 +26,9 @@ const ConfigName = "capbroker.yaml"
 //	plugin_mcp: false       # also connect MCP servers that plugins declare
 //	mcp_timeout: 20s
 //	index: ~/.cache/capbroker
+//	floors:                 # tools always exposed for a task family
+//	  coding: [read_file, write_file, edit_file, list_directory, grep_files]
+//	  data: [run_sql]
 //
 // Relative paths are relative to the config file's folder; "~/" is the
 // home folder.
@@ -37,6 +40,10 @@ type Config struct {
 	PluginMCP  bool     `yaml:"plugin_mcp"`
 	MCPTimeout string   `yaml:"mcp_timeout"`
 	Index      string   `yaml:"index"`
+	// Floors maps a task family (coding, research, data, writing, ops,
+	// general) to the tool names always exposed for it; a family given
+	// here replaces its built-in floor (an empty list removes it).
+	Floors map[string][]string `yaml:"floors"`
 
 	dir string // folder of the file, for relative paths
 
@@ -72,6 +79,13 @@ func LoadConfig(path string) (*Config, error) {
 	if c.MCPTimeout != "" {
 		if _, err := time.ParseDuration(c.MCPTimeout); err != nil {
 			return nil, fmt.Errorf("reading config %s: mcp_timeout: %w", path, err)
+		}
+	}
+	for fam, names := range c.Floors {
+		for i, n := range names {
+			if strings.TrimSpace(n) == "" {
+				return nil, fmt.Errorf("reading config %s: floors: %s: name %d is empty", path, fam, i+1)
+			}
 		}
 	}
 	c.dir = filepath.Dir(path)

@@ -83,6 +83,12 @@ func (m *Main) broker(ctx context.Context, f *catalogFlags, opts *capbroker.Opti
 	}
 	o.Cards = cards
 	o.Logger = m.quietLogger()
+	if o.Select.Floors == nil {
+		// Floors are policy, not sources: the config's apply with --tools too.
+		if o.Select.Floors, err = m.configFloors(&f.discoveryFlags); err != nil {
+			return nil, err
+		}
+	}
 	if o.Ranker == nil && o.NewRanker == nil {
 		nr, err := m.configuredRanker(ctx, f.background)
 		if err != nil {

@@ -62,14 +62,7 @@ func (m *Main) sourceOptions(f *discoveryFlags) (*source.Options, string, error)
 	opts := &source.Options{Getenv: m.Getenv, Home: home, WorkDir: wd, MCPTimeout: f.timeout, PluginMCP: f.pluginMCP}
 	indexDir := f.indexDir
 
-	cfgPath, project := f.config, false
-	if cfgPath == "" {
-		if p := filepath.Join(wd, source.ConfigName); fileExists(p) {
-			// The project's own config: what it names runs only once
-			// approved.
-			cfgPath, project = p, true
-		}
-	}
+	cfgPath, project := configPath(f.config, wd)
 	var cfg *source.Config
 	if cfgPath != "" {
 		cfg, err = source.LoadConfig(cfgPath)
@@ -112,6 +105,19 @@ func (m *Main) sourceOptions(f *discoveryFlags) (*source.Options, string, error)
 		indexDir = index.DefaultDir(m.Getenv)
 	}
 	return opts, indexDir, nil
+}
+
+// configPath returns the config file to read: the one named (--config),
+// else ./capbroker.yaml when present (project is then true: what a
+// repository's own config names runs only once approved), else "".
+func configPath(named, wd string) (path string, project bool) {
+	if named != "" {
+		return named, false
+	}
+	if p := filepath.Join(wd, source.ConfigName); fileExists(p) {
+		return p, true
+	}
+	return "", false
 }
 
 func fileExists(p string) bool {

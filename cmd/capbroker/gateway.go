@@ -160,6 +160,9 @@ a bearer token (--token or $CAPBROKER_GATEWAY_TOKEN).`,
 				AllowIrreversible: allowIrreversible, ConfirmUnasked: confirmUnasked, Logger: logger,
 				InheritEnv: inheritEnv,
 			}
+			if opts.Floors, err = m.configFloors(&discoveryFlags{}); err != nil {
+				return err
+			}
 			router, routable, err := m.gatewayRouter(ctx, plugins)
 			if err != nil {
 				return err

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+
+	"github.com/capbroker/capbroker/policy"
+	"github.com/capbroker/capbroker/source"
+)
+
+// configFloors returns the floors of the config file the flags name (or
+// ./capbroker.yaml): the built-in floors with each family the config
+// lists replaced, or nil (the built-in floors) when there is no config or
+// it sets none. A family that is not a built-in one is an error.
+func (m *Main) configFloors(f *discoveryFlags) (map[policy.Family][]string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, fmt.Errorf("finding the working folder: %w", err)
+	}
+	path, _ := configPath(f.config, wd)
+	if path == "" {
+		return nil, nil
+	}
+	cfg, err := source.LoadConfig(path)
+	if err != nil {
+		if f.config != "" && errors.Is(err, os.ErrNotExist) {
+			return nil, usageError{err}
+		}
+		return nil, err
+	}
+	if len(cfg.Floors) == 0 {
+		return nil, nil
+	}
+	floors := maps.Clone(policy.DefaultFloors)
+	for name, tools := range cfg.Floors {
+		fam, err := policy.ParseFamily(name)
+		if err != nil || fam == "" {
+			return nil, fmt.Errorf("reading config %s: floors: %w", path, cmp.Or(err, errors.New("empty family name")))
+		}
+		floors[fam] = tools
+	}
+	return floors, nil
+}
