@@ -57,7 +57,11 @@ func TestPlanPromptCorpus(t *testing.T) {
 	model := newRecordingModel(t)
 	dir := t.TempDir()
 	env := map[string]string{"CAPBROKER_LLM": "openai", "CAPBROKER_LLM_BASE_URL": model.url, "CAPBROKER_LLM_MODEL": "m",
-		"CAPBROKER_INDEX": filepath.Join(dir, "index"), "CAPBROKER_DB": filepath.Join(dir, "db"), "HOME": dir}
+		"CAPBROKER_INDEX": filepath.Join(dir, "index"), "CAPBROKER_DB": filepath.Join(dir, "db"), "HOME": dir,
+		// Lexical: the hybrid default ranks by meaning only the cards whose
+		// vectors are cached, which a one-shot command fills within about a
+		// second; the faces then agree once the shared cache is warm.
+		"CAPBROKER_RANKER": "lexical"}
 	const goal = "Review the pull request for security problems, then write the release notes and a changelog entry"
 	t.Chdir(dir) // no ./capbroker.yaml, ./.claude or ./.mcp.json of the repository's
 
