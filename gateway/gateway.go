@@ -11,12 +11,16 @@ import (
 	"time"
 
 	"github.com/capbroker/capbroker/card"
+	"github.com/capbroker/capbroker/internal/buildinfo"
 	"github.com/capbroker/capbroker/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Version is reported to clients and upstreams as the gateway's version.
-const Version = "0.1.0"
+// Version is reported to clients (serverInfo.version) and upstreams
+// (clientInfo.version) as the gateway's version: the binary's version as
+// "capbroker version" prints it (buildinfo.Info.Short: a release version,
+// or devel+commit for a build from a checkout).
+var Version = buildinfo.Read().Short()
 
 // DefaultStartWait is the default [Options.StartWait]: long enough for a
 // typical stdio server to start, far below the 30s a client such as

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/capbroker/capbroker/internal/buildinfo"
 	"github.com/capbroker/capbroker/internal/testenv"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -74,6 +75,10 @@ func TestGatewayStdio(t *testing.T) {
 		Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
 	if err != nil {
 		t.Fatalf("connecting: %v\n%s", err, stderr.String())
+	}
+	// serverInfo.version is the version "capbroker version" prints.
+	if got, want := cs.InitializeResult().ServerInfo.Version, buildinfo.Read().Short(); got != want {
+		t.Errorf("serverInfo.version = %q, want %q", got, want)
 	}
 	var names []string
 	for tool, err := range cs.Tools(ctx, nil) {

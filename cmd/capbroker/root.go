@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/capbroker/capbroker/internal/buildinfo"
 	"github.com/capbroker/capbroker/source/trust"
 )
 
@@ -63,7 +64,10 @@ the few that should be exposed: ranked, bounded, explained, never empty, with
 find_capability always exposed to find more.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       buildinfo.Read().Version,
 	}
+	// --version prints the same line as "capbroker version".
+	root.SetVersionTemplate(buildinfo.Read().String() + "\n")
 	root.SetIn(m.Stdin)
 	root.SetOut(m.Stdout)
 	root.SetErr(m.Stderr)
@@ -93,6 +97,7 @@ func (m *Main) commands() []*cobra.Command {
 		m.newGatewayCmd(),
 		m.newSessionCmd(),
 		m.newTraceCmd(),
+		m.newVersionCmd(),
 	}
 }
 
