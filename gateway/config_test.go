@@ -57,10 +57,12 @@ func TestParseConfig(t *testing.T) {
 }
 
 func TestParseModeAndNamespacing(t *testing.T) {
-	if m, err := ParseMode(""); err != nil || m != ModeSearch {
-		t.Errorf(`ParseMode("") = %q, %v`, m, err)
+	for in, want := range map[string]Mode{"": ModeAuto, "auto": ModeAuto, "search": ModeSearch, "call": ModeCall, "all": ModeAll} {
+		if got, err := ParseMode(in); err != nil || got != want {
+			t.Errorf("ParseMode(%q) = %q, %v; want %q", in, got, err, want)
+		}
 	}
-	if _, err := ParseMode("some"); err == nil || !strings.Contains(err.Error(), "all, search or call") {
+	if _, err := ParseMode("some"); err == nil || !strings.Contains(err.Error(), "auto, search, call or all") {
 		t.Errorf("ParseMode(some): %v", err)
 	}
 	if _, err := ParseNamespacing("never"); err == nil {

@@ -59,19 +59,25 @@
 //
 // Each client session gets its own MCP server holding exactly its tools:
 //
-//   - [ModeAll]: every upstream tool, a faithful pass-through;
-//   - [ModeSearch] (default): the floor of the task family
-//     ([Options.Family], coding by default: read_file, write_file...) plus
-//     find_capability; what it finds is added to the session, and the SDK
-//     sends notifications/tools/list_changed;
-//   - [ModeCall]: the floor, find_capability and call_capability(name,
-//     arguments), for clients that ignore list_changed.
+//   - [ModeAuto] (default): the floor of the task family
+//     ([Options.Family], coding by default: read_file, write_file...),
+//     find_capability and call_capability(name, arguments); what
+//     find_capability finds is added to the session's list (the SDK sends
+//     notifications/tools/list_changed) and is callable through
+//     call_capability too, so it works with every client: one that
+//     refreshes on list_changed calls found tools by name, one that
+//     ignores it calls them through call_capability;
+//   - [ModeSearch]: the floor plus find_capability; what it finds is added
+//     to the session with list_changed (no call_capability);
+//   - [ModeCall]: the floor, find_capability and call_capability; the
+//     list never changes (a stable prompt-cache prefix);
+//   - [ModeAll]: every upstream tool, a faithful pass-through.
 //
 // A call to a tool the session was not given is answered with an error
 // that names find_capability.
 //
 // With [Options.Router] set (capbroker gateway sets it when plugin agents
-// are installed), search and call modes also list route_capability next
+// are installed), auto, search and call modes also list route_capability next
 // to find_capability: a task or a workflow phase in, the plugin agent it
 // is delegated to (or the built-in default) and its announcement out. It
 // is read-only.
@@ -93,8 +99,8 @@
 // set only grows: each save adds to it, so saves landing out of order
 // lose nothing. Clients connected under one name at the same time share
 // what any of them finds: each find adds to the stored set, reads it back
-// and gives it to every live session of the name (in search mode with
-// list_changed).
+// and gives it to every live session of the name (in auto and search
+// modes with list_changed).
 //
 // A session without a name is anonymous: its tools live in the session
 // alone and are never stored, since nobody could ask for them again; it

@@ -186,3 +186,75 @@ func TestEndToEndInspector(t *testing.T) {
 		t.Errorf("a new session's tools/list = %v, want %v", got, want)
 	}
 }
+
+// TestEndToEndAuto drives the default mode over the real npm servers with
+// clients of both kinds: the MCP inspector CLI (the TypeScript SDK; one
+// connection per command, so it never acts on list_changed) and a Go SDK
+// client that keeps its first tool list both call a found tool through
+// call_capability; a Go SDK client that refreshes on list_changed calls it
+// by name.
+func TestEndToEndAuto(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three Node.js servers")
+	}
+	dir := t.TempDir()
+	g := startGateway(t, npmServers(t, dir), &Options{StartTimeout: time.Minute})
+	url := serveHTTP(t, g, nil)
+	start := []string{CallName, "filesystem__list_directory", "filesystem__read_file", policy.HatchName}
+	slices.Sort(start)
+
+	t.Run("inspector, call_capability", func(t *testing.T) {
+		if got := toolNames(inspector(t, url, "auto-insp", "--method", "tools/list")); !slices.Equal(got, start) {
+			t.Fatalf("tools/list = %v, want %v", got, start)
+		}
+		out := inspector(t, url, "auto-insp", "--method", "tools/call", "--tool-name", policy.HatchName, "--tool-arg", "query=add two numbers sum")
+		if !strings.Contains(mustJSON(out), "everything__get-sum") {
+			t.Fatalf("find_capability: %s", mustJSON(out))
+		}
+		out = inspector(t, url, "auto-insp", "--method", "tools/call", "--tool-name", CallName,
+			"--tool-arg", "name=everything__get-sum", "--tool-arg", `arguments={"a": 2, "b": 40}`)
+		if s := mustJSON(out); !strings.Contains(s, "42") || strings.Contains(s, `"isError":true`) {
+			t.Fatalf("call_capability everything__get-sum: %s", s)
+		}
+	})
+
+	t.Run("Go client ignoring list_changed", func(t *testing.T) {
+		cs := connect(t, url, nil, nil)
+		listed := listNames(t, cs)
+		slices.Sort(listed)
+		if !slices.Equal(listed, start) {
+			t.Fatalf("tools = %v, want %v", listed, start)
+		}
+		if found := findNames(t, cs, "echo a message back"); !slices.Contains(found, "everything__echo") {
+			t.Fatalf("find found %v, want everything__echo", found)
+		}
+		text, isErr := callText(t, cs, CallName, map[string]any{"name": "everything__echo", "arguments": map[string]any{"message": "kept list"}})
+		if isErr || !strings.Contains(text, "Echo: kept list") {
+			t.Fatalf("call_capability everything__echo: isError=%v %q", isErr, text)
+		}
+	})
+
+	t.Run("Go client honoring list_changed", func(t *testing.T) {
+		changed := make(chan struct{}, 10)
+		cs := connect(t, url, &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			changed <- struct{}{}
+		}}, nil)
+		if found := findNames(t, cs, "create entities in the knowledge graph memory"); !slices.Contains(found, "memory__create_entities") {
+			t.Fatalf("find found %v, want memory__create_entities", found)
+		}
+		select {
+		case <-changed:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no list_changed after find_capability")
+		}
+		if got := listNames(t, cs); !slices.Contains(got, "memory__create_entities") || !slices.Contains(got, CallName) {
+			t.Fatalf("refreshed tools = %v", got)
+		}
+		text, isErr := callText(t, cs, "memory__create_entities", map[string]any{"entities": []any{
+			map[string]any{"name": "auto", "entityType": "mode", "observations": []string{"called by name"}},
+		}})
+		if isErr || !strings.Contains(text, "called by name") {
+			t.Fatalf("memory__create_entities by name: isError=%v %q", isErr, text)
+		}
+	})
+}

@@ -34,42 +34,57 @@ type Mode string
 const (
 	// ModeAll lists every upstream tool: a plain pass-through.
 	ModeAll Mode = "all"
+	// ModeAuto (the default) lists the floor, find_capability and
+	// call_capability; what find_capability finds is added to the
+	// session's tools (with list_changed) and is also callable through
+	// call_capability, so a client that refreshes its list on
+	// list_changed calls found tools natively and one that ignores it
+	// still reaches them.
+	ModeAuto Mode = "auto"
 	// ModeSearch lists the floor and find_capability; what find_capability
 	// finds is added to the session's tools (with list_changed).
 	ModeSearch Mode = "search"
 	// ModeCall lists the floor, find_capability and call_capability; found
 	// tools are called through call_capability, so the tool list never
-	// changes (for clients that ignore list_changed).
+	// changes (for clients that ignore list_changed, or to keep the
+	// prompt cache stable).
 	ModeCall Mode = "call"
 )
 
-// ParseMode reads a mode name; "" is ModeSearch.
+// ParseMode reads a mode name; "" is ModeAuto.
 func ParseMode(s string) (Mode, error) {
 	switch Mode(s) {
-	case ModeAll, ModeSearch, ModeCall:
+	case ModeAll, ModeAuto, ModeSearch, ModeCall:
 		return Mode(s), nil
 	case "":
-		return ModeSearch, nil
+		return ModeAuto, nil
 	}
-	return "", fmt.Errorf("unknown mode %q (want all, search or call)", s)
+	return "", fmt.Errorf("unknown mode %q (want auto, search, call or all)", s)
 }
+
+// listsFound reports whether found tools are added to the session's tool
+// list (with list_changed).
+func (m Mode) listsFound() bool { return m == ModeSearch || m == ModeAuto }
+
+// callsThrough reports whether the session lists call_capability.
+func (m Mode) callsThrough() bool { return m == ModeCall || m == ModeAuto }
 
 // Options configures a Gateway. A nil *Options uses every default.
 type Options struct {
 	// Mode is the default exposure mode; a client may choose another (see
-	// [Gateway.Handler]). If empty, ModeSearch.
+	// [Gateway.Handler]). If empty, ModeAuto.
 	Mode Mode
 	// Namespace says how tool names are made unique. If empty,
 	// NamespaceAlways (server__tool).
 	Namespace Namespacing
-	// Family chooses the floor exposed at the start of a session in search
-	// and call modes. If empty, policy.Coding.
+	// Family chooses the floor exposed at the start of a session in auto,
+	// search and call modes. If empty, policy.Coding.
 	Family policy.Family
 	// Floors maps a family to its floor (see policy.Options.Floors). If
 	// nil, policy.DefaultFloors.
 	Floors map[policy.Family][]string
 	// Task, if set, selects tools for this task at the start of a session
-	// in search and call modes, in addition to the floor.
+	// in auto, search and call modes, in addition to the floor.
 	Task string
 	// PlanTasks, if set, starts a session that names a plan task (the
 	// PlanTaskHeader over HTTP, PlanTask over stdio) with that task's
@@ -132,7 +147,7 @@ type Options struct {
 	// Logger receives the gateway's own log. If nil, slog.Default().
 	Logger *slog.Logger
 	// Router, if set, adds the read-only route_capability tool next to
-	// find_capability (search and call modes): a task or a workflow phase
+	// find_capability (auto, search and call modes): a task or a workflow phase
 	// in, the plugin agent it is delegated to and the announcement out.
 	// A *route.Cache is one. If nil, the tool is not listed.
 	Router Router
@@ -152,7 +167,7 @@ func (o *Options) resolved() *Options {
 		*r = *o
 	}
 	if r.Mode == "" {
-		r.Mode = ModeSearch
+		r.Mode = ModeAuto
 	}
 	if r.Namespace == "" {
 		r.Namespace = NamespaceAlways

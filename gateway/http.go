@@ -29,7 +29,7 @@ const (
 	// MCP session ID).
 	SessionHeader = "Capbroker-Session"
 	// ModeHeader (or the query parameter "mode") overrides the gateway's
-	// exposure mode for the session: all, search or call.
+	// exposure mode for the session: auto, search, call or all.
 	ModeHeader = "Capbroker-Mode"
 	// PlanTaskHeader (or the query parameter "plan_task") names the plan
 	// task whose tools the session starts with (see [Options.PlanTasks]).

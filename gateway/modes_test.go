@@ -112,6 +112,94 @@ func TestModes(t *testing.T) {
 	})
 }
 
+// TestAutoMode checks the default mode with two Go SDK clients: one that
+// refreshes its tool list on list_changed and calls a found tool by name,
+// and one that ignores list_changed (it keeps the list it got at the
+// start) and calls the found tool through call_capability.
+func TestAutoMode(t *testing.T) {
+	g := startGateway(t, []ServerConfig{testServer("alpha"), testServer("beta")}, &Options{Family: policy.General})
+	url := serveHTTP(t, g, nil)
+	start := []string{CallName, policy.HatchName}
+
+	t.Run("honors list_changed", func(t *testing.T) {
+		var (
+			mu    sync.Mutex
+			tools []string
+		)
+		refreshed := make(chan struct{}, 10)
+		var cs *mcp.ClientSession
+		cs = connect(t, url, &mcp.ClientOptions{ToolListChangedHandler: func(ctx context.Context, _ *mcp.ToolListChangedRequest) {
+			// What a client that honors list_changed does: list again.
+			var names []string
+			for tool, err := range cs.Tools(ctx, nil) {
+				if err != nil {
+					return
+				}
+				names = append(names, tool.Name)
+			}
+			mu.Lock()
+			tools = names
+			mu.Unlock()
+			refreshed <- struct{}{}
+		}}, map[string]string{SessionHeader: "auto-honors"})
+		if diff := cmp.Diff(start, listNames(t, cs)); diff != "" {
+			t.Fatalf("initial tools (-want +got):\n%s", diff)
+		}
+		if found := findNames(t, cs, "echo the text back"); !slices.Contains(found, "beta__echo") {
+			t.Fatalf("find found %v, want beta__echo", found)
+		}
+		for {
+			select {
+			case <-refreshed:
+			case <-time.After(10 * time.Second):
+				t.Fatal("no notifications/tools/list_changed after find_capability in auto mode")
+			}
+			mu.Lock()
+			got := slices.Clone(tools)
+			mu.Unlock()
+			if slices.Contains(got, "beta__echo") {
+				if !slices.Contains(got, CallName) || !slices.Contains(got, policy.HatchName) {
+					t.Fatalf("refreshed tools %v lack the hatch or call_capability", got)
+				}
+				break
+			}
+		}
+		if text, isErr := callText(t, cs, "beta__echo", map[string]any{"text": "native"}); isErr || text != "beta: native" {
+			t.Fatalf("beta__echo by name: isError=%v %q", isErr, text)
+		}
+	})
+
+	t.Run("ignores list_changed", func(t *testing.T) {
+		cs := connect(t, url, nil, map[string]string{SessionHeader: "auto-ignores"})
+		listed := listNames(t, cs) // listed once, never refreshed
+		if diff := cmp.Diff(start, listed); diff != "" {
+			t.Fatalf("initial tools (-want +got):\n%s", diff)
+		}
+		text, isErr := callText(t, cs, CallName, map[string]any{"name": "alpha__echo", "arguments": map[string]any{"text": "y"}})
+		if !isErr || !strings.Contains(text, "find_capability") {
+			t.Fatalf("call_capability before find: isError=%v %q, want an error naming find_capability", isErr, text)
+		}
+		text, _ = callText(t, cs, policy.HatchName, map[string]any{"query": "echo the text back"})
+		if !strings.Contains(text, "alpha__echo") || !strings.Contains(text, "call_capability") {
+			t.Fatalf("find_capability in auto mode: %q, want alpha__echo and how to call it through call_capability", text)
+		}
+		// The found tool is not in the list this client keeps; it calls it
+		// through call_capability, the tool it has.
+		if slices.Contains(listed, "alpha__echo") {
+			t.Fatal("the kept list already had alpha__echo")
+		}
+		text, isErr = callText(t, cs, CallName, map[string]any{"name": "alpha__echo", "arguments": map[string]any{"text": "through"}})
+		if isErr || text != "alpha: through" {
+			t.Fatalf("call_capability alpha__echo: isError=%v %q", isErr, text)
+		}
+		// call_capability reaches exposed tools only, never the hatch.
+		text, isErr = callText(t, cs, CallName, map[string]any{"name": CallName, "arguments": map[string]any{}})
+		if !isErr {
+			t.Fatalf("call_capability of itself: %q, want an error", text)
+		}
+	})
+}
+
 func TestTaskAndTrace(t *testing.T) {
 	var trace syncBuffer
 	g := startGateway(t, []ServerConfig{testServer("alpha")}, &Options{Mode: ModeSearch, Task: "echo the text back", Trace: NewJSONLTracer(&trace)})

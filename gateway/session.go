@@ -19,7 +19,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// CallName is the tool that calls a found capability in call mode.
+// CallName is the tool that calls a found capability in call and auto
+// modes.
 const CallName = "call_capability"
 
 // session is one client session: its own MCP server, holding exactly the
@@ -38,7 +39,7 @@ type session struct {
 	provisional bool
 	planTask    string                // the plan task the session was started with, if any
 	finds       int                   // find_capability calls so far
-	exposed     map[string]bool       // callable upstream tools (search, call)
+	exposed     map[string]bool       // callable upstream tools (auto, search, call)
 	order       []string              // exposed, in the order given: selected, then found
 	listed      map[string]string     // tool name -> definition key, as listed
 	initial     map[string]bool       // call mode: the tools listed from the start
@@ -98,7 +99,7 @@ func (g *Gateway) newSession(ctx context.Context, key, id string, mode Mode, ano
 		h := policy.Hatch()
 		s.server.AddTool(&mcp.Tool{Name: h.Name, Description: h.Description, InputSchema: h.InputSchema,
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, Title: "Find capabilities"}}, s.find)
-		if mode == ModeCall {
+		if mode.callsThrough() {
 			s.server.AddTool(&mcp.Tool{Name: CallName, Description: callDescription, InputSchema: json.RawMessage(callSchema),
 				Annotations: &mcp.ToolAnnotations{Title: "Call a found capability"}}, s.callCapability)
 		}
@@ -219,6 +220,8 @@ func (g *Gateway) instructions(mode Mode) string {
 		return "Only a few tools are listed. When none fits, call find_capability with what you need in plain words: the tools it finds are added to your tool list."
 	case ModeCall:
 		return "Only a few tools are listed. When none fits, call find_capability with what you need in plain words, then call what it found with call_capability(name, arguments)."
+	case ModeAuto:
+		return "Only a few tools are listed. When none fits, call find_capability with what you need in plain words: the tools it finds are added to your tool list. Call them by name, or, if your tool list does not show them, with call_capability(name, arguments)."
 	}
 	return ""
 }
@@ -252,7 +255,7 @@ func (s *session) started() {
 
 // isHatch reports whether name is one of the gateway's own tools in mode.
 func isHatch(mode Mode, name string) bool {
-	return mode != ModeAll && (name == policy.HatchName || (mode == ModeCall && name == CallName))
+	return mode != ModeAll && (name == policy.HatchName || (mode.callsThrough() && name == CallName))
 }
 
 // sync brings the session's server up to date with the catalog in use:
@@ -275,7 +278,7 @@ func (s *session) sync() {
 		switch s.mode {
 		case ModeAll:
 			want[e.name] = e
-		case ModeSearch:
+		case ModeSearch, ModeAuto:
 			if s.exposed[e.name] {
 				want[e.name] = e
 			}
@@ -410,7 +413,7 @@ func catchPanic(f func()) (err error) {
 }
 
 // guard answers calls to tools this session was not given with an error
-// that names find_capability (search and call modes), and calls to tools
+// that names find_capability (auto, search and call modes), and calls to tools
 // held back (irreversible, changed since approved, new) with why and what
 // releases them (every mode).
 func (s *session) guard(next mcp.MethodHandler) mcp.MethodHandler {
@@ -452,8 +455,11 @@ func (s *session) guard(next mcp.MethodHandler) mcp.MethodHandler {
 
 func (s *session) notExposed(name string) *mcp.CallToolResult {
 	how := "call find_capability with what you need; the tools it finds become callable"
-	if s.mode == ModeCall {
+	switch s.mode {
+	case ModeCall:
 		how = "call find_capability with what you need, then call what it finds with call_capability"
+	case ModeAuto:
+		how = "call find_capability with what you need, then call what it finds by name or with call_capability"
 	}
 	cat := s.g.catalog()
 	if h, ok := cat.heldTool(name); ok {
@@ -574,9 +580,12 @@ func (s *session) find(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 		}
 	}
 	if len(names) > 0 {
-		if s.mode == ModeCall {
+		switch s.mode {
+		case ModeCall:
 			out.Next = "call one with call_capability(name, arguments)"
-		} else {
+		case ModeAuto:
+			out.Next = "these tools are now in your tool list; call them by name, or with call_capability(name, arguments) if your tool list does not show them yet"
+		default:
 			out.Next = "these tools are now in your tool list; call them by name"
 		}
 	}
@@ -619,11 +628,11 @@ func (s *session) addLocked(names []string) []string {
 // to the stored set (a union, whatever order concurrent saves land in),
 // reads back that set (which holds what other sessions of the name found,
 // through this gateway or another one sharing the store) and gives it to
-// every live session of the name, listing it in search mode. An anonymous
+// every live session of the name, listing it in auto and search modes. An anonymous
 // session only lists its own.
 func (s *session) share(ctx context.Context) {
 	if s.anon {
-		if s.mode == ModeSearch {
+		if s.mode.listsFound() {
 			s.sync()
 		}
 		return
@@ -647,7 +656,7 @@ func (s *session) share(ctx context.Context) {
 		o.mu.Lock()
 		added := o.addLocked(all)
 		o.mu.Unlock()
-		if (len(added) > 0 || o == s) && o.mode == ModeSearch {
+		if (len(added) > 0 || o == s) && o.mode.listsFound() {
 			o.sync()
 		}
 	}

@@ -392,7 +392,7 @@ func TestBadMode(t *testing.T) {
 		status  int
 		want    []string
 	}{
-		{"query", "?mode=bogus", nil, http.StatusBadRequest, []string{`unknown mode "bogus"`, "all, search or call"}},
+		{"query", "?mode=bogus", nil, http.StatusBadRequest, []string{`unknown mode "bogus"`, "auto, search, call or all"}},
 		{"header", "", map[string]string{ModeHeader: "nope"}, http.StatusBadRequest, []string{ModeHeader, `unknown mode "nope"`}},
 		{"good", "?mode=call", nil, http.StatusOK, []string{`"result"`}},
 	}

@@ -32,7 +32,7 @@ func (m *Main) newGatewayCmd() *cobra.Command {
 		hf                                                     httpFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "gateway [--config FILE]... [--mode all|search|call] [--http ADDR]",
+		Use:   "gateway [--config FILE]... [--mode auto|search|call|all] [--http ADDR]",
 		Short: "Serve one MCP server in front of all your MCP servers, exposing only what each session needs",
 		Long: `gateway fronts your MCP servers and serves them as one MCP server, over stdio
 or, with --http, streamable HTTP at /mcp (plus /metrics and /status).
@@ -45,14 +45,19 @@ VS Code and Cursor user configs, and what ./capbroker.yaml names (mcp_configs,
 roots). An entry that runs "capbroker gateway" itself is left out.
 
 Modes:
-  all     every upstream tool, a plain pass-through
+  auto    the floor plus find_capability and call_capability(name, arguments);
+          what find_capability finds is added to the session's list
+          (notifications/tools/list_changed) and is callable through
+          call_capability too: works with clients that refresh on list_changed
+          and with those that do not  [default]
   search  the floor plus find_capability; what it finds is added to the session
-          (notifications/tools/list_changed)  [default]
-  call    the floor plus find_capability and call_capability(name, arguments),
-          for clients that ignore list_changed
+          (list_changed), no call_capability
+  call    the floor plus find_capability and call_capability; the list never
+          changes (a stable prompt-cache prefix)
+  all     every upstream tool, a plain pass-through
 
 When plugin agents are installed (./.claude, ~/.claude, or the --plugins
-folders), search and call modes also list route_capability: a task or a phase
+folders), auto, search and call modes also list route_capability: a task or a phase
 in, the plugin agent to delegate it to and its announcement out (read-only).
 
 Tools are named server__tool (--namespace collisions keeps plain names unless
@@ -237,7 +242,7 @@ a bearer token (--token or $CAPBROKER_GATEWAY_TOKEN).`,
 	hf.register(cmd, -1)
 	f := cmd.Flags()
 	f.StringArrayVar(&configs, "config", nil, `MCP servers file ({"mcpServers": {name: {command,args,env} | {url,headers}}}); repeatable; replaces the default places`)
-	f.StringVar(&mode, "mode", "search", "exposure mode: all, search or call")
+	f.StringVar(&mode, "mode", "auto", "exposure mode: auto, search, call or all")
 	f.StringVar(&httpAddr, "http", "", "serve streamable HTTP at ADDR (path /mcp) instead of stdio")
 	f.StringVar(&token, "token", "", "bearer token required on HTTP requests (default $CAPBROKER_GATEWAY_TOKEN)")
 	f.StringVar(&namespace, "namespace", "always", "tool names: always server__tool, or collisions (only names two servers share)")

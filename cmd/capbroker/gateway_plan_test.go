@@ -73,7 +73,7 @@ func TestGatewayPlanTask(t *testing.T) {
 	base := []string{"--config", cfg, "--family", "general", "--index", filepath.Join(dir, "index"), "--db", db}
 
 	g := runGateway(t, env, nil, append(base, "--plan", planFile, "--plan-task", "t1", "--session", "p1")...)
-	if diff := cmp.Diff([]string{"find_capability", "office__summarize", "office__translate"}, g.tools(t)); diff != "" {
+	if diff := cmp.Diff([]string{"call_capability", "find_capability", "office__summarize", "office__translate"}, g.tools(t)); diff != "" {
 		t.Errorf("stdio, task t1 (-want +got):\n%s", diff)
 	}
 	if text, isErr := g.call(t, "office__translate", map[string]any{"text": "bonjour"}); isErr || text != "translate: bonjour" {
@@ -142,9 +142,9 @@ func TestGatewayPlanTask(t *testing.T) {
 		ref  string
 		want []string
 	}{
-		{"t2", []string{"find_capability", "office__chart"}},
-		{stored.ID() + "/t2", []string{"find_capability", "office__translate"}},
-		{"", []string{"find_capability"}},
+		{"t2", []string{"call_capability", "find_capability", "office__chart"}},
+		{stored.ID() + "/t2", []string{"call_capability", "find_capability", "office__translate"}},
+		{"", []string{"call_capability", "find_capability"}},
 	} {
 		client := &http.Client{Transport: headerRT{PlanTaskHeader: tt.ref}}
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).
