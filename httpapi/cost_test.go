@@ -82,6 +82,7 @@ func TestAdversarialBodyCost(t *testing.T) {
 	h := srv.Handler()
 	post := func(path string, body []byte) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(string(body)))
+		req.Host = "127.0.0.1" // httpguard refuses example.com, httptest's host
 		req.Header.Set("Content-Type", "application/json")
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
