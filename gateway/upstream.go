@@ -18,6 +18,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	srcmcp "github.com/capbroker/capbroker/source/mcp"
 	"github.com/capbroker/capbroker/source/mcpconfig"
 )
 
@@ -216,10 +217,12 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	ctx, cancel := context.WithTimeout(ctx, u.opts.StartTimeout)
 	defer cancel()
 	var t mcp.Transport
+	var watch *srcmcp.AuthWatch // says when a remote server wants a sign-in
 	if u.cfg.URL != "" {
+		watch = &srcmcp.AuthWatch{Base: headerTransport{u.cfg.Headers, http.DefaultTransport}}
 		t = &mcp.StreamableClientTransport{
 			Endpoint:   u.cfg.URL,
-			HTTPClient: &http.Client{Transport: headerTransport{u.cfg.Headers, http.DefaultTransport}},
+			HTTPClient: &http.Client{Transport: watch},
 			MaxRetries: -1,
 		}
 	} else {
@@ -231,6 +234,9 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	}
 	cs, err := u.client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: upstreamProtocol})
 	if err != nil {
+		if aerr := watch.Explain(u.cfg.Name, u.describe(), srcmcp.HasAuthorization(u.cfg.Headers), err); aerr != nil {
+			return nil, aerr
+		}
 		return nil, fmt.Errorf("connecting to %s: %w", u.describe(), err)
 	}
 	if caps := cs.InitializeResult().Capabilities; caps != nil && caps.Logging != nil {

@@ -10,7 +10,13 @@
 // session, lists every tool following pagination cursors, and closes the
 // session. The whole exchange is bounded by [Options.Timeout], so a server
 // that hangs costs at most that long, and one that crashes is reported
-// with the last lines it wrote to stderr.
+// with the last lines it wrote to stderr. A remote server that refuses
+// the requests as unauthorized (401, or 403 with a challenge) gives an
+// error wrapping [ErrNeedsAuth] that says whether it wants OAuth and what
+// to do ([AuthWatch]); capbroker does not sign in itself. A stdio server
+// gets only mcpconfig.SafeEnv and what its config names
+// ([Options.InheritEnv] passes all), and errors show the config's ${VAR}
+// values as ${VAR}.
 //
 // # Cards
 //

@@ -75,11 +75,14 @@ func List(ctx context.Context, s mcpconfig.Server, opts *Options) (cards []card.
 	defer cancel()
 
 	var stderr *tail
+	var watch *AuthWatch
 	defer func() {
 		if err == nil {
 			return
 		}
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		if aerr := watch.Explain(s.Name, s.URL, HasAuthorization(s.Headers), err); aerr != nil {
+			err = aerr
+		} else if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			err = fmt.Errorf("MCP server %s: no answer within %s: %w", s.Name, timeout, err)
 		} else {
 			err = fmt.Errorf("MCP server %s: %w", s.Name, err)
@@ -116,15 +119,17 @@ func List(ctx context.Context, s mcpconfig.Server, opts *Options) (cards []card.
 		if hc == nil {
 			hc = &http.Client{}
 		}
-		if len(s.Headers) > 0 {
-			c := *hc
-			base := c.Transport
-			if base == nil {
-				base = http.DefaultTransport
-			}
-			c.Transport = headerTransport{base: base, headers: s.Headers}
-			hc = &c
+		c := *hc
+		base := c.Transport
+		if base == nil {
+			base = http.DefaultTransport
 		}
+		if len(s.Headers) > 0 {
+			base = headerTransport{base: base, headers: s.Headers}
+		}
+		watch = &AuthWatch{Base: base}
+		c.Transport = watch
+		hc = &c
 		if s.Transport == mcpconfig.SSE {
 			transport = &sdk.SSEClientTransport{Endpoint: s.URL, HTTPClient: hc}
 		} else {
