@@ -99,3 +99,58 @@ func TestGatewayStdio(t *testing.T) {
 		t.Fatalf("read_graph after find: %v %+v", err, res)
 	}
 }
+
+// TestGatewayRouteCapability runs "capbroker gateway --plugins DIR" over
+// stdio: with plugin agents installed, route_capability is listed next to
+// find_capability and routes a task to the plugin agent, with the
+// announcement.
+func TestGatewayRouteCapability(t *testing.T) {
+	memory := testenv.NodeBin(t, "mcp-server-memory")
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "servers.json")
+	os.WriteFile(cfg, []byte(`{"mcpServers": {"memory": {"command": "`+memory+`", "env": {"MEMORY_FILE_PATH": "`+filepath.Join(dir, "m.jsonl")+`"}}}}`), 0o644)
+	plugins := filepath.Join(dir, "plugins")
+	os.MkdirAll(filepath.Join(plugins, "review-kit", "agents"), 0o755)
+	os.WriteFile(filepath.Join(plugins, "review-kit", "agents", "reviewer.md"),
+		[]byte("---\nname: reviewer\ndescription: Code review specialist. Reviews pull requests for security and quality.\n---\nReview.\n"), 0o644)
+
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var stderr strings.Builder
+	m := &Main{Stdin: inR, Stdout: outW, Stderr: &stderr, Getenv: func(string) string { return "" }}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- m.Run(ctx, []string{"gateway", "--config", cfg, "--mode", "search", "--family", "general", "--plugins", plugins,
+			"--index", filepath.Join(dir, "index"), "--db", filepath.Join(dir, "sessions.db"), "--start-wait", "1m"})
+		outW.Close()
+	}()
+	defer func() {
+		cancel()
+		inW.Close()
+		<-done
+	}()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).
+		Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		t.Fatalf("connecting: %v\n%s", err, stderr.String())
+	}
+	var names []string
+	for tool, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, tool.Name)
+	}
+	if !slices.Equal(names, []string{"find_capability", "route_capability"}) {
+		t.Fatalf("tools = %v, want find_capability and route_capability", names)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "route_capability", Arguments: map[string]any{"task": "review the pull request"}})
+	if err != nil || res.IsError {
+		t.Fatalf("route_capability: %v %+v", err, res)
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	if !strings.Contains(text, `"agent": "review-kit:reviewer"`) || !strings.Contains(text, `**Delegating code-review** → review-kit:reviewer`) {
+		t.Errorf("route_capability answered:\n%s", text)
+	}
+}
