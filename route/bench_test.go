@@ -81,3 +81,26 @@ func BenchmarkScan(b *testing.B) {
 		r.Scan(cards)
 	}
 }
+
+// BenchmarkClassify measures the capability choice of a task text alone
+// (keywords and the ranker over the taxonomy), with no agents.
+func BenchmarkClassify(b *testing.B) {
+	m := New(nil, nil).Scan(nil)
+	tasks := []string{
+		"Figure out which services call the billing API and draw the dependency graph",
+		"review the pull request for security issues",
+		"Come up with a few ways we could speed up the build",
+	}
+	for _, t := range tasks {
+		if _, err := m.Route(Request{Task: t}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		if _, err := m.Route(Request{Task: tasks[i%len(tasks)]}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -130,4 +131,34 @@ func TestClassifyAccuracy(t *testing.T) {
 	if testing.Verbose() {
 		t.Logf("dev misses:\n  %s", strings.Join(misses["dev"], "\n  "))
 	}
+}
+
+// TestClassifyConcurrent classifies from many goroutines at once through
+// one Router (the classifier is built once, on first use): the answers
+// are those of a single goroutine. Run with -race.
+func TestClassifyConcurrent(t *testing.T) {
+	tasks := loadLabelled(t)[:16]
+	want := make([]string, len(tasks))
+	for i, lt := range tasks {
+		d, err := New(nil, nil).Scan(nil).Route(Request{Task: lt.Task})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = d.Capability
+	}
+	m := New(nil, nil).Scan(nil)
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i, lt := range tasks {
+				d, err := m.Route(Request{Task: lt.Task})
+				if err != nil || d.Capability != want[i] {
+					t.Errorf("%q: %s, %v; want %s", lt.Task, d.Capability, err, want[i])
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
