@@ -180,7 +180,12 @@ func (s *Server) handleSessionStart(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Location", "/v1/sessions/"+sess.ID())
-	writeJSON(w, http.StatusCreated, SessionResponse{View: session.NewView(sess), Warnings: warns})
+	status := http.StatusCreated
+	if sess.InMemory() {
+		// Only with session.Options.KeepInMemory: started, not stored.
+		status = http.StatusAccepted
+	}
+	writeJSON(w, status, SessionResponse{View: session.NewView(sess), Warnings: warns})
 }
 
 func (s *Server) handleSessionList(w http.ResponseWriter, r *http.Request) {

@@ -62,9 +62,14 @@
 //
 // # Failures
 //
-// Nothing a store or ranker does stops a run. A ranking failure exposes
-// the full tool set (see package policy). A store failure keeps the
-// session going in memory: the failure is recorded with its tier
+// A session is acknowledged only once stored: when the store refuses a new
+// session, [Manager.Start] fails with [ErrNotStored] (the HTTP API answers
+// 503), unless [Options.KeepInMemory] opts into starting it in memory
+// (the HTTP API then answers 202 with in_memory: true).
+//
+// Once started, nothing a store or ranker does stops a run. A ranking
+// failure exposes the full tool set (see package policy). A store failure
+// keeps the session going in memory: the failure is recorded with its tier
 // ("store") in [Session.Failures] and in the trace, the records are kept
 // and written with the next write that succeeds, and [Session.InMemory]
 // reports the state until then.

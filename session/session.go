@@ -67,6 +67,12 @@ type Options struct {
 	NewID func() string
 	// Logger receives store failures. If nil, slog.Default().
 	Logger *slog.Logger
+	// KeepInMemory, when the store refuses a new session, starts it in
+	// memory anyway ([Session.InMemory] reports it; it is lost if the
+	// process ends before a later write succeeds). By default [Manager.Start]
+	// fails with [ErrNotStored] instead: a session is acknowledged only
+	// once stored.
+	KeepInMemory bool
 	// Ranker ranks the catalog when a session starts from a plan task the
 	// plan left short of capabilities ([Manager.StartFromPlan]). If nil,
 	// a BM25F index over the catalog, built for each such start.
@@ -211,10 +217,17 @@ func (m *Manager) Start(ctx context.Context, task string, opts *StartOptions) (*
 		if errors.Is(err, store.ErrExists) {
 			return nil, fmt.Errorf("starting session %s: %w", o.ID, err)
 		}
+		if !m.o.KeepInMemory {
+			return nil, fmt.Errorf("starting session %s: %w: %w", o.ID, ErrNotStored, err)
+		}
 		s.degrade(ctx, err)
 	}
 	return s, nil
 }
+
+// ErrNotStored is the error of a [Manager.Start] the store refused (and
+// [Options.KeepInMemory] is off): nothing was started.
+var ErrNotStored = errors.New("the session store failed, so no session was started")
 
 // Resume rebuilds a stored session: exactly the exposed set it had, its
 // iterations and budget. Names no longer in the catalog are reported in

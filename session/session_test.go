@@ -327,11 +327,34 @@ func TestStoreFailureDegrades(t *testing.T) {
 	}
 }
 
+// TestStoreDownAtStart: by default a session the store refuses is not
+// started (nothing is acknowledged that was not stored); before, Start
+// answered with a session kept in memory, lost on restart.
 func TestStoreDownAtStart(t *testing.T) {
 	ctx := context.Background()
 	st := &flaky{Store: newSQLite(t)}
 	st.broken.Store(true)
 	m := session.NewManager(newSelector(t), st, quiet)
+	s, err := m.Start(ctx, codingTask, nil)
+	if !errors.Is(err, session.ErrNotStored) || s != nil || !strings.Contains(err.Error(), "injected") {
+		t.Fatalf("Start with the store down = %v, %v; want ErrNotStored with the store's error", s, err)
+	}
+	st.broken.Store(false)
+	if list, _ := st.Sessions(ctx, nil); len(list) != 0 {
+		t.Errorf("a refused start left %d sessions", len(list))
+	}
+}
+
+// TestStoreDownAtStartKeptInMemory is the opt-in: the session goes on in
+// memory and is stored with everything so far by the next write that
+// succeeds.
+func TestStoreDownAtStartKeptInMemory(t *testing.T) {
+	ctx := context.Background()
+	st := &flaky{Store: newSQLite(t)}
+	st.broken.Store(true)
+	opts := *quiet
+	opts.KeepInMemory = true
+	m := session.NewManager(newSelector(t), st, &opts)
 	s, err := m.Start(ctx, codingTask, nil)
 	if err != nil {
 		t.Fatalf("a store failure stopped the start: %v", err)

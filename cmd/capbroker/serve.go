@@ -22,6 +22,7 @@ func (m *Main) newServeCmd() *cobra.Command {
 		addr  string
 		token string
 		hf    httpFlags
+		mem   bool
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -44,7 +45,9 @@ The catalog comes from the same flags as select (--tools, or discovery with
 commands (as capbroker route does, sharing its cache). Sessions and traces live
 in the database --db names (as the session commands). POST /v1/plan needs a
 language model (CAPBROKER_LLM, or the llm: section of the --config file; see
-capbroker plan --help); without one it answers 501.`,
+capbroker plan --help); without one it answers 501. A session is acknowledged
+(201) only once stored: with the database down, POST /v1/sessions answers 503,
+unless --keep-in-memory.`,
 		Example: `  capbroker serve
   capbroker serve --root ~/.claude/plugins --db postgres://capbroker@db/capbroker
   capbroker serve --addr 0.0.0.0:8080 --token "$(openssl rand -hex 16)"`,
@@ -84,7 +87,7 @@ capbroker plan --help); without one it answers 501.`,
 			}
 			defer st.Close()
 			logger := slog.New(slog.NewJSONHandler(m.Stderr, nil))
-			mgr := session.NewManager(b.Selector(), st, &session.Options{Logger: logger, Ranker: b})
+			mgr := session.NewManager(b.Selector(), st, &session.Options{Logger: logger, Ranker: b, KeepInMemory: mem})
 			srv, err := httpapi.New(b, &httpapi.Options{
 				Addr: addr, Token: token, Logger: logger,
 				Planner: planner, Router: router, Sessions: mgr, Traces: st,
@@ -103,6 +106,7 @@ capbroker plan --help); without one it answers 501.`,
 	rf.register(cmd)
 	dbf.register(cmd)
 	hf.register(cmd, httpguard.DefaultTimeouts.Write)
+	cmd.Flags().BoolVar(&mem, "keep-in-memory", false, "when the session database fails, start sessions in memory anyway (answered 202 with in_memory: true, lost if serve stops first) instead of refusing them with 503")
 	cmd.Flags().StringVar(&addr, "addr", httpapi.DefaultAddr, "listen address")
 	cmd.Flags().StringVar(&token, "token", "", "bearer token clients must send (default $CAPBROKER_TOKEN)")
 	return cmd
