@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -207,6 +208,7 @@ func (s SQL) Traces(ctx context.Context, q *TraceQuery) (_ []trace.Record, err e
 		args = append(args, int64(f.Limit))
 	}
 	out := []trace.Record{}
+	var newer []int64
 	err = s.db.Query(ctx, func(rows Rows) error {
 		for rows.Next() {
 			var id int64
@@ -215,6 +217,10 @@ func (s SQL) Traces(ctx context.Context, q *TraceQuery) (_ []trace.Record, err e
 				return err
 			}
 			rec, err := fromTraceRow(id, data)
+			if errors.Is(err, trace.ErrNewerVersion) {
+				newer = append(newer, id) // skipped, with one warning below
+				continue
+			}
 			if err != nil {
 				return err
 			}
@@ -224,6 +230,10 @@ func (s SQL) Traces(ctx context.Context, q *TraceQuery) (_ []trace.Record, err e
 	}, query, args...)
 	if err != nil {
 		return nil, err
+	}
+	if len(newer) > 0 {
+		slog.Default().WarnContext(ctx, "skipped trace records written by a newer capbroker; upgrade capbroker to read them",
+			"records", len(newer), "first_id", newer[0], "reads_up_to_version", trace.Version)
 	}
 	return out, nil
 }

@@ -29,7 +29,9 @@
 // "v":1) used "event", "session", "ts" (Unix seconds), "tools", "reason",
 // a single "tokens" count, "latency_ms" and an "error" string; they had no
 // find_capability_calls. A record newer than this reader is an error
-// ([ErrNewerVersion]), never guessed at. Fields are only ever added, so a
+// ([ErrNewerVersion]) for [Decode], never guessed at; the readers of many
+// records ([ReadJSONL], the stores' Traces) skip such records with one
+// warning for all of them and read the rest. Fields are only ever added, so a
 // version-2 reader also reads version-2 records that carry fields it does
 // not know.
 //

@@ -3,8 +3,10 @@ package trace
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 )
 
 // WriteJSONL writes recs to w, one JSON record per line, in the current
@@ -26,10 +28,19 @@ func WriteJSONL(w io.Writer, recs []Record) error {
 }
 
 // ReadJSONL reads records of any version from r, one per line; blank lines
-// are skipped. A bad line stops the read with an error naming the line
-// (name is used in the error, e.g. a file name).
+// are skipped, and so are records of a newer version than this reader's
+// (with one warning for all of them, naming the first line). A bad line
+// stops the read with an error naming the line (name is used in the
+// error, e.g. a file name).
 func ReadJSONL(r io.Reader, name string) ([]Record, error) {
 	var recs []Record
+	newer, first := 0, 0
+	defer func() {
+		if newer > 0 {
+			slog.Default().Warn("skipped trace records written by a newer capbroker; upgrade capbroker to read them",
+				"records", newer, "first", fmt.Sprintf("%s:%d", name, first), "reads_up_to_version", Version)
+		}
+	}()
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), 16<<20)
 	line := 0
@@ -40,6 +51,12 @@ func ReadJSONL(r io.Reader, name string) ([]Record, error) {
 			continue
 		}
 		rec, err := Decode(b)
+		if errors.Is(err, ErrNewerVersion) {
+			if newer++; newer == 1 {
+				first = line
+			}
+			continue
+		}
 		if err != nil {
 			return recs, fmt.Errorf("%s:%d: %w", name, line, err)
 		}

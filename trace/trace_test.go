@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -192,5 +193,26 @@ func TestEncodeRejectsInvalid(t *testing.T) {
 		if _, err := r.Encode(); err == nil {
 			t.Errorf("Encode(%+v) succeeded, want an error", r)
 		}
+	}
+}
+
+// TestReadJSONLSkipsNewer reads a file with records of a newer version
+// among current ones: they are skipped with one warning naming the first,
+// and the rest are read (before, the first one failed the whole read).
+func TestReadJSONLSkipsNewer(t *testing.T) {
+	cur, err := trace.Record{SessionID: "s", Kind: trace.KindSelect, At: time.Unix(1, 0)}.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := string(cur) + "\n" + `{"v":99,"kind":"select"}` + "\n" + string(cur) + "\n" + `{"v":100}` + "\n"
+	var logged bytes.Buffer
+	defer slog.SetDefault(slog.Default())
+	slog.SetDefault(slog.New(slog.NewTextHandler(&logged, nil)))
+	recs, err := trace.ReadJSONL(strings.NewReader(in), "t.jsonl")
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("ReadJSONL = %d records, %v; want 2", len(recs), err)
+	}
+	if n := strings.Count(logged.String(), "newer capbroker"); n != 1 || !strings.Contains(logged.String(), "t.jsonl:2") || !strings.Contains(logged.String(), "records=2") {
+		t.Errorf("warnings: %q", logged.String())
 	}
 }
