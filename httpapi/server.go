@@ -60,6 +60,10 @@ type Options struct {
 	// decisions made outside sessions. If nil, GET /v1/traces answers 501
 	// not_configured and such decisions are not recorded.
 	Traces TraceStore
+	// StoreError, when the session database could not be opened (it is
+	// corrupt), is why Sessions and Traces are nil: their endpoints answer
+	// 503 unavailable with it instead of 501 not_configured.
+	StoreError error
 	// AllowedHosts and AllowedOrigins widen the browser-safety checks
 	// every request passes: by default a Host must be localhost (or a name
 	// under .localhost) or an IP address, which refuses DNS rebinding, and

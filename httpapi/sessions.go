@@ -91,7 +91,9 @@ func sessionError(err error) error {
 
 // sessions returns the session manager, or answers 501 and returns nil.
 func (s *Server) sessions(w http.ResponseWriter) *session.Manager {
-	if s.opts.Sessions == nil {
+	if s.opts.Sessions == nil && s.opts.StoreError != nil {
+		writeError(w, errorf(CodeUnavailable, "sessions are unavailable: "+s.opts.StoreError.Error()))
+	} else if s.opts.Sessions == nil {
 		writeError(w, errorf(CodeNotConfigured, "sessions are not configured on this server (capbroker serve sets them up with --db)"))
 	}
 	return s.opts.Sessions

@@ -30,6 +30,10 @@ const (
 // limit defaults to DefaultTraceLimit; after (a record ID) pages on.
 func (s *Server) handleTraces(w http.ResponseWriter, r *http.Request) {
 	if s.opts.Traces == nil {
+		if s.opts.StoreError != nil {
+			writeError(w, errorf(CodeUnavailable, "traces are unavailable: "+s.opts.StoreError.Error()))
+			return
+		}
 		writeError(w, errorf(CodeNotConfigured, "traces are not configured on this server (capbroker serve reads them from --db)"))
 		return
 	}

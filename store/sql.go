@@ -430,3 +430,40 @@ func decodeNames(s string) ([]string, error) {
 	}
 	return names, nil
 }
+
+// Pruned counts what [SQL.Prune] deleted.
+type Pruned struct {
+	Sessions int64 `json:"sessions"`
+	Traces   int64 `json:"traces"`
+}
+
+// Pruner is a store that can delete old sessions and traces; both stores
+// of this module are.
+type Pruner interface {
+	Prune(ctx context.Context, before time.Time) (Pruned, error)
+}
+
+// Prune deletes, in one transaction, the sessions not updated since
+// before with all their trace records, and the records of no session
+// (route decisions) older than before.
+func (s SQL) Prune(ctx context.Context, before time.Time) (p Pruned, err error) {
+	defer annotate(&err, "pruning sessions and traces")
+	cut := before.UnixMicro()
+	err = s.db.InTx(ctx, func(tx Tx) error {
+		n, err := tx.Exec(ctx, `DELETE FROM traces WHERE session_id IN (SELECT id FROM sessions WHERE updated_at < ?)`, cut)
+		if err != nil {
+			return err
+		}
+		p.Traces += n
+		if p.Sessions, err = tx.Exec(ctx, `DELETE FROM sessions WHERE updated_at < ?`, cut); err != nil {
+			return err
+		}
+		n, err = tx.Exec(ctx, `DELETE FROM traces WHERE session_id = '' AND at < ?`, cut)
+		p.Traces += n
+		return err
+	})
+	if err != nil {
+		return Pruned{}, err
+	}
+	return p, nil
+}

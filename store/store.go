@@ -106,6 +106,11 @@ type TraceQuery struct {
 	Limit int
 }
 
+// ErrCorrupt is wrapped by the error of opening a database file that is
+// corrupt or not a database; the message names the file and the command
+// that resets it.
+var ErrCorrupt = errors.New("the session database is corrupt")
+
 // Store persists sessions and traces.
 //
 // Implementations are safe for concurrent use by many goroutines and, for

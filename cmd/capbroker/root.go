@@ -98,6 +98,7 @@ func (m *Main) commands() []*cobra.Command {
 		m.newSessionCmd(),
 		m.newTraceCmd(),
 		m.newVersionCmd(),
+		m.newPruneCmd(),
 	}
 }
 

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/capbroker/capbroker/llm"
 	"github.com/capbroker/capbroker/route"
 	"github.com/capbroker/capbroker/session"
+	"github.com/capbroker/capbroker/store"
 )
 
 func (m *Main) newServeCmd() *cobra.Command {
@@ -23,6 +26,7 @@ func (m *Main) newServeCmd() *cobra.Command {
 		token string
 		hf    httpFlags
 		mem   bool
+		keep  time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -47,7 +51,10 @@ in the database --db names (as the session commands). POST /v1/plan needs a
 language model (CAPBROKER_LLM, or the llm: section of the --config file; see
 capbroker plan --help); without one it answers 501. A session is acknowledged
 (201) only once stored: with the database down, POST /v1/sessions answers 503,
-unless --keep-in-memory.`,
+unless --keep-in-memory. Sessions and traces older than --retention (30 days)
+are deleted at start and once a day. A corrupt SQLite database does not stop
+serve: the session and trace endpoints answer 503 with the fix (capbroker prune
+--reset).`,
 		Example: `  capbroker serve
   capbroker serve --root ~/.claude/plugins --db postgres://capbroker@db/capbroker
   capbroker serve --addr 0.0.0.0:8080 --token "$(openssl rand -hex 16)"`,
@@ -81,16 +88,29 @@ unless --keep-in-memory.`,
 			if err != nil {
 				return err
 			}
-			st, err := m.openStore(ctx, &dbf)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
 			logger := slog.New(slog.NewJSONHandler(m.Stderr, nil))
-			mgr := session.NewManager(b.Selector(), st, &session.Options{Logger: logger, Ranker: b, KeepInMemory: mem})
+			var (
+				mgr    *session.Manager
+				traces httpapi.TraceStore
+			)
+			st, storeErr := m.openStore(ctx, &dbf)
+			switch {
+			case errors.Is(storeErr, store.ErrCorrupt):
+				// Select, find, route and plan need no database: serve
+				// them, and answer the session and trace endpoints 503
+				// with the error (which names the file and the fix).
+				logger.Error("serving without sessions and traces", "error", storeErr)
+			case storeErr != nil:
+				return storeErr
+			default:
+				defer st.Close()
+				mgr = session.NewManager(b.Selector(), st, &session.Options{Logger: logger, Ranker: b, KeepInMemory: mem})
+				traces = st
+				go keepPruned(ctx, st, keep, 24*time.Hour, logger)
+			}
 			srv, err := httpapi.New(b, &httpapi.Options{
 				Addr: addr, Token: token, Logger: logger,
-				Planner: planner, Router: router, Sessions: mgr, Traces: st,
+				Planner: planner, Router: router, Sessions: mgr, Traces: traces, StoreError: storeErr,
 				AllowedHosts: hf.hosts, AllowedOrigins: hf.origins,
 				ReadTimeout: hf.readTimeout, WriteTimeout: hf.writeTimeout, IdleTimeout: hf.idleTO,
 			})
@@ -106,6 +126,7 @@ unless --keep-in-memory.`,
 	rf.register(cmd)
 	dbf.register(cmd)
 	hf.register(cmd, httpguard.DefaultTimeouts.Write)
+	cmd.Flags().DurationVar(&keep, "retention", DefaultRetention, "delete sessions not updated for this long, and traces as old, at start and once a day (0: keep everything; capbroker prune does it by hand)")
 	cmd.Flags().BoolVar(&mem, "keep-in-memory", false, "when the session database fails, start sessions in memory anyway (answered 202 with in_memory: true, lost if serve stops first) instead of refusing them with 503")
 	cmd.Flags().StringVar(&addr, "addr", httpapi.DefaultAddr, "listen address")
 	cmd.Flags().StringVar(&token, "token", "", "bearer token clients must send (default $CAPBROKER_TOKEN)")

@@ -116,7 +116,9 @@ func Open(ctx context.Context, path string, opts *Options) (_ *Store, err error)
 		}
 	}
 	defer func() {
-		if err != nil {
+		if err != nil && corrupt(err) {
+			err = fmt.Errorf("opening sqlite store %s: %w (%v); select, find and the gateway work without it; to start a new one, run: capbroker prune --reset --db %s (it moves the file aside)", path, store.ErrCorrupt, err, path)
+		} else if err != nil {
 			err = fmt.Errorf("opening sqlite store %s: %w", path, err)
 		}
 	}()
@@ -140,6 +142,13 @@ func Open(ctx context.Context, path string, opts *Options) (_ *Store, err error)
 	}
 	s.SQL = store.NewSQL(db{w: s.w, r: s.r}, o.Now)
 	return s, nil
+}
+
+// corrupt reports whether err is SQLite's "not a database" (26) or
+// "malformed" (11).
+func corrupt(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "file is not a database") || strings.Contains(msg, "database disk image is malformed")
 }
 
 // Path returns the database file's path.
