@@ -217,6 +217,13 @@ func (h *Hybrid) fuse(lex []rank.Hit, ds *denseResult, k int) []Hit {
 // scores: its cosine similarity is known for lexical candidates too.
 func (h *Hybrid) fuseZ(lex []rank.Hit, ds *denseResult, k int) []Hit {
 	wd := h.o.DenseWeight
+	if p := h.o.CoverageExponent; p > 0 {
+		var c float64
+		for _, l := range lex {
+			c = max(c, l.Coverage)
+		}
+		wd *= math.Pow(1-clamp01(c), p)
+	}
 	wl := 1 - wd
 	// The lexical scores' moments over the candidates.
 	var lm, ls float64

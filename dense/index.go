@@ -39,8 +39,10 @@ const (
 	DefaultQueryTimeout = 2 * time.Second
 	DefaultRRFK         = 60
 	DefaultDenseWeight  = 0.5
-	DefaultDepth        = 50
-	DefaultCooldown     = 30 * time.Second
+	// DefaultCoverageExponent: see Options.CoverageExponent.
+	DefaultCoverageExponent = 0.0
+	DefaultDepth            = 50
+	DefaultCooldown         = 30 * time.Second
 )
 
 // Options tunes dense and hybrid ranking. A nil *Options uses every
@@ -64,6 +66,12 @@ type Options struct {
 	// 2(1-w), with Blend by w and 1-w. If zero, DefaultDenseWeight;
 	// negative means 0 (dense ranking ignored).
 	DenseWeight float64
+	// CoverageExponent, when positive, makes z-score fusion trust the
+	// words more the more of the task they cover: the dense weight of a
+	// query is DenseWeight·(1−c)^CoverageExponent, c the best lexical
+	// candidate's coverage. Zero uses DefaultCoverageExponent; negative
+	// turns it off (a fixed DenseWeight).
+	CoverageExponent float64
 	// Depth is how many candidates each ranking contributes to the
 	// fusion. If zero, DefaultDepth; it is raised to k when k is larger.
 	Depth int
@@ -106,6 +114,12 @@ func (o *Options) resolved() Options {
 		r.DenseWeight = 0
 	case r.DenseWeight > 1:
 		r.DenseWeight = 1
+	}
+	switch {
+	case r.CoverageExponent == 0:
+		r.CoverageExponent = DefaultCoverageExponent
+	case r.CoverageExponent < 0:
+		r.CoverageExponent = 0
 	}
 	if r.Depth <= 0 {
 		r.Depth = DefaultDepth

@@ -28,6 +28,7 @@ func (m *Main) newEvalCmd() *cobra.Command {
 		asJSON  bool
 		ranker  string
 		db      string
+		denseW  float64
 		mode    string
 		findK   int
 		minSlot int
@@ -112,7 +113,7 @@ mean tools exposed and the mean exposed tokens against the full catalog's.
 			build := brokerRanker
 			var fallbacks func() int64
 			if ranker != "lexical" {
-				build, fallbacks, err = m.denseRanker(ctx, ranker, db)
+				build, fallbacks, err = m.denseRanker(ctx, ranker, db, denseW)
 				if err != nil {
 					return err
 				}
@@ -139,6 +140,7 @@ mean tools exposed and the mean exposed tokens against the full catalog's.
 	cmd.Flags().IntVar(&findK, "find-k", policy.DefaultFindK, "with --mode find: how many matches find returns")
 	cmd.Flags().IntVar(&maxSel, "max", policy.DefaultMaxSelected, "with --mode select: at most this many picks, floor included")
 	cmd.Flags().IntVar(&minSlot, "min-slots", 0, "only queries with at least this many gold slots (2: multi-tool queries)")
+	cmd.Flags().Float64Var(&denseW, "dense-weight", 0, "with --ranker hybrid: the meaning's share of the fused score, in (0,1] (0: the default)")
 	cmd.Flags().StringVar(&db, "db", "", "SQLite file of the embedding cache (dense and hybrid; default: the session database in the data directory)")
 	return cmd
 }
@@ -211,7 +213,7 @@ func brokerExposer(mode string, findK int, opts *policy.Options) eval.BuildExpos
 
 // denseRanker returns a build function for the dense or hybrid ranker,
 // configured from the environment, and a counter of endpoint fallbacks.
-func (m *Main) denseRanker(ctx context.Context, kind, db string) (eval.BuildFunc, func() int64, error) {
+func (m *Main) denseRanker(ctx context.Context, kind, db string, denseWeight float64) (eval.BuildFunc, func() int64, error) {
 	if !slices.Contains(dense.Kinds, kind) {
 		return nil, nil, usageError{fmt.Errorf("--ranker %q: want lexical, dense or hybrid", kind)}
 	}
@@ -239,7 +241,7 @@ func (m *Main) denseRanker(ctx context.Context, kind, db string) (eval.BuildFunc
 		return nil, nil, err
 	}
 	var failed atomic.Int64
-	opts := &dense.Options{OnFallback: func(string, error) { failed.Add(1) }}
+	opts := &dense.Options{DenseWeight: denseWeight, OnFallback: func(string, error) { failed.Add(1) }}
 	build := func(ctx context.Context, tools []card.Card) (eval.Ranker, error) {
 		r, err := dense.NewRanker(ctx, kind, tools, e, cache, opts)
 		if err != nil {

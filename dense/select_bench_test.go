@@ -1,0 +1,113 @@
+package dense_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"testing"
+	"time"
+
+	capbroker "github.com/capbroker/capbroker"
+	"github.com/capbroker/capbroker/card"
+	"github.com/capbroker/capbroker/dense"
+	"github.com/capbroker/capbroker/encoder"
+	"github.com/capbroker/capbroker/internal/synth"
+	"github.com/capbroker/capbroker/policy"
+	"github.com/capbroker/capbroker/rank"
+)
+
+// cachedEmbedder is the built-in encoder for queries and a table of
+// ready card vectors (random: the search costs the same whatever they
+// hold), as a warm cache gives them.
+type cachedEmbedder struct {
+	enc   *encoder.Encoder
+	cards map[string][]float32
+}
+
+func (c *cachedEmbedder) Model() string { return encoder.Model }
+func (c *cachedEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if v, ok := c.cards[texts[0]]; ok {
+		out := make([][]float32, len(texts))
+		for i, t := range texts {
+			out[i] = c.cards[t]
+		}
+		_ = v
+		return out, nil
+	}
+	return c.enc.Embed(ctx, texts)
+}
+
+// BenchmarkSelect runs select (the whole policy) with the lexical and the
+// hybrid ranker side by side over 1k and 10k cards whose vectors are
+// cached; the hybrid figure includes encoding the task with the built-in
+// encoder on one worker. Reports p50 of the wall time a select.
+func BenchmarkSelect(b *testing.B) {
+	enc, err := encoder.New(&encoder.Options{Workers: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	tasks := synth.Tasks(64, 2)
+	for _, n := range []int{1000, 10000} {
+		cat, _ := card.NewCatalog(synth.Cards(n, 1))
+		cards := cat.Cards()
+		rng := rand.New(rand.NewPCG(3, 4))
+		ce := &cachedEmbedder{enc: enc, cards: map[string][]float32{}}
+		for i := range cards {
+			v := make([]float32, encoder.Dim)
+			for j := range v {
+				v[j] = float32(rng.NormFloat64())
+			}
+			ce.cards[dense.Text(&cards[i])] = v
+		}
+		for _, kind := range []string{"lexical", "hybrid"} {
+			b.Run(fmt.Sprintf("cards=%d/%s", n, kind), func(b *testing.B) {
+				ctx := context.Background()
+				o := &capbroker.Options{Cards: cards}
+				if kind == "hybrid" {
+					o.NewRanker = func(ctx context.Context, cs []card.Card, lex *rank.Index) (policy.Ranker, error) {
+						a := dense.NewAuto(ctx, lex, cs, ce, nil)
+						if !a.Ready() {
+							return nil, fmt.Errorf("not ready: %s", a.Why())
+						}
+						return a, nil
+					}
+				}
+				br, err := capbroker.New(ctx, o)
+				if err != nil {
+					b.Fatal(err)
+				}
+				br.Select(ctx, tasks[0], nil) // warm-up: tables load on first use
+				lat := make([]time.Duration, 0, b.N)
+				i := 0
+				for b.Loop() {
+					t0 := time.Now()
+					br.Select(ctx, tasks[i%len(tasks)], nil)
+					lat = append(lat, time.Since(t0))
+					i++
+				}
+				sort.Slice(lat, func(a, c int) bool { return lat[a] < lat[c] })
+				b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+			})
+		}
+	}
+}
+
+// BenchmarkColdEmbed1k embeds 1,000 cards the cache lacks with the
+// built-in encoder on every core, as a first start does.
+func BenchmarkColdEmbed1k(b *testing.B) {
+	enc, err := encoder.New(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cards := synth.Cards(1000, 1)
+	texts := make([]string, len(cards))
+	for i := range cards {
+		texts[i] = dense.Text(&cards[i])
+	}
+	for b.Loop() {
+		if _, err := enc.Embed(context.Background(), texts); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
