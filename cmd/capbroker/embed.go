@@ -8,6 +8,7 @@ import (
 
 	"github.com/capbroker/capbroker/card"
 	"github.com/capbroker/capbroker/dense"
+	"github.com/capbroker/capbroker/encoder"
 )
 
 func (m *Main) newEmbedCmd() *cobra.Command {
@@ -20,14 +21,14 @@ func (m *Main) newEmbedCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "embed",
 		Short: "Embed the catalog's cards into the embedding cache (for dense and hybrid ranking)",
-		Long: `embed sends every card whose vector is not cached yet to the embeddings
-endpoint and stores the vectors in the cache table of the database file, keyed
-by card digest and model. Run it again after the catalog changes: only new and
-changed cards are embedded.
+		Long: `embed embeds every card whose vector is not cached yet, with the built-in
+sentence encoder or the configured embeddings endpoint, and stores the vectors in
+the cache table of the database file, keyed by card digest and model. Run it
+again after the catalog changes: only new and changed cards are embedded.
 
-The endpoint is any OpenAI-compatible /v1/embeddings server:
+The endpoint, when set, is any OpenAI-compatible /v1/embeddings server:
 
-  CAPBROKER_EMBED_MODEL     the embedding model (required; turns dense ranking on)
+  CAPBROKER_EMBED_MODEL     the embedding model (replaces the built-in encoder)
   CAPBROKER_EMBED_BASE_URL  API root, e.g. http://localhost:11434/v1 (default OpenAI)
   CAPBROKER_EMBED_API_KEY   bearer token (else OPENAI_API_KEY)`,
 		Example: `  CAPBROKER_EMBED_BASE_URL=http://localhost:11434/v1 CAPBROKER_EMBED_MODEL=nomic-embed-text \
@@ -35,7 +36,7 @@ The endpoint is any OpenAI-compatible /v1/embeddings server:
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			e, err := dense.ClientFromEnv(m.Getenv, nil)
+			e, err := m.embedder()
 			if err != nil {
 				return err
 			}
@@ -65,7 +66,10 @@ The endpoint is any OpenAI-compatible /v1/embeddings server:
 				Pruned   int     `json:"pruned"`
 				Requests int64   `json:"requests"`
 				Seconds  float64 `json:"seconds"`
-			}{EmbedStats: st, DB: db, Requests: e.Requests()}
+			}{EmbedStats: st, DB: db}
+			if c, ok := e.(*dense.Client); ok {
+				res.Requests = c.Requests()
+			}
 			if prune {
 				keep := make([]string, 0, cat.Len())
 				for _, c := range cat.Cards() {
@@ -93,4 +97,13 @@ The endpoint is any OpenAI-compatible /v1/embeddings server:
 	cmd.Flags().BoolVar(&prune, "prune", false, "also delete cached vectors of this model for cards no longer in the catalog")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return cmd
+}
+
+// embedder is the configured embeddings endpoint, or the built-in
+// sentence encoder when none is.
+func (m *Main) embedder() (dense.Embedder, error) {
+	if m.Getenv(dense.EnvModel) != "" {
+		return dense.ClientFromEnv(m.Getenv, nil)
+	}
+	return encoder.New(nil)
 }

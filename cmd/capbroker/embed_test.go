@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -70,9 +71,17 @@ func TestEmbedWarmsCache(t *testing.T) {
 	}
 }
 
-func TestEmbedNotConfigured(t *testing.T) {
-	_, errOut, code := runEnv(t, nil, "embed", "--db", filepath.Join(t.TempDir(), "x.db"))
-	if code != 1 || !strings.Contains(errOut, "CAPBROKER_EMBED_MODEL") || !strings.Contains(errOut, "CAPBROKER_EMBED_BASE_URL") {
-		t.Errorf("exit %d, stderr %q: want 1 and how to configure", code, errOut)
+// TestEmbedBuiltin: with no endpoint, embed uses the built-in encoder,
+// and a second run finds every card cached.
+func TestEmbedBuiltin(t *testing.T) {
+	dir := t.TempDir()
+	tools := filepath.Join(dir, "tools.json")
+	os.WriteFile(tools, []byte(`[{"name":"get_weather","description":"Current weather and forecast for a city.","inputSchema":{"type":"object"}}]`), 0o644)
+	db := filepath.Join(dir, "x.db")
+	for i, want := range []string{"0 cached, 1 embedded", "1 cached, 0 embedded"} {
+		out, errOut, code := runEnv(t, nil, "embed", "--tools", tools, "--db", db)
+		if code != 0 || !strings.Contains(out, want) || !strings.Contains(out, "builtin:use-lite") {
+			t.Errorf("run %d: exit %d, stderr %q, out %q: want %q", i, code, errOut, out, want)
+		}
 	}
 }
