@@ -122,3 +122,26 @@ func percentile(ds []time.Duration, p int) time.Duration {
 }
 
 func us(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1000 }
+
+// BenchmarkSessionAll measures what one client session costs the gateway
+// in all mode in front of a huge upstream (5,000 tools): the session's own
+// MCP server with every tool listed, set up and torn down.
+//
+//	go test ./gateway -run '^$' -bench SessionAll -benchtime 5x -benchmem
+func BenchmarkSessionAll(b *testing.B) {
+	huge := testServer("huge")
+	huge.Env[testServerEnv+"_TOOLS"] = "5000"
+	g := startGateway(b, []ServerConfig{huge}, &Options{Mode: ModeAll, StartTimeout: 5 * time.Minute, CallTimeout: 5 * time.Minute})
+	if n := len(g.Tools()); n < 5000 {
+		b.Fatalf("%d tools", n)
+	}
+	ctx := context.Background()
+	b.ResetTimer()
+	for range b.N {
+		s, err := g.newSession(ctx, "bench", "", ModeAll, true, "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		g.dropSession(s)
+	}
+}

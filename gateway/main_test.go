@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -52,6 +53,15 @@ func runTestServer(name string) {
 		time.Sleep(d)
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "test-" + name, Version: "1"}, nil)
+	// With CAPBROKER_GATEWAY_TEST_SERVER_TOOLS=N, N more tools, tool_0...:
+	// a huge upstream.
+	if n, err := strconv.Atoi(os.Getenv(testServerEnv + "_TOOLS")); err == nil {
+		schema := json.RawMessage(`{"type":"object","properties":{"id":{"type":"string","description":"The record's ID."},"limit":{"type":"integer","minimum":1,"maximum":100}},"required":["id"]}`)
+		for i := range n {
+			s.AddTool(&mcp.Tool{Name: fmt.Sprintf("tool_%d", i), Description: fmt.Sprintf("Look up record kind %d by ID and return its fields.", i), InputSchema: schema},
+				func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+		}
+	}
 	type textArgs struct {
 		Text string `json:"text"`
 	}
