@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -91,6 +92,25 @@ type catalog struct {
 	prompts    map[string]*promptEntry
 	resources  map[string]*resourceEntry
 	templates  map[string]*templateEntry
+	// listSig changes when the tools listed in all mode change. listing
+	// is that list, made once per catalog for every all-mode session.
+	listSig     string
+	listingOnce sync.Once
+	listing     []*mcp.Tool
+}
+
+// allTools returns every tool as all mode lists it (gateway names, an
+// input schema with type object), built once per catalog and shared by
+// every all-mode session: a session in front of a huge upstream costs no
+// per-tool work.
+func (c *catalog) allTools() []*mcp.Tool {
+	c.listingOnce.Do(func() {
+		c.listing = make([]*mcp.Tool, 0, len(c.names))
+		for _, e := range c.sortedTools() {
+			c.listing = append(c.listing, listedTool(e))
+		}
+	})
+	return c.listing
 }
 
 // buildCatalog merges the upstreams' listings.
@@ -157,6 +177,7 @@ func buildCatalog(ctx context.Context, ups []*upstream, opts *Options) (*catalog
 			cat.templates[t.URITemplate] = &templateEntry{up: u, tmpl: t, re: templateRegexp(t.URITemplate), key: jsonKey(t)}
 		}
 	}
+	sig := sha256.New()
 	tc, warns := card.NewCatalog(cards)
 	cat.warnings = append(cat.warnings, warns...)
 	for _, c := range tc.Cards() {
@@ -167,7 +188,9 @@ func buildCatalog(ctx context.Context, ups []*upstream, opts *Options) (*catalog
 		cat.tools[c.Name] = e
 		cat.names = append(cat.names, c.Name)
 		cat.fullTokens += e.tokens
+		sig.Write([]byte(c.Name + "\x00" + e.key + "\x00"))
 	}
+	cat.listSig = string(sig.Sum(nil))
 	pc, warns := card.NewCatalog(promptCards)
 	cat.warnings = append(cat.warnings, warns...)
 	for _, c := range pc.Cards() {

@@ -71,7 +71,12 @@
 //     to the session with list_changed (no call_capability);
 //   - [ModeCall]: the floor, find_capability and call_capability; the
 //     list never changes (a stable prompt-cache prefix);
-//   - [ModeAll]: every upstream tool, a faithful pass-through.
+//   - [ModeAll]: every upstream tool, a faithful pass-through; tools/list
+//     is answered from one list per catalog shared by every all-mode
+//     session, and a tool is registered on a session's server only when
+//     first called, so a session in front of a huge upstream costs no
+//     work per tool (a first call of a tool may send a spurious
+//     list_changed).
 //
 // A call to a tool the session was not given is answered with an error
 // that names find_capability.

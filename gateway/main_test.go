@@ -59,7 +59,9 @@ func runTestServer(name string) {
 		schema := json.RawMessage(`{"type":"object","properties":{"id":{"type":"string","description":"The record's ID."},"limit":{"type":"integer","minimum":1,"maximum":100}},"required":["id"]}`)
 		for i := range n {
 			s.AddTool(&mcp.Tool{Name: fmt.Sprintf("tool_%d", i), Description: fmt.Sprintf("Look up record kind %d by ID and return its fields.", i), InputSchema: schema},
-				func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+				func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					return &mcp.CallToolResult{}, nil
+				})
 		}
 	}
 	type textArgs struct {

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -37,6 +38,7 @@ type session struct {
 	// started; each sync selects again on the newer catalog, adding what
 	// late upstreams offer, until they all have.
 	provisional bool
+	allSig      string                // all mode: the catalog listing last announced
 	planTask    string                // the plan task the session was started with, if any
 	finds       int                   // find_capability calls so far
 	exposed     map[string]bool       // callable upstream tools (auto, search, call)
@@ -270,6 +272,23 @@ func (s *session) sync() {
 	if s.provisional {
 		s.reselectLocked(cat, ready)
 	}
+	if s.mode == ModeAll {
+		// Listed from the catalog's shared list (listAll); when it
+		// changes, re-adding the marker makes the SDK send list_changed.
+		if s.allSig != cat.listSig {
+			s.allSig = cat.listSig
+			s.server.AddTool(&mcp.Tool{Name: allMarker, Description: "Not listed: marks the gateway's tool list.",
+				InputSchema: map[string]any{"type": "object"}}, s.callTool)
+		}
+	} else {
+		s.syncToolsLocked(cat)
+	}
+	s.syncOthersLocked(cat)
+}
+
+// syncToolsLocked lists the session's tools (search and call modes) as
+// the catalog has them. s.mu is held.
+func (s *session) syncToolsLocked(cat *catalog) {
 	want := map[string]*toolEntry{}
 	for _, e := range cat.sortedTools() {
 		if isHatch(s.mode, e.name) {
@@ -296,6 +315,11 @@ func (s *session) sync() {
 			}
 			return true
 		})
+}
+
+// syncOthersLocked lists prompts, resources and templates as the catalog
+// has them. s.mu is held.
+func (s *session) syncOthersLocked(cat *catalog) {
 	reconcile(s.prompts, cat.prompts, func(e *promptEntry) string { return e.key }, s.server.RemovePrompts,
 		func(_ string, e *promptEntry) bool {
 			p := *e.prompt
@@ -385,9 +409,14 @@ func reconcile[E any](listed map[string]string, want map[string]E, key func(E) s
 	}
 }
 
-// addTool lists e on server under its gateway name. A schema without
-// "type" is given type "object", as MCP requires.
+// addTool lists e on server under its gateway name.
 func addTool(server *mcp.Server, e *toolEntry, h mcp.ToolHandler) error {
+	return catchPanic(func() { server.AddTool(listedTool(e), h) })
+}
+
+// listedTool is e as the gateway lists it: under its gateway name, and a
+// schema without "type" given type "object", as MCP requires.
+func listedTool(e *toolEntry) *mcp.Tool {
 	t := *e.tool
 	t.Name = e.name
 	if m, ok := t.InputSchema.(map[string]any); ok {
@@ -399,7 +428,57 @@ func addTool(server *mcp.Server, e *toolEntry, h mcp.ToolHandler) error {
 	} else if t.InputSchema == nil {
 		t.InputSchema = map[string]any{"type": "object"}
 	}
-	return catchPanic(func() { server.AddTool(&t, h) })
+	return &t
+}
+
+// All mode shares one list of tools among sessions (catalog.allTools):
+// tools/list is answered from it, a tool is registered on the session's
+// server only when first called (so the SDK dispatches the call), and
+// the session's server holds a marker tool, re-added when the catalog's
+// tools change so the SDK sends list_changed.
+const (
+	allMarker   = "capbroker_gateway_listing"
+	allPageSize = 1000
+)
+
+// listAll answers tools/list in all mode from the catalog's shared list.
+// The cursor is the last name of the page before.
+func (s *session) listAll(req mcp.Request) (mcp.Result, error) {
+	tools := s.g.catalog().allTools()
+	start := 0
+	if p, ok := req.GetParams().(*mcp.ListToolsParams); ok && p != nil && p.Cursor != "" {
+		after, err := base64.RawURLEncoding.DecodeString(p.Cursor)
+		if err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("invalid cursor %q", p.Cursor)}
+		}
+		start = sort.Search(len(tools), func(i int) bool { return tools[i].Name > string(after) })
+	}
+	end := min(start+allPageSize, len(tools))
+	res := &mcp.ListToolsResult{Tools: append([]*mcp.Tool{}, tools[start:end]...)}
+	if end < len(tools) {
+		res.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(tools[end-1].Name))
+	}
+	res.CacheScope = "public" // as the SDK's own listing says
+	return res, nil
+}
+
+// registerAll registers the named tool on an all-mode session's server
+// before its first call, so the SDK can dispatch it.
+func (s *session) registerAll(name string) {
+	e, ok := s.g.catalog().tools[name]
+	if !ok {
+		return // the SDK answers: unknown tool
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, done := s.listed[name]; done {
+		return
+	}
+	if err := addTool(s.server, e, s.callTool); err != nil {
+		s.g.opts.Logger.Warn("not serving a tool", "tool", e.name, "server", e.up.cfg.Name, "error", err)
+		return
+	}
+	s.listed[name] = e.key
 }
 
 func catchPanic(f func()) (err error) {
@@ -428,6 +507,9 @@ func (s *session) guard(next mcp.MethodHandler) mcp.MethodHandler {
 			// later send no initialized notification).
 			s.started()
 		}
+		if s.mode == ModeAll && method == "tools/list" {
+			return s.listAll(req)
+		}
 		if method != "tools/call" {
 			return next(ctx, method, req)
 		}
@@ -441,6 +523,7 @@ func (s *session) guard(next mcp.MethodHandler) mcp.MethodHandler {
 				s.traceRefused(p.Name, "held", h.Why)
 				return errorResult(h.Why), nil
 			}
+			s.registerAll(p.Name)
 			return next(ctx, method, req)
 		}
 		s.mu.Lock()
