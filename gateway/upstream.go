@@ -91,7 +91,7 @@ type upstream struct {
 func newUpstream(cfg ServerConfig, opts *Options, h hooks) *upstream {
 	u := &upstream{
 		cfg: cfg, opts: opts, hooks: h,
-		log:      opts.Logger.With("upstream", cfg.Name),
+		log:      redactLogger(opts.Logger, cfg.Secrets).With("upstream", cfg.Name),
 		timeout:  cfg.Timeout,
 		ready:    make(chan struct{}),
 		calls:    map[uint64]*call{},
@@ -696,4 +696,64 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(ks)
 	return ks
+}
+
+// redactLogger returns log, or when the upstream's config expanded
+// secrets, a logger that shows them as ${VAR} in every message and
+// attribute (errors included).
+func redactLogger(log *slog.Logger, secrets []mcpconfig.Secret) *slog.Logger {
+	if len(secrets) == 0 {
+		return log
+	}
+	return slog.New(&redactHandler{h: log.Handler(), r: mcpconfig.NewRedactor(secrets...)})
+}
+
+// redactHandler redacts the records it passes on.
+type redactHandler struct {
+	h slog.Handler
+	r *mcpconfig.Redactor
+}
+
+func (h *redactHandler) Enabled(ctx context.Context, l slog.Level) bool { return h.h.Enabled(ctx, l) }
+
+func (h *redactHandler) Handle(ctx context.Context, rec slog.Record) error {
+	out := slog.NewRecord(rec.Time, rec.Level, h.r.Redact(rec.Message), rec.PC)
+	rec.Attrs(func(a slog.Attr) bool {
+		out.AddAttrs(h.attr(a))
+		return true
+	})
+	return h.h.Handle(ctx, out)
+}
+
+func (h *redactHandler) attr(a slog.Attr) slog.Attr {
+	v := a.Value.Resolve()
+	switch v.Kind() {
+	case slog.KindString:
+		return slog.String(a.Key, h.r.Redact(v.String()))
+	case slog.KindGroup:
+		attrs := v.Group()
+		out := make([]any, len(attrs))
+		for i, g := range attrs {
+			out[i] = h.attr(g)
+		}
+		return slog.Group(a.Key, out...)
+	case slog.KindAny:
+		s := fmt.Sprint(v.Any())
+		if r := h.r.Redact(s); r != s {
+			return slog.String(a.Key, r)
+		}
+	}
+	return a
+}
+
+func (h *redactHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	red := make([]slog.Attr, len(attrs))
+	for i, a := range attrs {
+		red[i] = h.attr(a)
+	}
+	return &redactHandler{h: h.h.WithAttrs(red), r: h.r}
+}
+
+func (h *redactHandler) WithGroup(name string) slog.Handler {
+	return &redactHandler{h: h.h.WithGroup(name), r: h.r}
 }
