@@ -96,7 +96,7 @@ func TestHeldSaysWhy(t *testing.T) {
 					}
 				}
 			}
-			for _, mode := range []Mode{ModeAll, ModeSearch, ModeCall} {
+			for _, mode := range []Mode{ModeAll, ModeSearch, ModeCall, ModeAuto} {
 				cs := connect(t, url, nil, map[string]string{ModeHeader: string(mode)})
 				if mode != ModeAll {
 					f := findAll(t, cs, tc.query)
@@ -110,7 +110,7 @@ func TestHeldSaysWhy(t *testing.T) {
 					check(string(mode)+" find reason", f.Reason+" "+f.Held[i].Why)
 				}
 				name, args := tc.tool, any(map[string]any{"text": "x"})
-				if mode == ModeCall {
+				if mode == ModeCall || mode == ModeAuto {
 					name, args = CallName, map[string]any{"name": tc.tool, "arguments": map[string]any{"text": "x"}}
 				}
 				text, isErr := callText(t, cs, name, args)
