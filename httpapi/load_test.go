@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -24,9 +25,10 @@ import (
 )
 
 // TestLoad runs `capbroker serve` as its own process on a 5,000-card
-// catalog and drives it from this process with 100 concurrent clients
-// posting /v1/select for 20 s (CAPBROKER_LOAD_SECONDS overrides). It
-// requires zero errors and reports p50, p99 and throughput, next to the
+// catalog and drives it from this process with 200 concurrent clients
+// posting /v1/select for 20 s (CAPBROKER_LOAD_SECONDS overrides), over
+// loopback. It requires zero errors and reports p50, p99, throughput and
+// the server's resident memory (before, at its peak, after), next to the
 // throughput of calling the library directly in the same run.
 func TestLoad(t *testing.T) {
 	if testing.Short() {
@@ -36,7 +38,7 @@ func TestLoad(t *testing.T) {
 	if s := os.Getenv("CAPBROKER_LOAD_SECONDS"); s != "" {
 		fmt.Sscan(s, &seconds)
 	}
-	const clients, ncards = 100, 5000
+	const clients, ncards = 200, 5000
 	dir := t.TempDir()
 	cards := synth.Cards(ncards, 1)
 	tools := filepath.Join(dir, "tools.jsonl")
@@ -85,7 +87,38 @@ func TestLoad(t *testing.T) {
 		firstErr  atomic.Value
 		wg        sync.WaitGroup
 	)
+	// The server's resident memory, from /proc (Linux; 0 elsewhere).
+	rss := func() int64 {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", srv.Process.Pid))
+		if err != nil {
+			return 0
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+				var kb int64
+				fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), &kb)
+				return kb << 10
+			}
+		}
+		return 0
+	}
+	if res, err := client.Post(url, "application/json", strings.NewReader(`{"task":"warm up"}`)); err == nil {
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+	}
+	rssBefore := rss()
+	var rssPeak atomic.Int64
+	sampled := make(chan struct{})
 	deadline := time.Now().Add(time.Duration(seconds) * time.Second)
+	go func() {
+		defer close(sampled)
+		for time.Now().Before(deadline) {
+			if r := rss(); r > rssPeak.Load() {
+				rssPeak.Store(r)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}()
 	start := time.Now()
 	for c := range clients {
 		wg.Add(1)
@@ -117,6 +150,8 @@ func TestLoad(t *testing.T) {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	<-sampled
+	rssAfter := rss()
 	cancel()
 	if n := errs.Load(); n > 0 {
 		t.Errorf("%d errors under load (first: %v)", n, firstErr.Load())
@@ -151,5 +186,6 @@ func TestLoad(t *testing.T) {
 	libRate := float64(libN.Load()) / time.Since(libStart).Seconds()
 	t.Logf("HTTP: %d requests in %s by %d clients on %d cards: %.0f req/s, p50 %s, p99 %s, max %s, errors %d",
 		len(latencies), elapsed.Round(time.Millisecond), clients, ncards, httpRate, pct(0.5), pct(0.99), latencies[len(latencies)-1], errs.Load())
+	t.Logf("server RSS: %.0f MB before, %.0f MB at peak, %.0f MB after", float64(rssBefore)/(1<<20), float64(rssPeak.Load())/(1<<20), float64(rssAfter)/(1<<20))
 	t.Logf("library: %.0f selects/s; HTTP reaches %.0f%% of the library's throughput", libRate, 100*httpRate/libRate)
 }
