@@ -82,9 +82,6 @@ mean tools exposed and the mean exposed tokens against the full catalog's.
 			if !slices.Contains(eval.Modes, mode) {
 				return usageError{fmt.Errorf("--mode %q: want rank, select or find", mode)}
 			}
-			if mode != eval.ModeRank && ranker != "lexical" {
-				return usageError{fmt.Errorf("--mode %s scores the lexical ranker only (--ranker %s is for --mode rank)", mode, ranker)}
-			}
 			if findK < 1 || maxSel < 1 {
 				return usageError{fmt.Errorf("--find-k %d, --max %d: want at least 1", findK, maxSel)}
 			}
@@ -103,10 +100,20 @@ mean tools exposed and the mean exposed tokens against the full catalog's.
 				return err
 			}
 			if mode != eval.ModeRank {
-				build := brokerExposer(mode, findK, &policy.Options{MaxSelected: maxSel})
+				var newRanker func(context.Context, []card.Card) (policy.Ranker, error)
+				var fallbacks func() int64
+				if ranker != "lexical" {
+					if newRanker, fallbacks, err = m.denseNewRanker(ctx, ranker, db, denseW); err != nil {
+						return err
+					}
+				}
+				build := brokerExposer(mode, findK, &policy.Options{MaxSelected: maxSel}, newRanker)
 				rep, err := eval.RunExposure(ctx, mode, build, cards, qs, &eval.Options{Ks: kList, Filter: filter, Limit: limit})
 				if err != nil {
 					return err
+				}
+				if fallbacks != nil && fallbacks() > 0 {
+					return fmt.Errorf("the embeddings endpoint failed %d times during the run, so those queries were ranked lexically: the figures are not %s figures", fallbacks(), ranker)
 				}
 				return m.writeEvalReport(rep, asJSON, misses, kList)
 			}
@@ -164,10 +171,19 @@ func (m *Main) writeEvalReport(rep *eval.Report, asJSON bool, misses int, ks []i
 
 // brokerExposer indexes the tools in a Broker and answers each query with
 // Broker.Select (mode select) or Broker.Find with k findK (mode find):
-// what the agent is given.
-func brokerExposer(mode string, findK int, opts *policy.Options) eval.BuildExposeFunc {
+// what the agent is given. newRanker, if set, builds the dense or hybrid
+// ranker; nil ranks lexically.
+func brokerExposer(mode string, findK int, opts *policy.Options, newRanker func(context.Context, []card.Card) (policy.Ranker, error)) eval.BuildExposeFunc {
 	return func(ctx context.Context, tools []card.Card) (eval.Exposer, error) {
-		b, err := capbroker.New(ctx, &capbroker.Options{Cards: tools, Logger: discardLogger()})
+		bo := &capbroker.Options{Cards: tools, Logger: discardLogger()}
+		if newRanker != nil {
+			r, err := newRanker(ctx, tools)
+			if err != nil {
+				return nil, err
+			}
+			bo.Ranker = r
+		}
+		b, err := capbroker.New(ctx, bo)
 		if err != nil {
 			return nil, err
 		}
@@ -214,6 +230,24 @@ func brokerExposer(mode string, findK int, opts *policy.Options) eval.BuildExpos
 // denseRanker returns a build function for the dense or hybrid ranker,
 // configured from the environment, and a counter of endpoint fallbacks.
 func (m *Main) denseRanker(ctx context.Context, kind, db string, denseWeight float64) (eval.BuildFunc, func() int64, error) {
+	newRanker, failed, err := m.denseNewRanker(ctx, kind, db, denseWeight)
+	if err != nil {
+		return nil, nil, err
+	}
+	build := func(ctx context.Context, tools []card.Card) (eval.Ranker, error) {
+		r, err := newRanker(ctx, tools)
+		if err != nil {
+			return nil, err
+		}
+		return evalRanker(r), nil
+	}
+	return build, failed, nil
+}
+
+// denseNewRanker returns what builds the dense or hybrid ranker over some
+// tools, configured from the environment, and a counter of endpoint
+// fallbacks.
+func (m *Main) denseNewRanker(ctx context.Context, kind, db string, denseWeight float64) (func(context.Context, []card.Card) (policy.Ranker, error), func() int64, error) {
 	if !slices.Contains(dense.Kinds, kind) {
 		return nil, nil, usageError{fmt.Errorf("--ranker %q: want lexical, dense or hybrid", kind)}
 	}
@@ -242,14 +276,10 @@ func (m *Main) denseRanker(ctx context.Context, kind, db string, denseWeight flo
 	}
 	var failed atomic.Int64
 	opts := &dense.Options{DenseWeight: denseWeight, OnFallback: func(string, error) { failed.Add(1) }}
-	build := func(ctx context.Context, tools []card.Card) (eval.Ranker, error) {
-		r, err := dense.NewRanker(ctx, kind, tools, e, cache, opts)
-		if err != nil {
-			return nil, err
-		}
-		return evalRanker(r), nil
+	newRanker := func(ctx context.Context, tools []card.Card) (policy.Ranker, error) {
+		return dense.NewRanker(ctx, kind, tools, e, cache, opts)
 	}
-	return build, failed.Load, nil
+	return newRanker, failed.Load, nil
 }
 
 // brokerRanker indexes the tools in a Broker and ranks with Broker.Rank,
