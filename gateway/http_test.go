@@ -1,11 +1,15 @@
 package gateway
 
 import (
+	"bufio"
+	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestListen(t *testing.T) {
@@ -128,4 +132,57 @@ func TestHTTPGuardEveryPath(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestServeTimeouts runs the gateway's HTTP face through Serve with short
+// bounds: a client that never ends its body and an idle keep-alive
+// connection are closed. Before, Serve had only a header timeout and held
+// both forever.
+func TestServeTimeouts(t *testing.T) {
+	g := startGateway(t, []ServerConfig{testServer("a")}, &Options{Mode: ModeAll})
+	ln, err := Listen("127.0.0.1:0", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Serve(ctx, ln, g.Handler(nil), &ServeOptions{ReadTimeout: 150 * time.Millisecond, IdleTimeout: 150 * time.Millisecond}) }()
+	t.Cleanup(func() { cancel(); <-done })
+	closed := func(c net.Conn) bool {
+		c.SetReadDeadline(time.Now().Add(20 * time.Second)) // patience, not a bound under test
+		_, err := io.ReadAll(c)
+		var ne net.Error
+		return !errors.As(err, &ne) || !ne.Timeout()
+	}
+	t.Run("slow body", func(t *testing.T) {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		io.WriteString(c, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{\"jsonrpc\":")
+		if !closed(c) {
+			t.Error("a client that never ends its body holds the connection")
+		}
+	})
+	t.Run("idle keep-alive", func(t *testing.T) {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		io.WriteString(c, "GET /status HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+		res, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("/status: %d", res.StatusCode)
+		}
+		if !closed(c) {
+			t.Error("an idle keep-alive connection is held")
+		}
+	})
 }
