@@ -146,7 +146,9 @@ func TestServeTimeouts(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Serve(ctx, ln, g.Handler(nil), &ServeOptions{ReadTimeout: 150 * time.Millisecond, IdleTimeout: 150 * time.Millisecond}) }()
+	go func() {
+		done <- Serve(ctx, ln, g.Handler(nil), &ServeOptions{ReadTimeout: 150 * time.Millisecond, IdleTimeout: 150 * time.Millisecond})
+	}()
 	t.Cleanup(func() { cancel(); <-done })
 	closed := func(c net.Conn) bool {
 		c.SetReadDeadline(time.Now().Add(20 * time.Second)) // patience, not a bound under test
