@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -272,8 +273,8 @@ a bearer token (--token or $CAPBROKER_GATEWAY_TOKEN).`,
 
 // gatewayStore opens the session database for the gateway. An explicit
 // --db (or $CAPBROKER_DB) that cannot be opened is an error; when the
-// default one cannot be, the gateway keeps sessions in memory and says so
-// (nil store).
+// default one cannot be, or any one is corrupt, the gateway keeps
+// sessions in memory and says so (nil store): proxying needs no database.
 func (m *Main) gatewayStore(ctx context.Context, f *storeFlags, log *slog.Logger) (store.Store, error) {
 	explicit := f.db != "" || m.Getenv("CAPBROKER_DB") != ""
 	dsn, err := m.dbPath(f)
@@ -281,6 +282,12 @@ func (m *Main) gatewayStore(ctx context.Context, f *storeFlags, log *slog.Logger
 		var st store.Store
 		if st, err = store.Open(ctx, dsn); err == nil {
 			return st, nil
+		}
+		if errors.Is(err, store.ErrCorrupt) {
+			// Proxying needs no database: serve, keep sessions in memory,
+			// and say which file is corrupt and how to reset it.
+			log.Error("sessions are kept in memory only: the session database is corrupt (the error names the file and the command that resets it)", "error", err)
+			return nil, nil
 		}
 		if explicit {
 			return nil, fmt.Errorf("gateway: --db: %w", err)

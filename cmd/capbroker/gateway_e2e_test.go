@@ -330,3 +330,29 @@ func TestGatewayPinsSessionsTrace(t *testing.T) {
 		t.Errorf("trace table: exit %d\n%s", code, out)
 	}
 }
+
+// TestGatewayCorruptDatabase: with a corrupt session database, even one
+// named with --db, the gateway still serves (proxying needs no database),
+// keeping sessions in memory, and its log names the file and the command
+// that resets it. (Before, it refused to start.)
+func TestGatewayCorruptDatabase(t *testing.T) {
+	dict := newDictServer(t, "dict")
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "servers.json")
+	writeFile(t, cfg, fmt.Sprintf(`{"mcpServers": {"dict": {"url": %q}}}`, dict.url))
+	db := filepath.Join(dir, "sessions.db")
+	writeFile(t, db, "this is not a database, it is a poem about databases\n")
+	g := runGateway(t, map[string]string{"HOME": dir}, nil, "--config", cfg, "--mode", "all", "--index", filepath.Join(dir, "index"), "--db", db)
+	if tools := g.tools(t); !slices.Contains(tools, "dict__lookup") {
+		t.Fatalf("tools with a corrupt database: %v", tools)
+	}
+	if text, isErr := g.call(t, "dict__lookup", map[string]any{"word": "db"}); isErr || text != "db: a word" {
+		t.Errorf("lookup with a corrupt database: %v %q", isErr, text)
+	}
+	g.stop()
+	for _, w := range []string{"corrupt", db, "prune --reset"} {
+		if !strings.Contains(g.stderr.String(), w) {
+			t.Errorf("the log lacks %q:\n%s", w, g.stderr.String())
+		}
+	}
+}
