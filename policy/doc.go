@@ -45,7 +45,9 @@
 //     always exposed) are hard ceilings.
 //  6. A task whose words and meaning match nothing gets the floor alone,
 //     with the reason "floor (no matches)". A task whose only hits are
-//     weak gets the best of them, labelled low, rather than nothing.
+//     weak (a match through related words alone among them) gets the best
+//     of them, labelled low, rather than nothing, unless a floor tool
+//     matched it.
 //  7. The escape hatch, find_capability, is always exposed in addition,
 //     so a model can find more mid-run. [Selector.Find] applies no
 //     relevance threshold: it returns up to k hits (each step's best

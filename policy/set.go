@@ -140,9 +140,8 @@ func (s *Selector) level(c *card.Card, h *rank.Hit, top float64, o *Options) (in
 	if !indirect && o.PlausibleCoverage >= 0 && h.Coverage >= o.PlausibleCoverage && rel >= o.PlausibleRelative {
 		return levelPlausible, why
 	}
-	if indirect {
-		return levelNone, why
-	}
+	// A weak hit, a match through related words alone among them, is
+	// exposed only when nothing better is, labelled low.
 	return levelWeak, why
 }
 
@@ -219,9 +218,10 @@ func (s *Selector) Select(ctx context.Context, task string, opts *Options) *Sele
 		}
 		b.add(c, "", false)
 	}
-	// 3. Nothing plausible: the best weak hit of the whole task, labelled
-	// so, beats exposing nothing when the ranker found something.
-	if !b.anyRanked() {
+	// 3. Nothing plausible, and no floor tool matched: the best weak hit
+	// of the whole task, labelled so, beats exposing nothing when the
+	// ranker found something.
+	if !b.anyRanked() && !b.floorMatched {
 		for _, c := range rest {
 			if !c.picked && c.level == levelWeak && c.unit == 0 {
 				b.add(c, "weak match, the best there is: ", true)
@@ -256,6 +256,9 @@ type builder struct {
 	ranked   int
 	rejected map[int]bool
 	floorWhy map[int]string
+	// floorMatched: a floor tool matched the task, so it is not left with
+	// nothing but guesses.
+	floorMatched bool
 }
 
 func newBuilder(s *Selector, sel *Selection, o *Options, units []unit, aspects []Aspect) *builder {
@@ -347,6 +350,7 @@ func (b *builder) add(c *candidate, prefix string, covering bool) bool {
 			Reason: b.floorWhy[c.idx] + "; also matched " + matchedTerms(h)})
 		delete(b.inFloor, c.idx)
 		c.picked = true
+		b.floorMatched = true
 		b.markCovered(c.serves)
 		return true
 	}
