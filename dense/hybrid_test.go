@@ -123,7 +123,7 @@ func TestHybridGolden(t *testing.T) {
 	ctx := context.Background()
 	var b strings.Builder
 	for _, fusion := range []Fusion{RRF, Blend} {
-		h := buildHybrid(t, &wordEmbedder{}, &Options{Fusion: fusion})
+		h := buildHybrid(t, &wordEmbedder{}, &Options{Fusion: fusion, DenseWeight: 0.5})
 		for _, q := range []string{"look up this URL", "read the contents of a file", "email the weather forecast"} {
 			fmt.Fprintf(&b, "== %s %q\n", fusion, q)
 			for _, hit := range h.Search(ctx, q, 4) {
