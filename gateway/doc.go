@@ -48,7 +48,9 @@
 // missing: find_capability lists the matching held tools under "held"
 // with why and the flag or command that releases each, a call to one is
 // answered with the same, and [Gateway.Held] (/status over HTTP) lists
-// them all.
+// them all. Both reach the trace: a find's record names the held tools it
+// matched (detail "held"), a refused call's has the outcome "held" and why;
+// capbroker serve's explorer shows them per session.
 //
 // Tool and prompt names are namespaced server__tool ([NamespaceAlways]) or
 // only where two servers offer the same name ([NamespaceCollisions]);

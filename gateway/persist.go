@@ -297,7 +297,8 @@ func (s *StoreSessions) writeFind(ctx context.Context, rec trace.Record) (int, b
 // tools exposed after the event (SelectedTools), what a find added
 // (Found), the tokens of the exposed tools against the full catalog's, a
 // refusal or missing tools as a failure, and the gateway's own details
-// (mode, upstream, outcome, duration) in Detail.
+// (mode, upstream, outcome, the held-back tools a find matched) in
+// Detail.
 func Record(e Event) trace.Record {
 	rec := trace.Record{
 		SessionID: e.Session, At: e.Time, Query: e.Query, Tool: e.Tool, FindCapabilityCalls: e.Finds,
@@ -332,7 +333,7 @@ func Record(e Event) trace.Record {
 		}
 		rec.Failures = []trace.Failure{{Tier: tier, Message: e.Failure}}
 	}
-	d := detail{Gateway: true, Mode: e.Mode, Upstream: e.Upstream, Outcome: e.Outcome, TokensFound: e.TokensFound}
+	d := detail{Gateway: true, Mode: e.Mode, Upstream: e.Upstream, Outcome: e.Outcome, TokensFound: e.TokensFound, Held: slices.Clone(e.Held)}
 	if e.Kind == "call" && e.Upstream != "" && rec.CapabilityReason == "" {
 		rec.CapabilityReason = fmt.Sprintf("%s: %s in %.1f ms", e.Upstream, e.Outcome, e.DurationMS)
 	}
@@ -347,6 +348,8 @@ type detail struct {
 	Upstream    string `json:"upstream,omitempty"`
 	Outcome     string `json:"outcome,omitempty"`
 	TokensFound int    `json:"tokens_found,omitempty"`
+	// Held are the held-back tools a find matched.
+	Held []string `json:"held,omitempty"`
 }
 
 // Tracers sends each event to every tracer, in order.

@@ -683,8 +683,12 @@ func (s *session) find(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 	}
 	all := s.exposedNames(cat)
 	s.g.opts.Metrics.find(len(names))
+	var held []string
+	for _, h := range out.Held {
+		held = append(held, h.Name)
+	}
 	s.g.opts.Trace.Record(ctx, Event{Session: s.key, Kind: "find", Mode: string(s.mode), Query: a.Query, Names: names,
-		Found: added, Exposed: all, Reason: out.Reason, TokensFound: cat.tokens(names),
+		Found: added, Held: held, Exposed: all, Reason: out.Reason, TokensFound: cat.tokens(names),
 		TokensExposed: cat.tokens(all), TokensFull: cat.fullTokens, DurationMS: ms(time.Since(start)), Finds: finds})
 	b, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {

@@ -22,6 +22,8 @@ type Event struct {
 	Names []string `json:"names,omitempty"`
 	// Found are the tools a find newly exposed.
 	Found []string `json:"found,omitempty"`
+	// Held are the held-back tools a find matched (not exposed; see Held).
+	Held []string `json:"held,omitempty"`
 	// Exposed are the upstream tools the session may call after the event,
 	// in the order given (selected, then found); every tool in mode all.
 	Exposed []string `json:"exposed,omitempty"`

@@ -21,6 +21,7 @@
 //	POST /v1/sessions/{id}/call    {"tool"}                          -> session + call verdict
 //	POST /v1/sessions/{id}/resume  {"format"} (body optional)        -> session (+ payload)
 //	GET  /v1/traces        ?session=&kind=&after=&limit=             -> trace records (Options.Traces)
+//	GET  /v1/activity      ?limit=&records=                          -> sessions by latest activity (Options.Traces)
 //	GET  /healthz                                                    -> {"status":"ok"}
 //	GET  /metrics                                                    -> Prometheus text
 //	GET  /openapi.json                                               -> OpenAPI 3.1
@@ -36,6 +37,18 @@
 // task ({"plan": {...}, "plan_task": "t2"}) exposes the task's assembled
 // capabilities plus the floor, and its answer carries the plan check's
 // warnings (cards changed since the plan was made, with the diff).
+//
+// # The gateway's sessions
+//
+// capbroker gateway writes its sessions and traces into the same store
+// (gateway.StoreSessions). GET /v1/activity reads the newest trace records
+// (and the stored sessions) and answers, per session, newest activity
+// first: what it was given, found and called (by outcome), the held-back
+// tools it met (matched by a find, or called and refused), whether it is
+// stored by name or anonymous, and whether it is live (a record within
+// [LiveWindow], the gateway's default idle timeout). The explorer's
+// Sessions tab shows it, refreshing every 5 s, and opens a session's trace
+// (GET /v1/traces?session=) on a click.
 //
 // Request and response bodies are the same JSON the CLI prints with
 // --json: both encode the same Go types (policy.Selection, route.Decision,

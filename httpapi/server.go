@@ -148,6 +148,7 @@ func New(b Broker, opts *Options) (*Server, error) {
 	s.handle("POST /v1/sessions/{id}/call", http.HandlerFunc(s.handleSessionCall))
 	s.handle("POST /v1/sessions/{id}/resume", http.HandlerFunc(s.handleSessionResume))
 	s.handle("GET /v1/traces", http.HandlerFunc(s.handleTraces))
+	s.handle("GET /v1/activity", http.HandlerFunc(s.handleActivity))
 	return s, nil
 }
 

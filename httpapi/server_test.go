@@ -252,6 +252,10 @@ func TestOpenAPIMatchesHandlers(t *testing.T) {
 		"SessionList":          reflect.TypeFor[httpapi.SessionsResponse](),
 		"TraceRecord":          reflect.TypeFor[trace.Record](),
 		"TraceFailure":         reflect.TypeFor[trace.Failure](),
+		"Activity":             reflect.TypeFor[httpapi.ActivityResponse](),
+		"SessionActivity":      reflect.TypeFor[httpapi.SessionActivity](),
+		"CallCount":            reflect.TypeFor[httpapi.CallCount](),
+		"HeldTool":             reflect.TypeFor[httpapi.HeldTool](),
 		"Match":                reflect.TypeFor[rank.Match](),
 	} {
 		schema, ok := doc.Components.Schemas[name]

@@ -202,10 +202,15 @@ func (s SQL) Traces(ctx context.Context, q *TraceQuery) (_ []trace.Record, err e
 		query += ` AND kind = ?`
 		args = append(args, string(f.Kind))
 	}
-	query += ` ORDER BY id`
-	if f.Limit > 0 {
-		query += ` LIMIT ?`
+	switch {
+	case f.Limit > 0 && f.Newest:
+		query = `SELECT id, data FROM (` + query + ` ORDER BY id DESC LIMIT ?) AS newest ORDER BY id`
 		args = append(args, int64(f.Limit))
+	case f.Limit > 0:
+		query += ` ORDER BY id LIMIT ?`
+		args = append(args, int64(f.Limit))
+	default:
+		query += ` ORDER BY id`
 	}
 	out := []trace.Record{}
 	var newer []int64

@@ -104,6 +104,9 @@ type TraceQuery struct {
 	AfterID int64
 	// Limit caps the records returned, oldest first. Zero: no limit.
 	Limit int
+	// Newest, with Limit, keeps the Limit newest records (still returned
+	// oldest first) rather than the oldest: the recent activity.
+	Newest bool
 }
 
 // ErrCorrupt is wrapped by the error of opening a database file that is

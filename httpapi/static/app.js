@@ -35,6 +35,7 @@ for (const b of document.querySelectorAll("nav button")) {
     document.querySelectorAll(".tab").forEach((t) => t.classList.toggle("active", t.id === "tab-" + b.dataset.tab));
     if (b.dataset.tab === "cards") loadCards();
     if (b.dataset.tab === "map") loadMap();
+    if (b.dataset.tab === "sessions") loadSessions();
   });
 }
 
@@ -189,6 +190,96 @@ $("route-form").addEventListener("submit", async (ev) => {
     out.replaceChildren(el("p", { class: "error" }, e.message));
   }
 });
+
+// Sessions: GET /v1/activity lists the sessions with the latest trace
+// records, whoever wrote them (capbroker gateway or this API) into the
+// shared database; a session's trace is GET /v1/traces?session=ID,
+// oldest first, paged with after.
+function names(list, n) {
+  list = list || [];
+  if (!list.length) return el("span", { class: "terms" }, "none");
+  const shown = list.slice(0, n).join(", ");
+  return el("span", { title: list.join(", ") }, list.length > n ? `${shown} +${list.length - n} more` : shown);
+}
+
+function when(iso) {
+  const d = new Date(iso);
+  return isNaN(d) ? "" : d.toLocaleString();
+}
+
+let traceSession = null, traceAfter = 0;
+async function loadSessions() {
+  const err = $("sessions-error");
+  try {
+    const a = await api("GET", "/v1/activity");
+    err.hidden = true;
+    const live = a.sessions.filter((s) => s.live).length;
+    $("sessions-summary").textContent = `${a.count} sessions, ${live} live (a record in the last ${Math.round(a.live_window_seconds / 60)} min)` +
+      (a.partial ? ` · from the newest ${a.records} trace records` : "");
+    $("sessions").replaceChildren(...a.sessions.map((s) => {
+      const row = el("tr", { class: "session" + (s.id === traceSession ? " chosen" : ""), "data-id": s.id, "data-live": s.live },
+        el("td", {}, el("b", {}, s.id), el("br"),
+          el("span", { class: "badge " + (s.live ? "live" : "ended") }, s.live ? "live" : "recent"), " ",
+          el("span", { class: "terms" }, (s.gateway ? "gateway" + (s.mode ? " · " + s.mode : "") : "api") + (s.stored ? " · stored" : " · anonymous"))),
+        el("td", {}, s.task),
+        el("td", {}, when(s.last_at), el("br"), el("span", { class: "terms" }, `${s.records} records · ${s.find_capability_calls} finds` + (s.failures ? ` · ${s.failures} failures` : ""))),
+        el("td", { class: "given" }, names(s.given, 6)),
+        el("td", { class: "found" }, names(s.found, 6)),
+        el("td", { class: "called" }, ...(s.called.length ? s.called.map((c) => el("div", {},
+          el("code", {}, c.tool), ` ×${c.count} `, el("span", { class: "outcome " + c.outcome }, c.outcome))) : [el("span", { class: "terms" }, "none")])),
+        el("td", { class: "held" }, ...(s.held.length ? s.held.map((h) => el("div", { title: h.why },
+          el("code", {}, h.name), h.refused ? ` refused ×${h.refused}` : " matched")) : [el("span", { class: "terms" }, "none")])));
+      row.addEventListener("click", () => openTrace(s.id));
+      return row;
+    }));
+  } catch (e) {
+    err.textContent = e.message;
+    err.hidden = false;
+  }
+}
+
+async function openTrace(id) {
+  traceSession = id;
+  traceAfter = 0;
+  document.querySelectorAll("#sessions tr.session").forEach((r) => r.classList.toggle("chosen", r.dataset.id === id));
+  $("trace").hidden = false;
+  $("trace-session").textContent = id;
+  $("trace-records").replaceChildren();
+  await moreTrace();
+}
+
+async function moreTrace() {
+  const id = traceSession;
+  try {
+    const recs = await api("GET", `/v1/traces?session=${encodeURIComponent(id)}&limit=100&after=${traceAfter}`);
+    if (id !== traceSession) return;
+    const body = $("trace-records");
+    for (const r of recs) {
+      let d = {};
+      try { d = r.detail ? (typeof r.detail === "string" ? JSON.parse(r.detail) : r.detail) : {}; } catch (_) { d = {}; }
+      const what = r.kind === "call" ? [el("code", {}, r.tool), d.outcome ? el("span", { class: "outcome " + d.outcome }, " " + d.outcome) : "", d.upstream ? el("span", { class: "terms" }, " on " + d.upstream) : ""]
+        : r.kind === "find" ? [el("span", {}, "“" + (r.query || "") + "”"), (r.found || []).length ? el("div", { class: "terms" }, "added " + r.found.join(", ")) : "",
+          (d.held || []).length ? el("div", { class: "terms" }, "held back: " + d.held.join(", ")) : ""]
+        : [r.task || r.query || ""];
+      const why = (r.failures || []).length ? el("span", { class: "error-text" }, r.failures.map((f) => f.tier + ": " + f.message).join("; ")) : (r.capability_reason || "");
+      body.append(el("tr", { class: "record", "data-kind": r.kind, "data-id": r.id },
+        el("td", {}, r.id), el("td", {}, when(r.at)), el("td", {}, r.kind),
+        el("td", {}, ...what), el("td", {}, names(r.selected_tools, 4)),
+        el("td", {}, r.tokens && r.tokens.full ? `${r.tokens.exposed} of ${r.tokens.full}` : ""), el("td", {}, why)));
+      traceAfter = Math.max(traceAfter, r.id);
+    }
+    $("trace-count").textContent = `(${body.children.length} records)`;
+    $("trace-more").hidden = recs.length < 100;
+  } catch (e) {
+    $("trace-records").append(el("tr", {}, el("td", { colspan: 7, class: "error" }, e.message)));
+  }
+}
+
+$("sessions-refresh").addEventListener("click", loadSessions);
+$("trace-more").addEventListener("click", moreTrace);
+setInterval(() => {
+  if ($("sessions-auto").checked && $("tab-sessions").classList.contains("active")) loadSessions();
+}, 5000);
 
 // A task in the address (?task=...) runs at once: links can share a selection.
 const q = new URLSearchParams(location.search).get("task");

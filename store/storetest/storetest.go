@@ -353,6 +353,8 @@ func testTraceFilters(t *testing.T, h Harness) {
 		{"kind", store.TraceQuery{Kind: trace.KindCall}, []int{0, 3, 6, 9}},
 		{"both", store.TraceQuery{SessionID: "even", Kind: trace.KindCall}, []int{0, 6}},
 		{"limit", store.TraceQuery{Limit: 3}, []int{0, 1, 2}},
+		{"newest", store.TraceQuery{Limit: 3, Newest: true}, []int{7, 8, 9}},
+		{"newest of a session", store.TraceQuery{SessionID: "odd", Limit: 2, Newest: true}, []int{7, 9}},
 		{"after", store.TraceQuery{AfterID: all[7].ID}, []int{8, 9}},
 		{"none", store.TraceQuery{SessionID: "missing"}, nil},
 	}
