@@ -33,7 +33,7 @@ type Config struct {
 }
 
 // ServerConfig is one upstream MCP server: a command run over stdio, or a
-// streamable HTTP URL.
+// URL reached over streamable HTTP or legacy SSE.
 type ServerConfig struct {
 	// Name is the key in mcpServers; it is the namespace of its tools.
 	Name string
@@ -43,9 +43,16 @@ type ServerConfig struct {
 	Args    []string
 	Env     map[string]string
 	Dir     string
-	// URL and Headers reach a streamable HTTP server.
+	// URL and Headers reach a remote server: over streamable HTTP, or the
+	// legacy SSE transport when SSE.
 	URL     string
 	Headers map[string]string
+	SSE     bool
+	// IncludeTools and ExcludeTools filter the server's tools (Gemini
+	// CLI's includeTools/excludeTools, Windsurf's disabledTools): a tool
+	// left out is neither listed nor callable.
+	IncludeTools []string
+	ExcludeTools []string
 	// Timeout bounds each call to this server. Zero means the gateway's
 	// default ([Options.CallTimeout]).
 	Timeout time.Duration
@@ -77,8 +84,11 @@ func (s *ServerConfig) Where() string {
 	return s.File
 }
 
-// Transport names how the server is reached: "stdio" or "http".
+// Transport names how the server is reached: "stdio", "http" or "sse".
 func (s *ServerConfig) Transport() string {
+	if s.SSE {
+		return "sse"
+	}
 	if s.URL != "" {
 		return "http"
 	}
@@ -95,6 +105,9 @@ type rawServer struct {
 	Timeout           string            `json:"timeout"`
 	AllowIrreversible bool              `json:"allowIrreversible"`
 	Disabled          bool              `json:"disabled"`
+	IncludeTools      []string          `json:"includeTools"`
+	ExcludeTools      []string          `json:"excludeTools"`
+	DisabledTools     []string          `json:"disabledTools"`
 }
 
 // LoadConfig reads a configuration file (see [Config]).
@@ -147,14 +160,15 @@ func ParseConfig(data []byte) (*Config, error) {
 			continue
 		}
 		s := ServerConfig{Name: name, Command: r.Command, Args: r.Args, Env: r.Env, URL: r.URL,
-			Headers: r.Headers, AllowIrreversible: r.AllowIrreversible}
+			Headers: r.Headers, AllowIrreversible: r.AllowIrreversible, SSE: r.Type == "sse",
+			IncludeTools: r.IncludeTools, ExcludeTools: append(r.ExcludeTools, r.DisabledTools...)}
 		switch {
 		case s.Command != "" && s.URL != "":
 			return nil, fmt.Errorf("server %q: has both command and url; give one", name)
 		case s.Command == "" && s.URL == "":
 			return nil, fmt.Errorf("server %q: has neither command nor url", name)
-		case r.Type == "sse":
-			return nil, fmt.Errorf("server %q: the legacy SSE transport is not supported; use streamable HTTP", name)
+		case s.SSE && s.URL == "":
+			return nil, fmt.Errorf("server %q: an sse server needs a url", name)
 		}
 		if r.Timeout != "" {
 			d, err := time.ParseDuration(r.Timeout)
@@ -172,14 +186,14 @@ func ParseConfig(data []byte) (*Config, error) {
 // source/mcpconfig (any client's config: .mcp.json, ~/.claude.json,
 // Claude Desktop, VS Code, Cursor; variables expanded) into an upstream.
 // The gateway's own settings ("timeout", "allowIrreversible") are read from
-// the definition as written. The legacy SSE transport is refused.
+// the definition as written ("timeout" as mcpconfig read it: seconds for
+// Cline's numbers). Legacy SSE servers are reached with the SDK's SSE
+// client transport.
 func FromMCPConfig(s mcpconfig.Server) (ServerConfig, error) {
 	c := ServerConfig{Name: s.Name, Command: s.Command, Args: s.Args, Env: s.Env, Dir: s.Dir,
-		URL: s.URL, Headers: s.Headers, File: s.File, Line: s.Line,
-		Secrets: s.Secrets, InheritEnv: s.InheritEnv, InheritVars: s.InheritVars}
-	if s.Transport == mcpconfig.SSE {
-		return c, fmt.Errorf("server %q: the legacy SSE transport is not supported; use streamable HTTP", s.Name)
-	}
+		URL: s.URL, Headers: s.Headers, SSE: s.Transport == mcpconfig.SSE, File: s.File, Line: s.Line,
+		Secrets: s.Secrets, InheritEnv: s.InheritEnv, InheritVars: s.InheritVars,
+		IncludeTools: s.IncludeTools, ExcludeTools: s.ExcludeTools, Timeout: s.Timeout}
 	if s.Transport == mcpconfig.Stdio {
 		c.URL, c.Headers = "", nil
 	} else {
@@ -187,28 +201,9 @@ func FromMCPConfig(s mcpconfig.Server) (ServerConfig, error) {
 	}
 	if len(s.Raw) > 0 {
 		var extra struct {
-			Timeout           any `json:"timeout"`
 			AllowIrreversible any `json:"allowIrreversible"`
 		}
 		if err := json.Unmarshal(jsonc(s.Raw), &extra); err == nil {
-			switch v := extra.Timeout.(type) {
-			case nil:
-			case string:
-				d, err := time.ParseDuration(v)
-				if err != nil || d <= 0 {
-					return c, fmt.Errorf("server %q: timeout %q is not a positive duration such as \"30s\"", s.Name, v)
-				}
-				c.Timeout = d
-			case float64:
-				// Some clients (Claude Desktop extensions, Cline) give
-				// milliseconds as a number.
-				if v <= 0 {
-					return c, fmt.Errorf("server %q: timeout %v is not positive", s.Name, v)
-				}
-				c.Timeout = time.Duration(v * float64(time.Millisecond))
-			default:
-				return c, fmt.Errorf("server %q: timeout must be a duration such as \"30s\"", s.Name)
-			}
 			switch v := extra.AllowIrreversible.(type) {
 			case nil:
 			case bool:

@@ -34,7 +34,8 @@ func TestParseConfig(t *testing.T) {
 		{name: "both", in: `{"mcpServers": {"a": {"command": "a", "url": "http://x"}}}`, wantErr: `server "a": has both command and url`},
 		{name: "neither", in: `{"mcpServers": {"a": {"args": ["x"]}}}`, wantErr: `server "a": has neither command nor url`},
 		{name: "bad timeout", in: `{"mcpServers": {"a": {"command": "a", "timeout": "soon"}}}`, wantErr: `server "a": timeout "soon"`},
-		{name: "sse", in: `{"mcpServers": {"a": {"type": "sse", "url": "http://x/sse"}}}`, wantErr: "legacy SSE"},
+		{name: "sse and tool filters", in: `{"mcpServers": {"a": {"type": "sse", "url": "http://x/sse", "includeTools": ["t"], "excludeTools": ["u"], "disabledTools": ["v"]}}}`,
+			want: []ServerConfig{{Name: "a", URL: "http://x/sse", SSE: true, IncludeTools: []string{"t"}, ExcludeTools: []string{"u", "v"}}}},
 		{name: "wrong type", in: `{"mcpServers": {"a": {"command": 3}}}`, wantErr: `server "a"`},
 	}
 	for _, tc := range tests {
@@ -97,7 +98,7 @@ func TestFromMCPConfig(t *testing.T) {
   "servers": {
     "fs": {"command": "mcp-fs", "args": ["${userHome}/src"], "env": {"K": "${env:K}"}, "cwd": "/w", "allowIrreversible": true, "timeout": "5s",},
     "web": {"type": "http", "url": "https://x/mcp", "headers": {"Authorization": "Bearer ${env:TOKEN}"}, "timeout": 1500},
-    "old": {"type": "sse", "url": "https://x/sse"},
+    "old": {"type": "sse", "url": "https://x/sse", "disabledTools": ["drop"]},
     "badtime": {"command": "a", "timeout": "soon"},
     "badallow": {"command": "a", "allowIrreversible": "yes"}
   }
@@ -105,7 +106,7 @@ func TestFromMCPConfig(t *testing.T) {
 	env := map[string]string{"K": "v", "TOKEN": "t0k"}
 	servers, probs, err := mcpconfig.Parse(file, []byte(data), &mcpconfig.Options{
 		Getenv: func(k string) string { return env[k] }, Vars: map[string]string{"userHome": "/home/me"}})
-	if err != nil || len(probs) != 1 { // "not strict JSON"
+	if err != nil || len(probs) != 2 || !strings.Contains(probs[1].Reason, `badtime: timeout "soon" is not a positive duration`) { // "not strict JSON", badtime
 		t.Fatalf("parse: %v %v", err, probs)
 	}
 	var got []ServerConfig
@@ -121,6 +122,7 @@ func TestFromMCPConfig(t *testing.T) {
 	want := []ServerConfig{
 		{Name: "fs", Command: "mcp-fs", Args: []string{"/home/me/src"}, Env: map[string]string{"K": "v"}, Dir: "/w",
 			AllowIrreversible: true, Timeout: 5 * time.Second, File: file, Line: 4, Secrets: []mcpconfig.Secret{{Var: "K", Value: "v"}}},
+		{Name: "old", URL: "https://x/sse", SSE: true, ExcludeTools: []string{"drop"}, File: file, Line: 6},
 		{Name: "web", URL: "https://x/mcp", Headers: map[string]string{"Authorization": "Bearer t0k"},
 			Timeout: 1500 * time.Millisecond, File: file, Line: 5, Secrets: []mcpconfig.Secret{{Var: "TOKEN", Value: "t0k"}}},
 	}
@@ -129,8 +131,6 @@ func TestFromMCPConfig(t *testing.T) {
 	}
 	wantErrs := []string{
 		`server "badallow": allowIrreversible must be true or false`,
-		`server "badtime": timeout "soon" is not a positive duration`,
-		`server "old": the legacy SSE transport is not supported`,
 	}
 	if len(errs) != len(wantErrs) {
 		t.Fatalf("errors %q, want %d", errs, len(wantErrs))

@@ -14,8 +14,10 @@
 // Code, Cursor) into a [ServerConfig]; the capbroker command uses it to
 // front, by default, the servers discovery finds. [New]
 // makes a [Gateway] over them and [Gateway.Start] connects to each one, over
-// stdio (the command runs as a child process) or streamable HTTP, in the
-// background: the gateway never waits on the slowest upstream. It
+// stdio (the command runs as a child process), streamable HTTP or legacy
+// SSE (the transport package source/mcp builds for discovery too), in the
+// background; tools a server's includeTools/excludeTools/disabledTools
+// leave out are neither listed nor callable: the gateway never waits on the slowest upstream. It
 // answers initialize at once and adds each upstream's tools as it comes
 // (list_changed); a client's other requests wait for upstreams still
 // starting only up to [Options.StartWait] after Start, and tools that come

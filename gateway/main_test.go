@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/capbroker/capbroker/internal/testenv"
+	srcmcp "github.com/capbroker/capbroker/source/mcp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -183,7 +184,7 @@ func serveHTTP(tb testing.TB, g *Gateway, opts *HTTPOptions) string {
 func connect(tb testing.TB, url string, copts *mcp.ClientOptions, headers map[string]string) *mcp.ClientSession {
 	tb.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, copts)
-	t := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: headerTransport{headers, http.DefaultTransport}}}
+	t := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: srcmcp.HeaderTransport{Base: http.DefaultTransport, Headers: headers}}}
 	cs, err := c.Connect(context.Background(), t, nil)
 	if err != nil {
 		tb.Fatalf("connecting to the gateway: %v", err)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"os/exec"
 	"slices"
@@ -219,12 +218,11 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	var t mcp.Transport
 	var watch *srcmcp.AuthWatch // says when a remote server wants a sign-in
 	if u.cfg.URL != "" {
-		watch = &srcmcp.AuthWatch{Base: headerTransport{u.cfg.Headers, http.DefaultTransport}}
-		t = &mcp.StreamableClientTransport{
-			Endpoint:   u.cfg.URL,
-			HTTPClient: &http.Client{Transport: watch},
-			MaxRetries: -1,
+		tr := mcpconfig.HTTP
+		if u.cfg.SSE {
+			tr = mcpconfig.SSE
 		}
+		t, watch = srcmcp.RemoteTransport(mcpconfig.Server{Transport: tr, URL: u.cfg.URL, Headers: u.cfg.Headers}, nil, true)
 	} else {
 		cmd := exec.Command(u.cfg.Command, u.cfg.Args...)
 		cmd.Dir = u.cfg.Dir
@@ -325,6 +323,10 @@ func (u *upstream) relistSession(ctx context.Context, cs *mcp.ClientSession) err
 			return fmt.Errorf("listing tools: %w", err)
 		}
 		note(n)
+		// includeTools, excludeTools, disabledTools: a tool left out is
+		// neither listed nor callable through the gateway.
+		filter := mcpconfig.Server{IncludeTools: u.cfg.IncludeTools, ExcludeTools: u.cfg.ExcludeTools}
+		l.tools = slices.DeleteFunc(l.tools, func(t *mcp.Tool) bool { return !filter.ToolAllowed(t.Name) })
 	}
 	if l.caps.Prompts != nil {
 		if l.prompts, n, err = listPaged(ctx, "prompts", maxItems, maxPages, pagePrompts(cs)); err != nil {
@@ -614,23 +616,6 @@ func (u *upstream) resubscribe(ctx context.Context, cs *mcp.ClientSession) {
 			u.log.Warn("renewing a resource subscription", "uri", uri, "error", err)
 		}
 	}
-}
-
-// headerTransport adds configured headers to every request to an HTTP
-// upstream.
-type headerTransport struct {
-	headers map[string]string
-	next    http.RoundTripper
-}
-
-func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if len(t.headers) > 0 {
-		r = r.Clone(r.Context())
-		for k, v := range t.headers {
-			r.Header.Set(k, v)
-		}
-	}
-	return t.next.RoundTrip(r)
 }
 
 // lineLogger logs what a stdio upstream writes to stderr, line by line.

@@ -164,7 +164,8 @@ func TestGatewayDefaultSources(t *testing.T) {
   "projects": {%q: {"enableAllProjectMcpServers": true, "mcpServers": {"words": {"type": "http", "url": %q}}}, "/other": {"mcpServers": {"x": {"command": "x"}}}}
 }`, wd, words.url))
 	writeFile(t, filepath.Join(home, ".config", "Claude", "claude_desktop_config.json"),
-		`{"mcpServers": {"legacy": {"type": "sse", "url": "http://127.0.0.1:1/sse"}, "words": {"type": "http", "url": "`+words.url+`"}}}`)
+		`{"mcpServers": {"legacy": {"type": "websocket", "url": "ws://127.0.0.1:1/ws"}, "words": {"type": "http", "url": "`+words.url+`"}}}`)
+	writeFile(t, filepath.Join(home, ".codex", "config.toml"), "[mcp_servers.docs]\ncommand = \"docs-mcp\"\n")
 	env := map[string]string{"HOME": home}
 
 	m := &Main{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(k string) string { return env[k] }}
@@ -187,7 +188,8 @@ func TestGatewayDefaultSources(t *testing.T) {
 	for _, w := range []string{
 		".mcp.json:3: server capbroker runs capbroker gateway itself; left out",
 		".claude.json:2: server dict is also defined in " + filepath.Join(wd, ".mcp.json") + ", which wins; left out",
-		`claude_desktop_config.json:1: server "legacy": the legacy SSE transport is not supported`,
+		`claude_desktop_config.json:1: server legacy: unknown type "websocket"; left out`,
+		filepath.Join(home, ".codex", "config.toml") + ": Codex's config.toml ([mcp_servers] tables in TOML) is not supported",
 	} {
 		if !strings.Contains(notes, w) {
 			t.Errorf("notes lack %q:\n%s", w, notes)

@@ -229,6 +229,11 @@ func (m *Main) plannedUpstreams(ctx context.Context) (*upstreams, error) {
 		found = append(found, local...)
 		found = append(found, user...)
 		rank[p] = rankUser
+		// Codex's TOML and Zed's context_servers: named, not read.
+		for _, pr := range mcpconfig.Unsupported(home, m.Getenv) {
+			up.notes = append(up.notes, pr.String())
+			up.looked = append(up.looked, pr.Path+" (not supported)")
+		}
 	}
 	for _, c := range known {
 		state := "not found"

@@ -21,7 +21,7 @@ func TestGatewayUsageErrors(t *testing.T) {
 	bad := filepath.Join(dir, "bad.json")
 	os.WriteFile(bad, []byte("{\n\"mcpServers\": {\"a\": {\"command\": }}}"), 0o644)
 	sse := filepath.Join(dir, "sse.json")
-	os.WriteFile(sse, []byte(`{"mcpServers": {"old": {"type": "sse", "url": "http://127.0.0.1:1/sse"}}}`), 0o644)
+	os.WriteFile(sse, []byte(`{"mcpServers": {"old": {"type": "http", "url": "http://127.0.0.1:1/mcp", "headers": {"K": "${input:key}"}}}}`), 0o644)
 	tests := []struct {
 		name     string
 		args     []string
@@ -33,7 +33,7 @@ func TestGatewayUsageErrors(t *testing.T) {
 		{"public address without token", []string{"gateway", "--config", good, "--http", "0.0.0.0:0"}, 2, "bearer token is required"},
 		{"missing file", []string{"gateway", "--config", filepath.Join(dir, "nope.json")}, 1, "nope.json"},
 		{"malformed file", []string{"gateway", "--config", bad}, 1, "bad.json: line 2"},
-		{"only unusable servers", []string{"gateway", "--config", sse}, 1, "no usable MCP server in " + sse + "\n  " + sse + ":1: server \"old\": the legacy SSE transport is not supported"},
+		{"only unusable servers", []string{"gateway", "--config", sse}, 1, "no usable MCP server in " + sse + "\n  " + sse + ":1: server old: needs VS Code input key"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -6,7 +6,9 @@
 // [List] connects to one server described by an [mcpconfig.Server]: a
 // stdio server is started as a child process (its own process group,
 // killed when the deadline passes), a remote one is reached over
-// streamable HTTP or SSE with the configured headers. It initializes the
+// streamable HTTP or legacy SSE with the configured headers
+// ([RemoteTransport], which the gateway shares). Tools the config's
+// includeTools/excludeTools/disabledTools leave out get no card. It initializes the
 // session, lists every tool following pagination cursors, and closes the
 // session. The whole exchange is bounded by [Options.Timeout], so a server
 // that hangs costs at most that long, and one that crashes is reported

@@ -115,26 +115,7 @@ func List(ctx context.Context, s mcpconfig.Server, opts *Options) (cards []card.
 		cmd.WaitDelay = 2 * time.Second
 		transport = &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
 	case mcpconfig.HTTP, mcpconfig.SSE:
-		hc := opts.HTTPClient
-		if hc == nil {
-			hc = &http.Client{}
-		}
-		c := *hc
-		base := c.Transport
-		if base == nil {
-			base = http.DefaultTransport
-		}
-		if len(s.Headers) > 0 {
-			base = headerTransport{base: base, headers: s.Headers}
-		}
-		watch = &AuthWatch{Base: base}
-		c.Transport = watch
-		hc = &c
-		if s.Transport == mcpconfig.SSE {
-			transport = &sdk.SSEClientTransport{Endpoint: s.URL, HTTPClient: hc}
-		} else {
-			transport = &sdk.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: true}
-		}
+		transport, watch = RemoteTransport(s, opts.HTTPClient, false)
 	default:
 		return nil, fmt.Errorf("unknown transport %q", s.Transport)
 	}
@@ -152,6 +133,9 @@ func List(ctx context.Context, s mcpconfig.Server, opts *Options) (cards []card.
 		if len(cards) >= max {
 			return nil, fmt.Errorf("listing tools: more than %d tools", max)
 		}
+		if !s.ToolAllowed(tool.Name) { // includeTools, excludeTools, disabledTools
+			continue
+		}
 		c, err := ToolCard(s, tool)
 		if err != nil {
 			return nil, err
@@ -159,6 +143,76 @@ func List(ctx context.Context, s mcpconfig.Server, opts *Options) (cards []card.
 		cards = append(cards, c)
 	}
 	return cards, nil
+}
+
+// RemoteTransport returns the client transport of remote server s:
+// streamable HTTP, or the legacy SSE transport (an event stream from
+// s.URL, messages POSTed to the endpoint it names) when s.Transport is
+// [mcpconfig.SSE]. Every request carries s.Headers ([HeaderTransport])
+// and goes through the returned [AuthWatch], which explains a refusal.
+// hc nil means a client with no timeout of its own. listen keeps the
+// streamable transport's standalone stream open for server notifications
+// (a long-lived session, such as the gateway's); discovery does not.
+func RemoteTransport(s mcpconfig.Server, hc *http.Client, listen bool) (sdk.Transport, *AuthWatch) {
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	c := *hc
+	base := c.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	if len(s.Headers) > 0 {
+		base = HeaderTransport{Base: base, Headers: s.Headers}
+	}
+	watch := &AuthWatch{Base: base}
+	c.Transport = watch
+	if s.Transport == mcpconfig.SSE {
+		t := &sdk.SSEClientTransport{Endpoint: s.URL, HTTPClient: &c}
+		if listen {
+			return longSSE{t}, watch
+		}
+		return t, watch
+	}
+	return &sdk.StreamableClientTransport{Endpoint: s.URL, HTTPClient: &c, MaxRetries: -1, DisableStandaloneSSE: !listen}, watch
+}
+
+// longSSE is an SSE client transport whose event stream outlives the
+// context of Connect: the SDK's opens the stream with that context, so a
+// connection made under a start timeout would drop when the timeout's
+// context is cancelled. The context still bounds connecting; closing the
+// connection ends the stream.
+type longSSE struct{ t *sdk.SSEClientTransport }
+
+func (l longSSE) Connect(ctx context.Context) (sdk.Connection, error) {
+	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, cancel)
+	conn, err := l.t.Connect(life)
+	if !stop() { // ctx ended while connecting
+		cancel()
+		if err == nil {
+			conn.Close()
+			err = ctx.Err()
+		}
+		return nil, err
+	}
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return closing{conn, cancel}, nil
+}
+
+// closing is a connection that cancels its stream's context when closed.
+type closing struct {
+	sdk.Connection
+	cancel context.CancelFunc
+}
+
+func (c closing) Close() error {
+	err := c.Connection.Close()
+	c.cancel()
+	return err
 }
 
 // ToolCard turns one listed tool of server s into a card, named
@@ -218,18 +272,21 @@ type redacted struct {
 func (r redacted) Error() string { return r.msg }
 func (r redacted) Unwrap() error { return r.err }
 
-// headerTransport adds configured headers to every request.
-type headerTransport struct {
-	base    http.RoundTripper
-	headers map[string]string
+// HeaderTransport adds configured headers to every request.
+type HeaderTransport struct {
+	Base    http.RoundTripper
+	Headers map[string]string
 }
 
-func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	for k, v := range h.headers {
-		r.Header.Set(k, v)
+// RoundTrip sends r with the headers set.
+func (h HeaderTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if len(h.Headers) > 0 {
+		r = r.Clone(r.Context())
+		for k, v := range h.Headers {
+			r.Header.Set(k, v)
+		}
 	}
-	return h.base.RoundTrip(r)
+	return h.Base.RoundTrip(r)
 }
 
 // tail keeps the last max bytes written to it.

@@ -17,6 +17,19 @@
 // transport ("type": "sse"). Without a type, a command means stdio and a
 // url means HTTP.
 //
+// # Other clients' keys
+//
+// "envFile" (VS Code, Cursor) adds KEY=VALUE lines from a file, relative
+// to the config file, under "env"; its values are [Server.Secrets].
+// "includeTools"/"excludeTools" (Gemini CLI) and "disabledTools"
+// (Windsurf) become [Server.IncludeTools] and [Server.ExcludeTools]
+// ([Server.ToolAllowed]). "httpUrl" (Gemini) and "serverUrl" (Windsurf)
+// are URLs, "transportType" (Cline) a type. A numeric "timeout" is seconds
+// in Cline's and Roo Code's configs, milliseconds elsewhere
+// ([Server.Timeout]). Codex's TOML and Zed's "context_servers" are not
+// read: [Parse] fails with [ErrCodexTOML] or [ErrZed], and [Unsupported]
+// names such files found in their usual places.
+//
 // # Variables
 //
 // Strings are expanded the way the clients do: ${VAR} and ${VAR:-default}

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"github.com/capbroker/capbroker/internal/safefile"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/capbroker/capbroker/source/internal/jsonc"
 )
@@ -46,6 +48,28 @@ type Server struct {
 	// the safe set ("inheritEnv": ["AWS_PROFILE", ...]). See [Environ].
 	InheritEnv  bool
 	InheritVars []string
+	// IncludeTools, when not empty, keeps only these tools of the server
+	// (Gemini CLI's "includeTools"); ExcludeTools drops these (Gemini's
+	// "excludeTools", Windsurf's "disabledTools") and wins over
+	// IncludeTools. See [Server.ToolAllowed].
+	IncludeTools []string
+	ExcludeTools []string
+	// Timeout bounds each call to the server, zero when the config gives
+	// none: "timeout" as a Go duration ("30s"), or as a number: seconds in
+	// Cline's and Roo Code's configs (cline_mcp_settings.json,
+	// mcp_settings.json, .roo/mcp.json, or an entry with their
+	// "autoApprove"/"alwaysAllow"/"transportType" keys), milliseconds
+	// elsewhere (Gemini CLI).
+	Timeout time.Duration
+}
+
+// ToolAllowed reports whether the config lets the server's tool of this
+// name (its own name, not namespaced) be offered.
+func (s *Server) ToolAllowed(name string) bool {
+	if slices.Contains(s.ExcludeTools, name) {
+		return false
+	}
+	return len(s.IncludeTools) == 0 || slices.Contains(s.IncludeTools, name)
 }
 
 // Secret is a value that came from an environment variable.
@@ -95,6 +119,9 @@ func Parse(path string, data []byte, opts *Options) ([]Server, []Problem, error)
 	if opts == nil {
 		opts = &Options{}
 	}
+	if isCodexTOML(path, data) {
+		return nil, nil, fmt.Errorf("parsing MCP config %s: %w", path, ErrCodexTOML)
+	}
 	var top map[string]json.RawMessage
 	relaxed, err := jsonc.Unmarshal(data, &top)
 	if err != nil {
@@ -119,6 +146,9 @@ func Parse(path string, data []byte, opts *Options) ([]Server, []Problem, error)
 			}
 		}
 	}
+	if _, zed := top["context_servers"]; !ok && zed {
+		return nil, probs, fmt.Errorf("parsing MCP config %s: %w", path, ErrZed)
+	}
 	if !ok {
 		return nil, probs, fmt.Errorf("parsing MCP config %s: no \"mcpServers\" or \"servers\" object", path)
 	}
@@ -134,7 +164,7 @@ func Parse(path string, data []byte, opts *Options) ([]Server, []Problem, error)
 	var out []Server
 	for _, name := range names {
 		line := lineOfKey(data, name)
-		s, err := parseServer(name, defs[name], opts)
+		s, err := parseServer(path, name, defs[name], opts)
 		if err != nil {
 			probs = append(probs, Problem{Path: path, Line: line, Reason: fmt.Sprintf("server %s: %v; left out", name, err), Skipped: true})
 			continue
@@ -154,17 +184,27 @@ type parsed struct {
 	warnings []string
 }
 
-func parseServer(name string, raw json.RawMessage, opts *Options) (*parsed, error) {
+func parseServer(path, name string, raw json.RawMessage, opts *Options) (*parsed, error) {
 	var d struct {
-		Type     string            `json:"type"`
-		Command  any               `json:"command"`
-		Args     []any             `json:"args"`
-		Env      map[string]any    `json:"env"`
-		Cwd      string            `json:"cwd"`
-		URL      string            `json:"url"`
-		Headers  map[string]string `json:"headers"`
-		Disabled bool              `json:"disabled"`
-		Inherit  any               `json:"inheritEnv"`
+		Type          string            `json:"type"`
+		TransportType string            `json:"transportType"` // Cline, Roo Code
+		HTTPURL       string            `json:"httpUrl"`       // Gemini CLI
+		ServerURL     string            `json:"serverUrl"`     // Windsurf
+		EnvFile       string            `json:"envFile"`
+		Include       []string          `json:"includeTools"`
+		Exclude       []string          `json:"excludeTools"`
+		Disabled2     []string          `json:"disabledTools"`
+		Timeout       any               `json:"timeout"`
+		AutoApprove   any               `json:"autoApprove"`
+		AlwaysAllow   any               `json:"alwaysAllow"`
+		Command       any               `json:"command"`
+		Args          []any             `json:"args"`
+		Env           map[string]any    `json:"env"`
+		Cwd           string            `json:"cwd"`
+		URL           string            `json:"url"`
+		Headers       map[string]string `json:"headers"`
+		Disabled      bool              `json:"disabled"`
+		Inherit       any               `json:"inheritEnv"`
 	}
 	if err := json.Unmarshal(jsonc.Strip(raw), &d); err != nil {
 		var te *json.UnmarshalTypeError
@@ -177,6 +217,17 @@ func parseServer(name string, raw json.RawMessage, opts *Options) (*parsed, erro
 		return nil, fmt.Errorf("disabled in the config")
 	}
 	p := &parsed{Server: Server{Name: name, Raw: bytes.TrimSpace(raw)}}
+	p.IncludeTools = d.Include
+	p.ExcludeTools = append(slices.Clone(d.Exclude), d.Disabled2...)
+	cline := d.TransportType != "" || d.AutoApprove != nil || d.AlwaysAllow != nil || clineFile(path)
+	t, err := parseTimeout(d.Timeout, cline)
+	if err != nil {
+		return nil, err
+	}
+	p.Timeout = t
+	if d.Type == "" {
+		d.Type = d.TransportType
+	}
 	switch v := d.Inherit.(type) {
 	case nil:
 	case bool:
@@ -211,13 +262,42 @@ func parseServer(name string, raw json.RawMessage, opts *Options) (*parsed, erro
 	for _, a := range d.Args {
 		p.Args = append(p.Args, x.expand(fmt.Sprint(a)))
 	}
+	if d.EnvFile != "" {
+		f := x.expand(d.EnvFile)
+		if !filepath.IsAbs(f) {
+			f = filepath.Join(filepath.Dir(path), f)
+		}
+		vars, err := readEnvFile(f)
+		if err != nil {
+			return nil, err
+		}
+		p.Env = make(map[string]string, len(vars)+len(d.Env))
+		for _, kv := range vars {
+			p.Env[kv.Var] = kv.Value
+			// The file's values are secrets like ${VAR}s: shown as ${KEY}.
+			if !slices.Contains(x.secrets, kv) {
+				x.secrets = append(x.secrets, kv)
+			}
+		}
+	}
 	if len(d.Env) > 0 {
-		p.Env = make(map[string]string, len(d.Env))
-		for k, v := range d.Env {
+		if p.Env == nil {
+			p.Env = make(map[string]string, len(d.Env))
+		}
+		for k, v := range d.Env { // "env" wins over "envFile", as in VS Code
 			p.Env[k] = x.expand(fmt.Sprint(v))
 		}
 	}
 	p.Dir = x.expand(d.Cwd)
+	if d.URL == "" && d.HTTPURL != "" { // Gemini CLI: streamable HTTP
+		d.URL = d.HTTPURL
+		if d.Type == "" {
+			d.Type = HTTP
+		}
+	}
+	if d.URL == "" {
+		d.URL = d.ServerURL
+	}
 	p.URL = x.expand(d.URL)
 	if len(d.Headers) > 0 {
 		p.Headers = make(map[string]string, len(d.Headers))
@@ -331,4 +411,40 @@ func lineOfKey(data []byte, key string) int {
 		off = j
 	}
 	return 0
+}
+
+// clineFile reports whether path is one of Cline's or Roo Code's MCP
+// settings files, whose numeric "timeout" is in seconds.
+func clineFile(path string) bool {
+	switch filepath.Base(path) {
+	case "cline_mcp_settings.json", "mcp_settings.json":
+		return true
+	case "mcp.json":
+		return filepath.Base(filepath.Dir(path)) == ".roo"
+	}
+	return false
+}
+
+// parseTimeout reads a "timeout": a Go duration string, or a number of
+// seconds (Cline, Roo Code) or milliseconds (Gemini CLI).
+func parseTimeout(v any, seconds bool) (time.Duration, error) {
+	switch v := v.(type) {
+	case nil:
+		return 0, nil
+	case string:
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return 0, fmt.Errorf("timeout %q is not a positive duration such as \"30s\"", v)
+		}
+		return d, nil
+	case float64:
+		if v <= 0 {
+			return 0, fmt.Errorf("timeout %v is not positive", v)
+		}
+		if seconds {
+			return time.Duration(v * float64(time.Second)), nil
+		}
+		return time.Duration(v * float64(time.Millisecond)), nil
+	}
+	return 0, fmt.Errorf("timeout must be a duration such as \"30s\" or a number")
 }
