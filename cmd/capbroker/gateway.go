@@ -21,16 +21,16 @@ import (
 
 func (m *Main) newGatewayCmd() *cobra.Command {
 	var (
-		configs                                                []string
-		mode, httpAddr, token, namespace, sessionKey, family   string
-		task, tracePath, logLevel, indexDir                    string
-		planFile, planTask                                     string
-		dbf                                                    storeFlags
-		timeout, startTimeout, startWait, sessionIdle          time.Duration
-		maxSessions, maxListItems, maxListPages                int
-		allowIrreversible, confirmUnasked, holdNew, inheritEnv bool
-		plugins                                                []string
-		hf                                                     httpFlags
+		configs                                                  []string
+		mode, httpAddr, token, namespace, sessionKey, family     string
+		task, tracePath, logLevel, indexDir                      string
+		planFile, planTask                                       string
+		dbf                                                      storeFlags
+		timeout, startTimeout, startWait, sessionIdle, retention time.Duration
+		maxSessions, maxListItems, maxListPages                  int
+		allowIrreversible, confirmUnasked, holdNew, inheritEnv   bool
+		plugins                                                  []string
+		hf                                                       httpFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "gateway [--config FILE]... [--mode auto|search|call|all] [--http ADDR]",
@@ -76,7 +76,8 @@ Each session's tools and trace go to the session database (--db, as for
 capbroker session): a client that reconnects under the same session name
 (--session for stdio, the Capbroker-Session header over HTTP) gets the same
 tools; "capbroker trace --session NAME" shows what it was given, found and
-called.
+called. Sessions not updated for --retention (30 days), and traces as old, are
+deleted at start and once a day, as serve does.
 
 Plans: with --plan FILE, a session that names a task of the plan (--plan-task
 ID over stdio, the Capbroker-Plan-Task header or plan_task parameter over HTTP)
@@ -184,6 +185,7 @@ a bearer token (--token or $CAPBROKER_GATEWAY_TOKEN).`,
 			}
 			if st != nil {
 				defer st.Close()
+				go keepPruned(ctx, st, retention, 24*time.Hour, logger)
 				taskName := task
 				if taskName == "" {
 					taskName = "capbroker gateway (" + string(md) + " mode)"
@@ -266,6 +268,7 @@ a bearer token (--token or $CAPBROKER_GATEWAY_TOKEN).`,
 	f.StringVar(&indexDir, "index", "", "folder of the pinned tool digests, shared with discover and approve (default: capbroker.yaml's index, else $CAPBROKER_INDEX, else $XDG_CACHE_HOME/capbroker, else ~/.cache/capbroker)")
 	f.StringVar(&logLevel, "log-level", "info", "log level on stderr: debug, info, warn, error")
 	f.StringArrayVar(&plugins, "plugins", nil, "folder of plugins whose agents route_capability delegates to; repeatable (default ./.claude and ~/.claude)")
+	f.DurationVar(&retention, "retention", DefaultRetention, "delete sessions not updated for this long, and traces as old, at start and once a day (0: keep everything; capbroker prune does it by hand)")
 	f.BoolVar(&inheritEnv, "inherit-env", false, `pass the whole environment to stdio upstreams (default: PATH, HOME, locale, TMPDIR... and what each server's "env" and "inheritEnv" name)`)
 	dbf.register(cmd)
 	return cmd

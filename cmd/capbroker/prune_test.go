@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -99,4 +101,36 @@ func TestServePrunes(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Errorf("sessions after serve --retention 1ns: %s", body)
+}
+
+// TestGatewayPrunes: the gateway, like serve, deletes sessions older than
+// --retention from the session database it writes to (it kept them forever).
+func TestGatewayPrunes(t *testing.T) {
+	dict := newDictServer(t, "dict")
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "servers.json")
+	writeFile(t, cfg, fmt.Sprintf(`{"mcpServers": {"dict": {"url": %q}}}`, dict.url))
+	db := filepath.Join(dir, "sessions.db")
+	env := map[string]string{"HOME": dir, "CAPBROKER_DB": db}
+	out, errOut, code := runEnv(t, env, "session", "start", "--json", "--tools", testTools(t), codingTaskCLI)
+	if code != 0 {
+		t.Fatalf("session start: %s", errOut)
+	}
+	var started struct{ ID string }
+	if err := json.Unmarshal([]byte(out), &started); err != nil || started.ID == "" {
+		t.Fatalf("session start --json: %v: %s", err, out)
+	}
+	listed := func() string {
+		out, errOut, code := runEnv(t, env, "session", "list", "--json")
+		if code != 0 {
+			t.Fatalf("session list: %s", errOut)
+		}
+		return out
+	}
+	if !strings.Contains(listed(), started.ID) {
+		t.Fatalf("session %s not listed before the gateway ran", started.ID)
+	}
+	g := runGateway(t, env, nil, "--config", cfg, "--index", filepath.Join(dir, "index"), "--db", db, "--retention", "1ns")
+	waitFor(t, "the gateway prunes the old session", func() bool { return !strings.Contains(listed(), started.ID) })
+	g.stop()
 }
