@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -389,5 +390,59 @@ func TestExplorerShowsGateway(t *testing.T) {
 	}
 	if len(recs) == 5 && (!strings.Contains(recs[2].Text, "held back: ops__delete_service") || !strings.Contains(recs[4].Text, "irreversible")) {
 		t.Errorf("alice's trace: %+v", recs)
+	}
+
+	// A session starting meanwhile (another writer of the file) shows up
+	// without a click: the tab refreshes itself.
+	st, err := sqlite.Open(context.Background(), db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ss := gateway.NewStoreSessions(st, &gateway.StoreOptions{Logger: quiet()})
+	ss.Record(context.Background(), gateway.Event{Session: "bob", Kind: "select", Mode: "auto", Query: "check the logs", Exposed: []string{"ops__tail_logs"}})
+	ss.Close()
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#sessions tr.session[data-id=bob]`))); err != nil {
+		t.Fatalf("waiting for a new session to appear: %v", err)
+	}
+	chosen, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#sessions tr.chosen").dataset.id`))
+	if err != nil || chosen != "alice" {
+		t.Errorf("after a refresh the chosen session is %q (%v), want alice still", chosen, err)
+	}
+}
+
+// BenchmarkActivity answers GET /v1/activity over a SQLite file holding
+// 5000 gateway trace records of 100 sessions (the default read).
+func BenchmarkActivity(b *testing.B) {
+	db := filepath.Join(b.TempDir(), "capbroker.db")
+	st, err := sqlite.Open(context.Background(), db, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	var recs []trace.Record
+	for i := range httpapi.DefaultActivityRecords {
+		e := gateway.Event{Session: fmt.Sprintf("s%03d", i%100), Kind: []string{"select", "find", "call", "call"}[i%4], Mode: "auto",
+			Query: "tail the logs", Tool: "ops__tail_logs", Upstream: "ops", Outcome: "ok",
+			Exposed: []string{"ops__tail_logs", "ops__service_status", "ops__restart"}, Found: []string{"ops__tail_logs"}, Held: []string{"ops__delete_service"},
+			TokensExposed: 300, TokensFull: 9000}
+		recs = append(recs, gateway.Record(e))
+	}
+	if err := st.AppendTraces(context.Background(), recs...); err != nil {
+		b.Fatal(err)
+	}
+	srv, err := httpapi.New(testBroker(b), &httpapi.Options{Logger: quiet(), Traces: st})
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := srv.Handler()
+	b.ReportAllocs()
+	for b.Loop() {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("GET", "http://127.0.0.1/v1/activity", nil)
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"count":20`) {
+			b.Fatalf("%d %.300s", rec.Code, rec.Body.String())
+		}
 	}
 }

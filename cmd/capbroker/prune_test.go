@@ -32,6 +32,7 @@ func TestCorruptDatabase(t *testing.T) {
 		{"POST", "/v1/sessions", `{"task":"read a file"}`},
 		{"GET", "/v1/sessions", ""},
 		{"GET", "/v1/traces", ""},
+		{"GET", "/v1/activity", ""},
 	} {
 		code, body := call(t, ep.method, base+ep.path, ep.body)
 		if code != http.StatusServiceUnavailable || !strings.Contains(string(body), db) || !strings.Contains(string(body), "capbroker prune --reset") {

@@ -278,7 +278,7 @@ async function moreTrace() {
 $("sessions-refresh").addEventListener("click", loadSessions);
 $("trace-more").addEventListener("click", moreTrace);
 setInterval(() => {
-  if ($("sessions-auto").checked && $("tab-sessions").classList.contains("active")) loadSessions();
+  if ($("sessions-auto").checked && $("tab-sessions").classList.contains("active") && document.visibilityState === "visible") loadSessions();
 }, 5000);
 
 // A task in the address (?task=...) runs at once: links can share a selection.
