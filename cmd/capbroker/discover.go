@@ -92,7 +92,7 @@ func (m *Main) sourceOptions(f *discoveryFlags) (*source.Options, string, error)
 			cfg.Apply(opts, home)
 		}
 		if !f.noDefaults && (cfg == nil || cfg.UseDefaults()) {
-			opts.Roots = append(opts.Roots, source.DefaultRoots(home, wd)...)
+			opts.Roots = append(opts.Roots, source.DefaultRoots(source.ClaudeDir(home, m.Getenv), wd)...)
 		}
 	}
 	if f.timeout > 0 {

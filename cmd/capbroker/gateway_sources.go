@@ -216,8 +216,7 @@ func (m *Main) plannedUpstreams(ctx context.Context) (*upstreams, error) {
 	}
 
 	// ~/.claude.json: Claude Code's user servers and this project's own.
-	if defaults && home != "" {
-		p := filepath.Join(home, ".claude.json")
+	if p := source.ClaudeJSON(home, m.Getenv); defaults && p != "" {
 		local, user, probs, state := m.claudeJSON(p, wd)
 		up.looked = append(up.looked, p+" ("+state+")")
 		for _, pr := range probs {

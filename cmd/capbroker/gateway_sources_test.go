@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -81,5 +83,49 @@ func TestClaudeJSONProblemsReported(t *testing.T) {
 	}
 	if len(probs) != 1 || !strings.Contains(probs[0].String(), "bad") || !strings.Contains(probs[0].String(), ".claude.json") {
 		t.Errorf("problems = %v, want one naming the bad server and the file", probs)
+	}
+}
+
+// TestClaudeConfigDir: with $CLAUDE_CONFIG_DIR set, as Claude Code reads
+// it, the gateway takes user servers from $CLAUDE_CONFIG_DIR/.claude.json
+// (not ~/.claude.json), discovery scans that folder instead of ~/.claude,
+// and project approvals are read from it.
+func TestClaudeConfigDir(t *testing.T) {
+	cfgDir, err := filepath.Abs(filepath.Join("testdata", "claude-config-dir"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	os.WriteFile(filepath.Join(home, ".claude.json"), []byte(`{"mcpServers": {"home-tools": {"command": "home-mcp"}}}`), 0o644)
+	t.Chdir(t.TempDir())
+	env := map[string]string{"HOME": home, "CLAUDE_CONFIG_DIR": cfgDir, "XDG_CACHE_HOME": t.TempDir(), "XDG_DATA_HOME": t.TempDir()}
+	m := &Main{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(k string) string { return env[k] }}
+
+	up, err := m.plannedUpstreams(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range up.servers {
+		names = append(names, s.Name+" "+s.File)
+	}
+	if want := []string{"work-tools " + filepath.Join(cfgDir, ".claude.json")}; !slices.Equal(names, want) {
+		t.Errorf("servers %v, want %v", names, want)
+	}
+	if p := m.trustPolicy().ClaudePath; p != filepath.Join(cfgDir, ".claude.json") {
+		t.Errorf("approvals read from %q", p)
+	}
+	opts, _, err := m.sourceOptions(&discoveryFlags{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var user []string
+	for _, r := range opts.Roots {
+		if r.Scope == "user" {
+			user = append(user, r.Path)
+		}
+	}
+	if !slices.Equal(user, []string{cfgDir}) {
+		t.Errorf("user roots %v, want %s only", user, cfgDir)
 	}
 }

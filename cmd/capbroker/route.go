@@ -339,8 +339,8 @@ func (m *Main) gatewayRouter(ctx context.Context, plugins []string) (gateway.Rou
 	}
 	if len(roots) == 0 {
 		roots = append(roots, source.Root{Path: filepath.Join(wd, ".claude"), Scope: "project", ClaudeDir: true, Optional: true})
-		if h := m.Getenv("HOME"); h != "" {
-			roots = append(roots, source.Root{Path: filepath.Join(h, ".claude"), Scope: "user", ClaudeDir: true, Optional: true})
+		if d := source.ClaudeDir(m.Getenv("HOME"), m.Getenv); d != "" {
+			roots = append(roots, source.Root{Path: d, Scope: "user", ClaudeDir: true, Optional: true})
 		}
 	}
 	r := route.New(nil, nil)

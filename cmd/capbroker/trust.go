@@ -36,8 +36,8 @@ func (m *Main) trustPolicy() *trust.Policy {
 		return m.trust
 	}
 	p := &trust.Policy{}
-	if home := m.Getenv("HOME"); home != "" {
-		p.ClaudePath = filepath.Join(home, ".claude.json")
+	if cj := source.ClaudeJSON(m.Getenv("HOME"), m.Getenv); cj != "" {
+		p.ClaudePath = cj
 		c, err := trust.ReadClaude(p.ClaudePath)
 		if err != nil {
 			fmt.Fprintln(m.Stderr, "warning:", err)
