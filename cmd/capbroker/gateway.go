@@ -15,6 +15,7 @@ import (
 	"github.com/capbroker/capbroker/index"
 	"github.com/capbroker/capbroker/plan"
 	"github.com/capbroker/capbroker/policy"
+	"github.com/capbroker/capbroker/source"
 	"github.com/capbroker/capbroker/store"
 	"github.com/spf13/cobra"
 )
@@ -31,19 +32,22 @@ func (m *Main) newGatewayCmd() *cobra.Command {
 		allowIrreversible, confirmUnasked, holdNew, inheritEnv   bool
 		plugins                                                  []string
 		hf                                                       httpFlags
+		yamlPath                                                 string
 	)
 	cmd := &cobra.Command{
-		Use:   "gateway [--config FILE]... [--mode auto|search|call|all] [--http ADDR]",
+		Use:   "gateway [--mcp-config FILE]... [--mode auto|search|call|all] [--addr ADDR]",
 		Short: "Serve one MCP server in front of all your MCP servers, exposing only what each session needs",
 		Long: `gateway fronts your MCP servers and serves them as one MCP server, over stdio
-or, with --http, streamable HTTP at /mcp (plus /metrics and /status).
+or, with --addr, streamable HTTP at /mcp (plus /metrics and /status).
 
-Which servers: with --config FILE (repeatable), the servers of those files
+Which servers: with --mcp-config FILE (repeatable), the servers of those files
 ({"mcpServers": {...}}, any client's shape; ${VAR} expanded). Without it, the
 servers your MCP clients are configured with: ./.mcp.json, ./.vscode/mcp.json,
 ./.cursor/mcp.json, ~/.claude.json (user and this project's), Claude Desktop,
-VS Code and Cursor user configs, and what ./capbroker.yaml names (mcp_configs,
-roots). An entry that runs "capbroker gateway" itself is left out.
+VS Code and Cursor user configs, and what capbroker.yaml (./capbroker.yaml, or
+--config FILE) names (mcp_configs, roots). An entry that runs "capbroker
+gateway" itself is left out. "capbroker client add" writes the gateway into a
+client's config for you.
 
 Modes:
   auto    the floor plus find_capability and call_capability(name, arguments);
@@ -92,8 +96,12 @@ start (list_changed); other requests wait for starting upstreams at most
 an idle HTTP session ends, --max-upstream-tools and --max-list-pages per
 upstream listing.
 
---http binds loopback when ADDR has no host (":8080"); any other address needs
-a bearer token (--token or $CAPBROKER_GATEWAY_TOKEN).`,
+--addr binds loopback when ADDR has no host (":8080"); any other address needs
+a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
+		Example: `  capbroker gateway                                   # stdio, the servers your clients have
+  capbroker gateway --mcp-config ~/.config/capbroker/servers.json
+  capbroker gateway --addr :8931 --log-level debug    # HTTP at http://127.0.0.1:8931/mcp
+  capbroker gateway --mode call --session my-agent`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			md, err := gateway.ParseMode(mode)
@@ -113,12 +121,16 @@ a bearer token (--token or $CAPBROKER_GATEWAY_TOKEN).`,
 				return usageError{fmt.Errorf("gateway: --log-level: %w", err)}
 			}
 			if token == "" {
-				token = m.Getenv("CAPBROKER_GATEWAY_TOKEN")
+				token = m.envToken()
+			}
+			configs, yamlPath, err := m.gatewayConfigFlags(configs, yamlPath)
+			if err != nil {
+				return err
 			}
 			if httpAddr != "" {
 				// Refuse a bad address before reading anything.
 				if err := gateway.CheckAddr(httpAddr, token); err != nil {
-					return usageError{fmt.Errorf("gateway: --http: %w", err)}
+					return usageError{fmt.Errorf("gateway: --addr: %w", err)}
 				}
 				if err := hf.check(); err != nil {
 					return err
@@ -129,7 +141,7 @@ a bearer token (--token or $CAPBROKER_GATEWAY_TOKEN).`,
 			if len(configs) > 0 {
 				up, err = m.explicitUpstreams(configs)
 			} else {
-				up, err = m.discoveredUpstreams(ctx)
+				up, err = m.discoveredUpstreams(ctx, yamlPath)
 			}
 			if err != nil {
 				return err
@@ -216,7 +228,7 @@ a bearer token (--token or $CAPBROKER_GATEWAY_TOKEN).`,
 			if httpAddr != "" {
 				l, err := gateway.Listen(httpAddr, token)
 				if err != nil {
-					return usageError{fmt.Errorf("gateway: --http: %w", err)}
+					return usageError{fmt.Errorf("gateway: --addr: %w", err)}
 				}
 				defer l.Close()
 				if err := g.Start(ctx); err != nil {
@@ -244,17 +256,20 @@ a bearer token (--token or $CAPBROKER_GATEWAY_TOKEN).`,
 	}
 	hf.register(cmd, -1)
 	f := cmd.Flags()
-	f.StringArrayVar(&configs, "config", nil, `MCP servers file ({"mcpServers": {name: {command,args,env} | {url,headers}}}); repeatable; replaces the default places`)
+	f.StringArrayVar(&configs, "mcp-config", nil, `MCP servers file ({"mcpServers": {name: {command,args,env} | {url,headers}}}, any client's shape); repeatable; replaces the default places`)
+	f.StringVar(&yamlPath, "config", "", "capbroker config file (default ./"+source.ConfigName+" when present): mcp_configs, roots, defaults")
 	f.StringVar(&mode, "mode", "auto", "exposure mode: auto, search, call or all")
-	f.StringVar(&httpAddr, "http", "", "serve streamable HTTP at ADDR (path /mcp) instead of stdio")
-	f.StringVar(&token, "token", "", "bearer token required on HTTP requests (default $CAPBROKER_GATEWAY_TOKEN)")
+	f.StringVar(&httpAddr, "addr", "", "serve streamable HTTP at ADDR (path /mcp) instead of stdio")
+	alias(f, "http", "addr")
+	f.StringVar(&token, "token", "", "bearer token required on HTTP requests (default $CAPBROKER_TOKEN)")
 	f.StringVar(&namespace, "namespace", "always", "tool names: always server__tool, or collisions (only names two servers share)")
 	f.StringVar(&sessionKey, "session", "", "session name for the stdio client: the same name gets the same tools back (default: a new session each run)")
 	f.StringVar(&family, "family", string(policy.Coding), "task family whose floor every session starts with")
 	f.StringVar(&task, "task", "", "also select tools for this task when a session starts")
 	f.StringVar(&planFile, "plan", "", "plan file whose tasks sessions may name (--plan-task, the Capbroker-Plan-Task header)")
 	f.StringVar(&planTask, "plan-task", "", "start the stdio session (and HTTP sessions that name none) with this plan task's tools: ID of a --plan task, or PLAN_ID/TASK_ID of a stored plan")
-	f.DurationVar(&timeout, "timeout", 60*time.Second, "per-call timeout for upstreams that set none")
+	f.DurationVar(&timeout, "call-timeout", 60*time.Second, "per-call timeout for upstreams that set none")
+	alias(f, "timeout", "call-timeout")
 	f.DurationVar(&startTimeout, "start-timeout", 30*time.Second, "timeout to start an upstream and list its tools")
 	f.IntVar(&maxSessions, "max-sessions", gateway.DefaultMaxSessions, "most MCP sessions open at once over HTTP; one more is refused with 503 until one ends")
 	f.DurationVar(&sessionIdle, "session-idle", gateway.DefaultSessionTimeout, "end an HTTP session idle this long")

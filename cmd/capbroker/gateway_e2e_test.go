@@ -169,7 +169,7 @@ func TestGatewayDefaultSources(t *testing.T) {
 	env := map[string]string{"HOME": home}
 
 	m := &Main{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(k string) string { return env[k] }}
-	up, err := m.discoveredUpstreams(context.Background())
+	up, err := m.discoveredUpstreams(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +218,7 @@ func TestGatewayDefaultSources(t *testing.T) {
 	_, stderr, code := runEnv(t, map[string]string{"HOME": t.TempDir()}, "gateway")
 	for _, w := range []string{"no MCP server found to front", "looked in:", ".mcp.json (Claude Code (project): not found)",
 		".claude.json (not found)", "claude_desktop_config.json (Claude Desktop: not found)", "Code/User/mcp.json (VS Code (user): not found)",
-		"capbroker.yaml (not found)", "--config FILE"} {
+		"capbroker.yaml (not found)", "--mcp-config FILE"} {
 		if !strings.Contains(stderr, w) {
 			t.Errorf("exit %d; stderr lacks %q:\n%s", code, w, stderr)
 		}
@@ -240,7 +240,7 @@ func TestGatewayPinsSessionsTrace(t *testing.T) {
 	writeFile(t, cfg, fmt.Sprintf(`{"mcpServers": {"dict": {"url": %q}}}`, dict.url))
 	db, ix := filepath.Join(dir, "sessions.db"), filepath.Join(dir, "index")
 	env := map[string]string{"HOME": dir}
-	args := []string{"--config", cfg, "--mode", "search", "--family", "general", "--index", ix, "--db", db, "--session", "s1"}
+	args := []string{"--mcp-config", cfg, "--mode", "search", "--family", "general", "--index", ix, "--db", db, "--session", "s1"}
 
 	changed := make(chan struct{}, 100)
 	g := runGateway(t, env, &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {

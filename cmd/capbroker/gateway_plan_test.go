@@ -70,7 +70,7 @@ func TestGatewayPlanTask(t *testing.T) {
 	writeFile(t, planFile, officePlan)
 	db := filepath.Join(dir, "sessions.db")
 	env := map[string]string{"HOME": dir}
-	base := []string{"--config", cfg, "--family", "general", "--index", filepath.Join(dir, "index"), "--db", db}
+	base := []string{"--mcp-config", cfg, "--family", "general", "--index", filepath.Join(dir, "index"), "--db", db}
 
 	g := runGateway(t, env, nil, append(base, "--plan", planFile, "--plan-task", "t1", "--session", "p1")...)
 	if diff := cmp.Diff([]string{"call_capability", "find_capability", "office__summarize", "office__translate"}, g.tools(t)); diff != "" {

@@ -118,19 +118,19 @@ func (m *Main) explicitUpstreams(files []string) (*upstreams, error) {
 	return up, nil
 }
 
-// discoveredUpstreams finds the servers to front when no --config is
-// given: the MCP servers discovery finds (./.mcp.json and what
+// discoveredUpstreams finds the servers to front when no --mcp-config is
+// given (yamlPath is --config: capbroker.yaml, "" for ./capbroker.yaml): the MCP servers discovery finds (./.mcp.json and what
 // ./capbroker.yaml names: mcp_configs, roots, plugin servers with
 // plugin_mcp), plus the user's client configs (~/.claude.json, Claude
 // Desktop, VS Code, Cursor) unless capbroker.yaml says "defaults: false".
-func (m *Main) discoveredUpstreams(ctx context.Context) (*upstreams, error) {
-	up, err := m.plannedUpstreams(ctx)
+func (m *Main) discoveredUpstreams(ctx context.Context, yamlPath string) (*upstreams, error) {
+	up, err := m.plannedUpstreams(ctx, yamlPath)
 	if err != nil {
 		return nil, err
 	}
 	if len(up.servers) == 0 {
 		return nil, fmt.Errorf("gateway: no MCP server found to front%s\nlooked in:\n  %s\n"+
-			"give a servers file with --config FILE ({\"mcpServers\": {name: {command, args, env} | {url, headers}}}), "+
+			"give a servers file with --mcp-config FILE ({\"mcpServers\": {name: {command, args, env} | {url, headers}}}), "+
 			"or name your client configs under mcp_configs in ./%s",
 			up.why(), strings.Join(up.looked, "\n  "), source.ConfigName)
 	}
@@ -139,16 +139,20 @@ func (m *Main) discoveredUpstreams(ctx context.Context) (*upstreams, error) {
 
 // plannedUpstreams finds the servers discoveredUpstreams fronts, and the
 // project servers left out until approved, starting nothing.
-func (m *Main) plannedUpstreams(ctx context.Context) (*upstreams, error) {
+func (m *Main) plannedUpstreams(ctx context.Context, yamlPath string) (*upstreams, error) {
 	home := m.Getenv("HOME")
-	opts, indexDir, err := m.sourceOptions(&discoveryFlags{})
+	opts, indexDir, err := m.sourceOptions(&discoveryFlags{config: yamlPath})
 	if err != nil {
 		return nil, err
 	}
 	wd := opts.WorkDir
 	up := &upstreams{}
 	defaults := true
-	if p := filepath.Join(wd, source.ConfigName); fileExists(p) {
+	p := yamlPath
+	if p == "" {
+		p = filepath.Join(wd, source.ConfigName)
+	}
+	if fileExists(p) {
 		cfg, err := source.LoadConfig(p)
 		if err != nil {
 			return nil, err

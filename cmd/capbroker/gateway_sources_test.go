@@ -101,7 +101,7 @@ func TestClaudeConfigDir(t *testing.T) {
 	env := map[string]string{"HOME": home, "CLAUDE_CONFIG_DIR": cfgDir, "XDG_CACHE_HOME": t.TempDir(), "XDG_DATA_HOME": t.TempDir()}
 	m := &Main{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(k string) string { return env[k] }}
 
-	up, err := m.plannedUpstreams(context.Background())
+	up, err := m.plannedUpstreams(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,12 +28,12 @@ func TestGatewayUsageErrors(t *testing.T) {
 		wantCode int
 		wantErr  string
 	}{
-		{"bad mode", []string{"gateway", "--config", good, "--mode", "most"}, 2, "--mode"},
-		{"bad namespace", []string{"gateway", "--config", good, "--namespace", "never"}, 2, "--namespace"},
-		{"public address without token", []string{"gateway", "--config", good, "--http", "0.0.0.0:0"}, 2, "bearer token is required"},
-		{"missing file", []string{"gateway", "--config", filepath.Join(dir, "nope.json")}, 1, "nope.json"},
-		{"malformed file", []string{"gateway", "--config", bad}, 1, "bad.json: line 2"},
-		{"only unusable servers", []string{"gateway", "--config", sse}, 1, "no usable MCP server in " + sse + "\n  " + sse + ":1: server old: needs VS Code input key"},
+		{"bad mode", []string{"gateway", "--mcp-config", good, "--mode", "most"}, 2, "--mode"},
+		{"bad namespace", []string{"gateway", "--mcp-config", good, "--namespace", "never"}, 2, "--namespace"},
+		{"public address without token", []string{"gateway", "--mcp-config", good, "--addr", "0.0.0.0:0"}, 2, "bearer token is required"},
+		{"missing file", []string{"gateway", "--mcp-config", filepath.Join(dir, "nope.json")}, 1, "nope.json"},
+		{"malformed file", []string{"gateway", "--mcp-config", bad}, 1, "bad.json: line 2"},
+		{"only unusable servers", []string{"gateway", "--mcp-config", sse}, 1, "no usable MCP server in " + sse + "\n  " + sse + ":1: server old: needs VS Code input key"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -62,7 +62,7 @@ func TestGatewayStdio(t *testing.T) {
 	go func() {
 		// --start-wait: the requests wait for the memory server, however
 		// slow Node starts on a loaded machine.
-		done <- m.Run(ctx, []string{"gateway", "--config", cfg, "--mode", "search", "--family", "general",
+		done <- m.Run(ctx, []string{"gateway", "--mcp-config", cfg, "--mode", "search", "--family", "general",
 			"--index", filepath.Join(dir, "index"), "--db", filepath.Join(dir, "sessions.db"), "--start-wait", "1m"})
 		outW.Close()
 	}()
@@ -121,7 +121,7 @@ func TestGatewayRouteCapability(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- m.Run(ctx, []string{"gateway", "--config", cfg, "--mode", "search", "--family", "general", "--plugins", plugins,
+		done <- m.Run(ctx, []string{"gateway", "--mcp-config", cfg, "--mode", "search", "--family", "general", "--plugins", plugins,
 			"--index", filepath.Join(dir, "index"), "--db", filepath.Join(dir, "sessions.db"), "--start-wait", "1m"})
 		outW.Close()
 	}()
@@ -152,5 +152,40 @@ func TestGatewayRouteCapability(t *testing.T) {
 	text := res.Content[0].(*mcp.TextContent).Text
 	if !strings.Contains(text, `"agent": "review-kit:reviewer"`) || !strings.Contains(text, `**Delegating code-review** → review-kit:reviewer`) {
 		t.Errorf("route_capability answered:\n%s", text)
+	}
+}
+
+// TestGatewayOldFlagNames: the gateway's former flag names still work,
+// each with one warning naming the new one.
+func TestGatewayOldFlagNames(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "servers.json")
+	os.WriteFile(good, []byte(`{"mcpServers": {"a": {"command": "true"}}}`), 0o644)
+	_, stderr, code := run(t, "gateway", "--config", good, "--http", "0.0.0.0:0", "--timeout", "5s")
+	if code != 2 || !strings.Contains(stderr, "bearer token is required") {
+		t.Fatalf("exit %d, stderr %q; want the address refused", code, stderr)
+	}
+	for _, want := range []string{"--http is deprecated; use --addr", "--timeout is deprecated; use --call-timeout",
+		"gateway --config now names capbroker.yaml; " + good + " is an MCP servers file, read as --mcp-config"} {
+		if strings.Count(stderr, want) != 1 {
+			t.Errorf("stderr %q: want %q once", stderr, want)
+		}
+	}
+}
+
+func TestEnvToken(t *testing.T) {
+	for _, tc := range []struct {
+		env        map[string]string
+		want, warn string
+	}{
+		{map[string]string{"CAPBROKER_TOKEN": "a", "CAPBROKER_GATEWAY_TOKEN": "b"}, "a", ""},
+		{map[string]string{"CAPBROKER_GATEWAY_TOKEN": "b"}, "b", "$CAPBROKER_GATEWAY_TOKEN is deprecated; set $CAPBROKER_TOKEN"},
+		{map[string]string{}, "", ""},
+	} {
+		var stderr strings.Builder
+		m := &Main{Stderr: &stderr, Getenv: func(k string) string { return tc.env[k] }}
+		if got := m.envToken(); got != tc.want || (tc.warn == "") != (stderr.Len() == 0) || !strings.Contains(stderr.String(), tc.warn) {
+			t.Errorf("%v: token %q, stderr %q; want %q and %q", tc.env, got, stderr.String(), tc.want, tc.warn)
+		}
 	}
 }

@@ -10,7 +10,7 @@ import (
 )
 
 // httpFlags are the browser-safety and timeout flags of the HTTP faces
-// (serve, gateway --http).
+// (serve, gateway --addr).
 type httpFlags struct {
 	hosts, origins                    []string
 	readTimeout, writeTimeout, idleTO time.Duration

@@ -65,6 +65,9 @@ find_capability always exposed to find more.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       buildinfo.Read().Version,
+		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
+			m.warnAliases(cmd)
+		},
 	}
 	// --version prints the same line as "capbroker version".
 	root.SetVersionTemplate(buildinfo.Read().String() + "\n")
@@ -99,6 +102,7 @@ func (m *Main) commands() []*cobra.Command {
 		m.newTraceCmd(),
 		m.newVersionCmd(),
 		m.newPruneCmd(),
+		m.newClientCmd(),
 	}
 }
 

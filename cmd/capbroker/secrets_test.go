@@ -77,7 +77,7 @@ func TestSecretsStaySecret(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- m.Run(ctx, []string{"gateway", "--config", cfg, "--mode", "all", "--http", "127.0.0.1:0",
+		done <- m.Run(ctx, []string{"gateway", "--mcp-config", cfg, "--mode", "all", "--http", "127.0.0.1:0",
 			"--index", ix, "--db", filepath.Join(dir, "db"), "--start-timeout", "5s", "--timeout", "2s"})
 	}()
 	defer func() { cancel(); <-done }()

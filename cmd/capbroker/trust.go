@@ -74,7 +74,7 @@ func (m *Main) noteUnapproved(list []source.Unapproved) {
 // they would run, and approves them when the user says so (or --yes).
 // names, when given, restricts it to those servers.
 func (m *Main) approveServers(ctx context.Context, names []string, listOnly, yes, asJSON bool) error {
-	up, err := m.plannedUpstreams(ctx)
+	up, err := m.plannedUpstreams(ctx, "")
 	if err != nil {
 		return err
 	}

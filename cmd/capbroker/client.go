@@ -1,0 +1,239 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/capbroker/capbroker/clientconfig"
+)
+
+func (m *Main) newClientCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "client list|add|remove",
+		Short: "Route an MCP client (Claude Code, Claude Desktop, VS Code, Cursor) through the gateway, or back",
+		Long: `client shows which MCP clients are installed and whether they route through
+capbroker's gateway, and writes the gateway into a client's user config:
+
+  add     moves the client's servers into a servers file of capbroker's own
+          (~/.config/capbroker/clients/<client>.json) and puts one entry in
+          their place, "capbroker": capbroker gateway --mcp-config <that file>.
+          The client then sees the gateway; the gateway fronts your servers.
+          A backup of every file it changes is written beside it first;
+          --dry-run prints the diff and writes nothing; a second add changes
+          nothing.
+  remove  puts the servers back and takes the gateway's entry out (again
+          after a backup).
+
+Clients: claude-code (~/.claude.json, or $CLAUDE_CONFIG_DIR/.claude.json),
+claude-desktop (claude_desktop_config.json), vscode (the user profile's
+mcp.json) and cursor (~/.cursor/mcp.json). Restart the client afterwards.`,
+		Example: `  capbroker client list
+  capbroker client add claude-code --dry-run
+  capbroker client add claude-code
+  capbroker client remove claude-code`,
+	}
+	cmd.AddCommand(m.newClientListCmd(), m.newClientAddCmd(), m.newClientRemoveCmd())
+	return cmd
+}
+
+// clientEnv is where the clients' files are for this user.
+func (m *Main) clientEnv() clientconfig.Env {
+	wd, _ := os.Getwd()
+	return clientconfig.Env{Home: m.Getenv("HOME"), WorkDir: wd, AppData: m.Getenv("APPDATA"), GOOS: runtime.GOOS, Getenv: m.Getenv}
+}
+
+// clientStatus is one line of "client list".
+type clientStatus struct {
+	Client    string   `json:"client"`
+	Name      string   `json:"name"`
+	Installed bool     `json:"installed"`
+	Config    string   `json:"config"`
+	Servers   []string `json:"servers"`
+	Routes    bool     `json:"routes_through_capbroker"`
+	Behind    []string `json:"behind_gateway"`
+	Error     string   `json:"error,omitempty"`
+}
+
+func (m *Main) newClientListCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "Which MCP clients are installed, and whether they route through capbroker",
+		Example: `  capbroker client list
+  capbroker client list --json`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			env := m.clientEnv()
+			var out []clientStatus
+			for _, c := range clientconfig.Clients() {
+				st := clientStatus{Client: c.ID, Name: c.Name, Servers: []string{}, Behind: []string{}}
+				st.Installed, _ = clientconfig.Installed(c.ID, env)
+				f, err := clientconfig.UserFile(c.ID, env)
+				if err != nil {
+					st.Error = err.Error()
+					out = append(out, st)
+					continue
+				}
+				st.Config = f.Path
+				s, err := clientconfig.Inspect(f, clientconfig.ServersFile(c.ID, env))
+				if err != nil {
+					st.Error = err.Error()
+				} else {
+					st.Servers, st.Routes, st.Behind = s.Servers, s.Routes, s.Behind
+				}
+				out = append(out, st)
+			}
+			if asJSON {
+				return writeJSON(m.Stdout, out)
+			}
+			tw := table(m.Stdout)
+			fmt.Fprintln(tw, "CLIENT\tINSTALLED\tTHROUGH CAPBROKER\tSERVERS\tCONFIG")
+			for _, st := range out {
+				inst, via := "no", "no"
+				if st.Installed {
+					inst = "yes"
+				}
+				servers := fmt.Sprint(len(st.Servers))
+				if st.Routes {
+					via = "yes"
+					servers = fmt.Sprintf("%d (+%d behind the gateway)", len(st.Servers), len(st.Behind))
+				}
+				cfg := st.Config
+				if st.Error != "" {
+					cfg += " (" + st.Error + ")"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", st.Client, inst, via, servers, cfg)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the clients as JSON")
+	return cmd
+}
+
+func (m *Main) newClientAddCmd() *cobra.Command {
+	var (
+		dryRun  bool
+		command string
+		force   bool
+	)
+	cmd := &cobra.Command{
+		Use:   "add <claude-code|claude-desktop|vscode|cursor>",
+		Short: "Put the gateway in front of a client's MCP servers",
+		Example: `  capbroker client add claude-code --dry-run   # the diff, nothing written
+  capbroker client add claude-code
+  capbroker client add vscode --command /usr/local/bin/capbroker`,
+		Args: exactArgs(1, "a client: claude-code, claude-desktop, vscode or cursor"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			env := m.clientEnv()
+			f, err := m.clientFile(args[0], env, force)
+			if err != nil {
+				return err
+			}
+			if command == "" {
+				command = selfCommand()
+			}
+			p, err := clientconfig.PlanAdd(f, clientconfig.ServersFile(f.Client, env), clientconfig.Gateway{Command: command, Args: []string{"gateway"}})
+			if err != nil {
+				return err
+			}
+			return m.runPlan(p, dryRun, fmt.Sprintf("%s routes through capbroker: %d server(s) moved behind the gateway (%s)", f.Client, len(p.Moved), p.Servers),
+				f.Client+" already routes through capbroker; nothing changed")
+		},
+	}
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the diff of every file it would change, and write nothing")
+	cmd.Flags().StringVar(&command, "command", "", "the capbroker the client runs (default: this executable's absolute path, or capbroker when run by go run)")
+	cmd.Flags().BoolVar(&force, "force", false, "write the config even when the client does not seem installed")
+	return cmd
+}
+
+func (m *Main) newClientRemoveCmd() *cobra.Command {
+	var dryRun bool
+	cmd := &cobra.Command{
+		Use:   "remove <claude-code|claude-desktop|vscode|cursor>",
+		Short: "Put a client's MCP servers back and take the gateway out",
+		Example: `  capbroker client remove cursor --dry-run
+  capbroker client remove cursor`,
+		Args: exactArgs(1, "a client: claude-code, claude-desktop, vscode or cursor"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			env := m.clientEnv()
+			f, err := m.clientFile(args[0], env, true)
+			if err != nil {
+				return err
+			}
+			p, err := clientconfig.PlanRemove(f, clientconfig.ServersFile(f.Client, env))
+			if err != nil {
+				return err
+			}
+			return m.runPlan(p, dryRun, fmt.Sprintf("%s no longer routes through capbroker: %d server(s) restored", f.Client, len(p.Moved)),
+				f.Client+" does not route through capbroker; nothing changed")
+		},
+	}
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the diff of every file it would change, and write nothing")
+	return cmd
+}
+
+// clientFile is the client's user file, which must belong to an
+// installed client unless force.
+func (m *Main) clientFile(id string, env clientconfig.Env, force bool) (clientconfig.File, error) {
+	if _, err := clientconfig.Lookup(id); err != nil {
+		return clientconfig.File{}, usageError{err}
+	}
+	f, err := clientconfig.UserFile(id, env)
+	if err != nil {
+		return f, err
+	}
+	if ok, where := clientconfig.Installed(id, env); !ok && !force {
+		return f, fmt.Errorf("%s does not seem installed here (no %s); install it first, or add --force to write %s anyway", id, where, f.Path)
+	}
+	return f, nil
+}
+
+// runPlan prints the plan's notes, then its diff (dry run) or writes it.
+func (m *Main) runPlan(p *clientconfig.Plan, dryRun bool, done, nothing string) error {
+	for _, n := range p.Notes {
+		fmt.Fprintln(m.Stderr, "note:", n)
+	}
+	if p.Empty() {
+		fmt.Fprintln(m.Stdout, nothing)
+		return nil
+	}
+	if dryRun {
+		fmt.Fprint(m.Stdout, p.Diff())
+		fmt.Fprintln(m.Stderr, "dry run: nothing written")
+		return nil
+	}
+	backups, err := p.Apply(time.Now())
+	for _, b := range backups {
+		fmt.Fprintln(m.Stdout, "backup:", b)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(m.Stdout, done)
+	fmt.Fprintln(m.Stdout, "restart the client to use it")
+	return nil
+}
+
+// selfCommand is the capbroker a client should run: this executable's
+// absolute path, unless it is a temporary "go run" build.
+func selfCommand() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return "capbroker"
+	}
+	if r, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = r
+	}
+	base := strings.TrimSuffix(filepath.Base(exe), ".exe")
+	if base != "capbroker" || strings.HasPrefix(exe, os.TempDir()) {
+		return "capbroker"
+	}
+	return exe
+}
