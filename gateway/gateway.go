@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	srcmcp "github.com/capbroker/capbroker/source/mcp"
 	"io"
 	"log/slog"
 	"sync"
@@ -159,6 +160,9 @@ type Options struct {
 	// upstream. By default each gets only mcpconfig.SafeEnv and what its
 	// config names (its env and inheritEnv).
 	InheritEnv bool
+	// Tokens holds the OAuth logins of remote upstreams (capbroker
+	// login): their tokens are sent and refreshed. Nil means none.
+	Tokens *srcmcp.TokenStore
 }
 
 func (o *Options) resolved() *Options {

@@ -222,7 +222,10 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 		if u.cfg.SSE {
 			tr = mcpconfig.SSE
 		}
-		t, watch = srcmcp.RemoteTransport(mcpconfig.Server{Transport: tr, URL: u.cfg.URL, Headers: u.cfg.Headers}, nil, true)
+		var err error
+		if t, watch, err = srcmcp.RemoteTransport(mcpconfig.Server{Name: u.cfg.Name, Transport: tr, URL: u.cfg.URL, Headers: u.cfg.Headers}, nil, u.opts.Tokens, true); err != nil {
+			return nil, err
+		}
 	} else {
 		cmd := exec.Command(u.cfg.Command, u.cfg.Args...)
 		cmd.Dir = u.cfg.Dir

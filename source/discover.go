@@ -44,6 +44,9 @@ type Options struct {
 	// InheritEnv passes the whole environment (Environ) to every stdio
 	// MCP server, not only the safe set and what its config names.
 	InheritEnv bool
+	// Tokens holds the OAuth logins of remote MCP servers (capbroker
+	// login); nil means none.
+	Tokens *mcp.TokenStore
 	// PluginMCP also connects the MCP servers that plugins declare in
 	// their .mcp.json. If false, those servers are only counted.
 	PluginMCP bool
@@ -518,7 +521,7 @@ func (p *planner) vars(extra map[string]string) map[string]string {
 }
 
 func (p *planner) mcpOptions() *mcp.Options {
-	return &mcp.Options{Timeout: p.opts.MCPTimeout, Environ: p.opts.Environ, InheritEnv: p.opts.InheritEnv}
+	return &mcp.Options{Timeout: p.opts.MCPTimeout, Environ: p.opts.Environ, InheritEnv: p.opts.InheritEnv, Tokens: p.opts.Tokens}
 }
 
 // mcpConfig plans one source per server of a config file; those of a

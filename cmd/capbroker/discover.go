@@ -60,7 +60,7 @@ func (m *Main) sourceOptions(f *discoveryFlags) (*source.Options, string, error)
 	if err != nil {
 		return nil, "", fmt.Errorf("finding the working folder: %w", err)
 	}
-	opts := &source.Options{Getenv: m.Getenv, Home: home, WorkDir: wd, MCPTimeout: f.timeout, PluginMCP: f.pluginMCP}
+	opts := &source.Options{Getenv: m.Getenv, Home: home, WorkDir: wd, MCPTimeout: f.timeout, PluginMCP: f.pluginMCP, Tokens: m.tokenStore()}
 	indexDir := f.indexDir
 
 	cfgPath, project := configPath(f.config, wd)

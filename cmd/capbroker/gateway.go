@@ -177,7 +177,7 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 				CallTimeout: timeout, StartTimeout: startTimeout, StartWait: startWait, Pins: pins,
 				MaxSessions: maxSessions, MaxListItems: maxListItems, MaxListPages: maxListPages,
 				AllowIrreversible: allowIrreversible, ConfirmUnasked: confirmUnasked, Logger: logger,
-				InheritEnv: inheritEnv,
+				InheritEnv: inheritEnv, Tokens: m.tokenStore(),
 			}
 			if opts.Floors, err = m.configFloors(&discoveryFlags{}); err != nil {
 				return err

@@ -103,6 +103,7 @@ func (m *Main) commands() []*cobra.Command {
 		m.newVersionCmd(),
 		m.newPruneCmd(),
 		m.newClientCmd(),
+		m.newLoginCmd(),
 	}
 }
 

@@ -15,11 +15,13 @@ var ErrNeedsAuth = errors.New("the server needs authorization")
 // AuthWatch is an http.RoundTripper that remembers a 401 or 403 answer
 // and its WWW-Authenticate challenge, so a failed connection can say that
 // the server wants a sign-in instead of an opaque transport error.
-// capbroker does not run OAuth flows itself: [AuthWatch.Explain] says what
-// to do instead.
+// [AuthWatch.Explain] says what to do: run capbroker login ([Login]), or
+// set a header.
 type AuthWatch struct {
 	// Base sends the requests; nil means http.DefaultTransport.
 	Base http.RoundTripper
+	// SignedIn says Base sends a token from capbroker login.
+	SignedIn bool
 
 	mu        sync.Mutex
 	status    int
@@ -67,12 +69,15 @@ func (a *AuthWatch) Explain(server, url string, hasAuthHeader bool, cause error)
 		msg = fmt.Sprintf("MCP server %s at %s refused the Authorization header its config sends: it answered %s. "+
 			"The token is wrong, expired or lacks a scope: renew it and update the environment variable the header names",
 			server, url, answer)
+	case a.SignedIn:
+		msg = fmt.Sprintf("MCP server %s at %s refused the token capbroker login obtained: it answered %s. "+
+			"Sign in again: run capbroker login %s", server, url, answer, server)
 	case oauth:
 		msg = fmt.Sprintf("MCP server %s at %s needs OAuth: it answered %s. "+
-			"capbroker cannot sign in to remote servers itself yet: get an access token for it (from the service, "+
+			"Sign in: run capbroker login %s. Or get an access token for it (from the service, "+
 			"or the token another MCP client obtained) and add to its config "+
 			`"headers": {"Authorization": "Bearer ${%s}"} with %s set in the environment; or leave it out of capbroker's configs`,
-			server, url, answer, tokenVar(server), tokenVar(server))
+			server, url, answer, server, tokenVar(server), tokenVar(server))
 	default:
 		msg = fmt.Sprintf("MCP server %s at %s needs credentials: it answered %s. "+
 			`Add them to its config ("headers": {"Authorization": "..."}, values from ${VARS}); or leave it out of capbroker's configs`,

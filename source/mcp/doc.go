@@ -15,7 +15,12 @@
 // with the last lines it wrote to stderr. A remote server that refuses
 // the requests as unauthorized (401, or 403 with a challenge) gives an
 // error wrapping [ErrNeedsAuth] that says whether it wants OAuth and what
-// to do ([AuthWatch]); capbroker does not sign in itself. A stdio server
+// to do ([AuthWatch]): run capbroker login, which is [Login] — OAuth
+// authorization code with PKCE and dynamic client registration through the
+// go-sdk's auth.AuthorizationCodeHandler, the redirect received on a
+// 127.0.0.1 listener. Its token is kept in a [TokenStore] (0600, for that
+// server name and URL only) and sent by [List] when [Options.Tokens] is
+// set, refreshed when expired and stored again. A stdio server
 // gets only mcpconfig.SafeEnv and what its config names
 // ([Options.InheritEnv] passes all), and errors show the config's ${VAR}
 // values as ${VAR}.

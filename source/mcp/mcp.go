@@ -51,6 +51,10 @@ type Options struct {
 	// MaxTools stops a server that returns more tools; zero means
 	// DefaultMaxTools.
 	MaxTools int
+	// Tokens holds the OAuth logins of remote servers (capbroker login):
+	// a server with one is sent its token, refreshed when expired. Nil
+	// means none.
+	Tokens *TokenStore
 }
 
 // ClientName is the implementation name capbroker announces to servers.
@@ -115,7 +119,9 @@ func List(ctx context.Context, s mcpconfig.Server, opts *Options) (cards []card.
 		cmd.WaitDelay = 2 * time.Second
 		transport = &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
 	case mcpconfig.HTTP, mcpconfig.SSE:
-		transport, watch = RemoteTransport(s, opts.HTTPClient, false)
+		if transport, watch, err = RemoteTransport(s, opts.HTTPClient, opts.Tokens, false); err != nil {
+			return nil, err
+		}
 	default:
 		return nil, fmt.Errorf("unknown transport %q", s.Transport)
 	}
@@ -153,7 +159,9 @@ func List(ctx context.Context, s mcpconfig.Server, opts *Options) (cards []card.
 // hc nil means a client with no timeout of its own. listen keeps the
 // streamable transport's standalone stream open for server notifications
 // (a long-lived session, such as the gateway's); discovery does not.
-func RemoteTransport(s mcpconfig.Server, hc *http.Client, listen bool) (sdk.Transport, *AuthWatch) {
+// tokens, if it holds a login for s (capbroker login) and s sets no
+// Authorization header, adds its bearer token, refreshed when expired.
+func RemoteTransport(s mcpconfig.Server, hc *http.Client, tokens *TokenStore, listen bool) (sdk.Transport, *AuthWatch, error) {
 	if hc == nil {
 		hc = &http.Client{}
 	}
@@ -165,16 +173,23 @@ func RemoteTransport(s mcpconfig.Server, hc *http.Client, listen bool) (sdk.Tran
 	if len(s.Headers) > 0 {
 		base = HeaderTransport{Base: base, Headers: s.Headers}
 	}
-	watch := &AuthWatch{Base: base}
+	signedIn := false
+	if !HasAuthorization(s.Headers) {
+		var err error
+		if base, signedIn, err = tokens.Transport(s.Name, s.URL, base); err != nil {
+			return nil, nil, err
+		}
+	}
+	watch := &AuthWatch{Base: base, SignedIn: signedIn}
 	c.Transport = watch
 	if s.Transport == mcpconfig.SSE {
 		t := &sdk.SSEClientTransport{Endpoint: s.URL, HTTPClient: &c}
 		if listen {
-			return longSSE{t}, watch
+			return longSSE{t}, watch, nil
 		}
-		return t, watch
+		return t, watch, nil
 	}
-	return &sdk.StreamableClientTransport{Endpoint: s.URL, HTTPClient: &c, MaxRetries: -1, DisableStandaloneSSE: !listen}, watch
+	return &sdk.StreamableClientTransport{Endpoint: s.URL, HTTPClient: &c, MaxRetries: -1, DisableStandaloneSSE: !listen}, watch, nil
 }
 
 // longSSE is an SSE client transport whose event stream outlives the
