@@ -1,7 +1,6 @@
 package index
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +14,8 @@ import (
 
 	"github.com/capbroker/capbroker/card"
 	"github.com/capbroker/capbroker/internal/atomicfile"
+
+	"github.com/capbroker/capbroker/internal/textdiff"
 )
 
 // PinsName is the file in the index folder that remembers approved MCP
@@ -460,76 +461,15 @@ func diff(old Pin, c card.Card) string {
 			return
 		}
 		fmt.Fprintf(&b, "%s:\n", title)
-		for _, l := range lineDiff(splitLines(a), splitLines(z)) {
+		for _, l := range textdiff.Lines(a, z) {
 			b.WriteString(l)
 			b.WriteByte('\n')
 		}
 	}
 	section("description", old.Description, c.Description)
-	section("input_schema", prettyJSON(old.InputSchema), prettyJSON(c.InputSchema))
+	section("input_schema", textdiff.JSON(old.InputSchema), textdiff.JSON(c.InputSchema))
 	if b.Len() == 0 && old.Digest != c.Digest {
 		b.WriteString("name or formatting changed\n")
 	}
 	return b.String()
-}
-
-func splitLines(s string) []string {
-	if s == "" {
-		return nil
-	}
-	return strings.Split(s, "\n")
-}
-
-func prettyJSON(raw json.RawMessage) string {
-	if len(bytes.TrimSpace(raw)) == 0 {
-		return ""
-	}
-	var v any
-	if json.Unmarshal(raw, &v) != nil {
-		return string(raw)
-	}
-	out, _ := json.MarshalIndent(v, "", "  ")
-	return string(out)
-}
-
-// lineDiff is a longest-common-subsequence diff: unchanged lines start
-// with "  ", removed with "- ", added with "+ ".
-func lineDiff(a, b []string) []string {
-	n, m := len(a), len(b)
-	lcs := make([][]int, n+1)
-	for i := range lcs {
-		lcs[i] = make([]int, m+1)
-	}
-	for i := n - 1; i >= 0; i-- {
-		for j := m - 1; j >= 0; j-- {
-			if a[i] == b[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
-		}
-	}
-	var out []string
-	i, j := 0, 0
-	for i < n && j < m {
-		switch {
-		case a[i] == b[j]:
-			out = append(out, "  "+a[i])
-			i++
-			j++
-		case lcs[i+1][j] >= lcs[i][j+1]:
-			out = append(out, "- "+a[i])
-			i++
-		default:
-			out = append(out, "+ "+b[j])
-			j++
-		}
-	}
-	for ; i < n; i++ {
-		out = append(out, "- "+a[i])
-	}
-	for ; j < m; j++ {
-		out = append(out, "+ "+b[j])
-	}
-	return out
 }

@@ -1,13 +1,13 @@
 package plan
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/capbroker/capbroker/card"
+	"github.com/capbroker/capbroker/internal/textdiff"
 )
 
 // Pin is a named capability's card as it was when the plan was made: its
@@ -116,76 +116,16 @@ func PinDiff(pin Pin, c *card.Card) string {
 			return
 		}
 		fmt.Fprintf(&b, "  %s:\n", title)
-		for _, l := range lineDiff(splitLines(was), splitLines(now)) {
+		for _, l := range textdiff.Lines(was, now) {
 			b.WriteString("    ")
 			b.WriteString(l)
 			b.WriteByte('\n')
 		}
 	}
 	section("description", pin.Description, c.Description)
-	section("input_schema", prettyJSON(pin.InputSchema), prettyJSON(c.InputSchema))
+	section("input_schema", textdiff.JSON(pin.InputSchema), textdiff.JSON(c.InputSchema))
 	if b.Len() == 0 {
 		b.WriteString("  name, kind or formatting changed\n")
 	}
 	return strings.TrimSuffix(b.String(), "\n")
-}
-
-func splitLines(s string) []string {
-	if s == "" {
-		return nil
-	}
-	return strings.Split(s, "\n")
-}
-
-func prettyJSON(raw json.RawMessage) string {
-	if len(bytes.TrimSpace(raw)) == 0 {
-		return ""
-	}
-	var v any
-	if json.Unmarshal(raw, &v) != nil {
-		return string(raw)
-	}
-	out, _ := json.MarshalIndent(v, "", "  ")
-	return string(out)
-}
-
-// lineDiff is a longest-common-subsequence diff of two short texts.
-func lineDiff(a, b []string) []string {
-	n, m := len(a), len(b)
-	lcs := make([][]int, n+1)
-	for i := range lcs {
-		lcs[i] = make([]int, m+1)
-	}
-	for i := n - 1; i >= 0; i-- {
-		for j := m - 1; j >= 0; j-- {
-			if a[i] == b[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
-		}
-	}
-	var out []string
-	i, j := 0, 0
-	for i < n && j < m {
-		switch {
-		case a[i] == b[j]:
-			out = append(out, "  "+a[i])
-			i++
-			j++
-		case lcs[i+1][j] >= lcs[i][j+1]:
-			out = append(out, "- "+a[i])
-			i++
-		default:
-			out = append(out, "+ "+b[j])
-			j++
-		}
-	}
-	for ; i < n; i++ {
-		out = append(out, "- "+a[i])
-	}
-	for ; j < m; j++ {
-		out = append(out, "+ "+b[j])
-	}
-	return out
 }
