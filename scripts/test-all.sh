@@ -27,3 +27,6 @@ go test -count=1 -timeout 40m "$@" ./...
 go test -race -count=1 -timeout 20m "$@" ./session/... ./store/...
 # The ranker's pooled per-search memory, under the race detector.
 go test -race -count=1 -timeout 10m -run 'Concurrent' "$@" ./rank
+# The release archives (GoReleaser snapshot) and, where Docker runs, the image.
+echo "== release snapshot"
+scripts/release-check.sh
