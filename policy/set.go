@@ -149,7 +149,7 @@ func (s *Selector) level(c *card.Card, h *rank.Hit, top float64, o *Options) (in
 // degrades to the full tool set (see the package doc).
 func (s *Selector) Select(ctx context.Context, task string, opts *Options) *Selection {
 	o := opts.resolved()
-	sel := &Selection{Task: task, Hatch: HatchName, Family: o.Family}
+	sel := &Selection{Task: task, Hatch: HatchName, Family: o.Family, Tools: []Pick{}} // [] in JSON, never null
 	task = rank.ClipQuery(task) // no task costs more than one of rank.MaxQueryBytes
 	if sel.Family == "" {
 		sel.Family, sel.FamilyWords = InferFamily(task)

@@ -199,3 +199,30 @@ func TestEvalJSON(t *testing.T) {
 		t.Errorf("eval without --queries: exit %d, want 2", code)
 	}
 }
+
+// TestSelectEmptyIsArray: a selection with no picks prints "tools": [], as
+// the OpenAPI document promises, on the CLI and over HTTP (it printed null,
+// and the explorer then failed on it).
+func TestSelectEmptyIsArray(t *testing.T) {
+	const task = "blorp the zingle"
+	out, errOut, code := run(t, "select", "--json", task)
+	if code != 0 {
+		t.Fatalf("select: exit %d: %s", code, errOut)
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(out), &raw); err != nil {
+		t.Fatalf("%v in %s", err, out)
+	}
+	if got := string(raw["tools"]); got != "[]" {
+		t.Errorf(`select --json %q: "tools": %s, want []`, task, got)
+	}
+	base := serve(t, map[string]string{"HOME": t.TempDir()})
+	_, body := call(t, "POST", base+"/v1/select", `{"task": "`+task+`"}`)
+	raw = nil
+	if err := json.Unmarshal(body, &raw); err != nil {
+		t.Fatalf("%v in %s", err, body)
+	}
+	if got := string(raw["tools"]); got != "[]" {
+		t.Errorf(`POST /v1/select %q: "tools": %s, want []`, task, got)
+	}
+}
