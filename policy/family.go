@@ -200,3 +200,12 @@ func (s *Selector) floorFor(task string, fam Family, o *Options, sel *Selection)
 	}
 	return floor, why
 }
+
+// withArticle is the family with its indefinite article, as a reason reads
+// it: "a coding task", "an ops task".
+func (f Family) withArticle() string {
+	if f != "" && strings.ContainsRune("aeio", rune(f[0])) {
+		return "an " + string(f)
+	}
+	return "a " + string(f)
+}

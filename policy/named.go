@@ -28,7 +28,8 @@ type NamedPick struct {
 // SelectNamed ranks nothing, so it never degrades.
 func (s *Selector) SelectNamed(task string, names []NamedPick, opts *Options) *Selection {
 	o := opts.resolved()
-	sel := &Selection{Task: task, Hatch: HatchName, Family: o.Family, Tools: []Pick{}} // [] in JSON, never null
+	// Tools: [] in JSON, never null.
+	sel := &Selection{Task: task, Hatch: HatchName, Family: o.Family, Tools: []Pick{}}
 	if sel.Family == "" {
 		sel.Family, sel.FamilyWords = InferFamily(task)
 	}

@@ -149,7 +149,8 @@ func (s *Selector) level(c *card.Card, h *rank.Hit, top float64, o *Options) (in
 // degrades to the full tool set (see the package doc).
 func (s *Selector) Select(ctx context.Context, task string, opts *Options) *Selection {
 	o := opts.resolved()
-	sel := &Selection{Task: task, Hatch: HatchName, Family: o.Family, Tools: []Pick{}} // [] in JSON, never null
+	// Tools: [] in JSON, never null.
+	sel := &Selection{Task: task, Hatch: HatchName, Family: o.Family, Tools: []Pick{}}
 	task = rank.ClipQuery(task) // no task costs more than one of rank.MaxQueryBytes
 	if sel.Family == "" {
 		sel.Family, sel.FamilyWords = InferFamily(task)
@@ -465,7 +466,7 @@ func (b *builder) finish(floor []int) {
 	case b.ranked == 0:
 		sel.Reason = "no matches; only " + HatchName + " is exposed"
 	default:
-		sel.Reason = fmt.Sprintf("%d matched for a %s task (best: %s, %s)", b.ranked, sel.Family, first.Name, first.Confidence)
+		sel.Reason = fmt.Sprintf("%d matched for %s task (best: %s, %s)", b.ranked, sel.Family.withArticle(), first.Name, first.Confidence)
 		if n := len(b.aspects); n > 1 {
 			cov := 0
 			for _, c := range b.covered {

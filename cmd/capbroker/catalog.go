@@ -63,7 +63,7 @@ func (m *Main) loadCards(ctx context.Context, f *catalogFlags) ([]card.Card, err
 	}
 	if len(cards) == 0 {
 		if len(errs) > 0 {
-			return nil, fmt.Errorf("no tools loaded from %v (%d problems, first: %w)", f.tools, len(errs), errs[0])
+			return nil, fmt.Errorf("no tools loaded from %v (%s, first: %w)", f.tools, count(len(errs), "problem"), errs[0])
 		}
 		return nil, fmt.Errorf("no tools found in %v", f.tools)
 	}

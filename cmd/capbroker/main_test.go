@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/capbroker/capbroker/policy"
 )
 
 // run drives the CLI in-process with an empty environment and returns
@@ -224,5 +226,29 @@ func TestSelectEmptyIsArray(t *testing.T) {
 	}
 	if got := string(raw["tools"]); got != "[]" {
 		t.Errorf(`POST /v1/select %q: "tools": %s, want []`, task, got)
+	}
+}
+
+// TestTokensLineHonest: on a catalog smaller than the floor and the hatch,
+// select says it exposes more than the whole catalog rather than "0% saved".
+func TestTokensLineHonest(t *testing.T) {
+	for _, tc := range []struct {
+		tok   policy.Tokens
+		tools int
+		want  string
+	}{
+		{policy.Tokens{Exposed: 236, Full: 114, Format: "openai", Encoding: "o200k"}, 8,
+			"tokens:  236 exposed: more than the whole catalog's 114 (8 tools and the hatch; nothing saved on a catalog this small; openai, o200k)"},
+		{policy.Tokens{Exposed: 120, Full: 100, Format: "openai", Encoding: "o200k"}, 1,
+			"tokens:  120 exposed: more than the whole catalog's 100 (1 tool and the hatch; nothing saved on a catalog this small; openai, o200k)"},
+		{policy.Tokens{Exposed: 359, Full: 7786, Saved: 1 - 359.0/7786, Format: "openai", Encoding: "o200k"}, 4,
+			"tokens:  359 exposed of 7786 for the full catalog (95% saved; openai, o200k)"},
+	} {
+		if got := tokensLine(tc.tok, tc.tools); got != tc.want {
+			t.Errorf("tokensLine(%+v, %d)\n got %q\nwant %q", tc.tok, tc.tools, got, tc.want)
+		}
+	}
+	if got := count(1, "problem") + ", " + count(3, "problem") + ", " + count(0, "tool"); got != "1 problem, 3 problems, 0 tools" {
+		t.Errorf("count: %q", got)
 	}
 }

@@ -123,7 +123,7 @@ func printSelection(m *Main, sel *policy.Selection) {
 	fmt.Fprintf(tw, "  +\t%s\t\t\t\talways exposed: finds more capabilities mid-run\n", sel.Hatch)
 	tw.Flush()
 	t := sel.Tokens
-	fmt.Fprintf(w, "\ntokens:  %d exposed of %d for the full catalog (%.0f%% saved; %s, %s)\n", t.Exposed, t.Full, 100*t.Saved, t.Format, t.Encoding)
+	fmt.Fprintf(w, "\n%s\n", tokensLine(t, len(sel.Tools)))
 	if sel.Degraded {
 		fmt.Fprintf(os.Stderr, "warning: ranking failed, the full set is exposed: %s\n", sel.Failure)
 	}
