@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -189,6 +190,7 @@ func (m *Main) newRouteCmd() *cobra.Command {
 		project    string
 		state      string
 		gapLog     string
+		noFlow     bool
 	)
 	cmd := &cobra.Command{
 		Use:   `route ["<task>"]`,
@@ -227,7 +229,11 @@ capability has no match.`,
 				project = "."
 			}
 			gaps := &route.GapLog{}
-			if cmd.Flags().Changed("state") {
+			if noFlow {
+				if cmd.Flags().Changed("state") {
+					return usageError{errors.New("--no-flow and --state name two things for the state file; give one")}
+				}
+			} else if cmd.Flags().Changed("state") {
 				if state != "none" {
 					gaps.StatePath = state
 				}
@@ -240,6 +246,15 @@ capability has no match.`,
 				}
 			} else if d := m.cacheDir(); d != "" {
 				gaps.Path = filepath.Join(d, "route-gaps.json")
+			}
+			// What the state file held, to say on stderr whether route
+			// wrote it.
+			var flowBefore []byte
+			flowExisted := false
+			if gaps.StatePath != "" {
+				if b, err := os.ReadFile(gaps.StatePath); err == nil {
+					flowBefore, flowExisted = b, true
+				}
 			}
 			r, cache, err := m.routing(&rf.discoveryFlags, &rf.routeFlags, gaps, nil)
 			if err != nil {
@@ -268,6 +283,11 @@ capability has no match.`,
 			for _, w := range d.Warnings {
 				fmt.Fprintln(m.Stderr, "warning:", w)
 			}
+			if gaps.StatePath != "" {
+				if after, err := os.ReadFile(gaps.StatePath); err == nil && (!flowExisted || !bytes.Equal(after, flowBefore)) {
+					fmt.Fprintf(m.Stderr, "route: wrote the capability gap to %s (--no-flow skips it)\n", gaps.StatePath)
+				}
+			}
 			if rf.asJSON {
 				if err := writeJSON(m.Stdout, d); err != nil {
 					return err
@@ -291,6 +311,7 @@ capability has no match.`,
 	fl.StringVar(&capability, "capability", "", "capability to delegate, e.g. code-review (wins over --phase)")
 	fl.StringVar(&project, "project", "", "project root whose files reveal the project type (default .)")
 	fl.StringVar(&state, "state", "", "Markdown state file that gets the Capability Warnings section (default <project>/FLOW.md; \"none\" to skip)")
+	fl.BoolVar(&noFlow, "no-flow", false, "do not write the Capability Warnings section to the state file (same as --state none)")
 	fl.StringVar(&gapLog, "gap-log", "", "JSON gap log (default <user cache dir>/capbroker/route-gaps.json; \"none\" to skip)")
 	return cmd
 }

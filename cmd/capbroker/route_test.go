@@ -87,6 +87,9 @@ func TestRouteText(t *testing.T) {
 	if again := cacheScannedAt(t, cache); !again.After(scanned) {
 		t.Errorf("cache scanned at %v, then %v: want one re-scan on the miss", scanned, again)
 	}
+	if want := "route: wrote the capability gap to " + filepath.Join(proj, "FLOW.md"); !strings.Contains(errOut, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, errOut)
+	}
 	flow, _ := os.ReadFile(filepath.Join(proj, "FLOW.md"))
 	if !strings.HasPrefix(string(flow), "# Flow\n\n## Phase\nEXECUTE\n\n## Capability Warnings\n") ||
 		!strings.Contains(string(flow), "- **requirements-gathering** → defaults/interviewer") {
@@ -105,6 +108,17 @@ func TestRouteText(t *testing.T) {
 	}
 	if again, _ := os.ReadFile(filepath.Join(proj, "FLOW.md")); string(again) != string(flow) {
 		t.Error("--state none changed FLOW.md")
+	}
+	// --no-flow: a gap again, FLOW.md untouched and not named on stderr.
+	_, errOut, code = run(t, append([]string{"route", "--no-flow", "--capability", "requirements-gathering", "gather requirements"}, common...)...)
+	if code != 0 || strings.Contains(errOut, "FLOW.md") {
+		t.Errorf("--no-flow: exit %d, stderr:\n%s", code, errOut)
+	}
+	if again, _ := os.ReadFile(filepath.Join(proj, "FLOW.md")); string(again) != string(flow) {
+		t.Error("--no-flow changed FLOW.md")
+	}
+	if _, errOut, code = run(t, "route", "--no-flow", "--state", "x.md", "--phase", "plan"); code != 2 || !strings.Contains(errOut, "--no-flow and --state") {
+		t.Errorf("--no-flow --state: exit %d, stderr:\n%s", code, errOut)
 	}
 	out, _, _ = run(t, "route", "--root", plugins, "--project", proj, "--state", "none", "--cache", "none", "--phase", "plan")
 	if !strings.HasPrefix(out, "**Using built-in agent** for coordination → defaults/coordinator\n") {
