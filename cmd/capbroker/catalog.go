@@ -36,15 +36,16 @@ type catalogFlags struct {
 func (f *catalogFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVar(&f.tools, "tools", nil,
 		"tool file or directory of tool files (JSON, YAML, JSONL; OpenAI, Anthropic, MCP shapes); repeatable; replaces the configured sources")
-	f.discoveryFlags.register(cmd)
-	// --tools covers tool files here; discover's --tool-file (which mixes
-	// them with other places) would only confuse.
+	f.discoveryFlags.registerPlaces(cmd)
+	// --tools covers tool files here; discovery's tool files (which mix
+	// them with other places) stay reachable as the hidden --tool-file.
+	cmd.Flags().StringArrayVar(&f.discoveryFlags.toolFiles, "tool-file", nil, "tool definition file discovered with the other places")
 	cmd.Flags().MarkHidden("tool-file")
 }
 
 // loadCards returns the cards the flags name:
 //   - with --tools, those tool files and nothing else;
-//   - else what discovery finds (the --root, --tool-file and --mcp-config
+//   - else what discovery finds (the --root, hidden --tool-file and --mcp-config
 //     flags, capbroker.yaml, and the default places ./.claude, ./.mcp.json
 //     and ~/.claude), through the card index; MCP tools whose pinned
 //     digest changed are held back until approved;

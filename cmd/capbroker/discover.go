@@ -32,10 +32,20 @@ type discoveryFlags struct {
 	refresh    bool
 }
 
+// register adds the discovery flags, tool files as --tools (with the
+// former --tool-file as a hidden alias that warns once).
 func (f *discoveryFlags) register(cmd *cobra.Command) {
+	f.registerPlaces(cmd)
+	fl := cmd.Flags()
+	fl.StringArrayVar(&f.toolFiles, "tools", nil, "tool definition file (JSON, YAML, JSONL); repeatable; replaces the default places")
+	alias(fl, "tool-file", "tools")
+}
+
+// registerPlaces adds every discovery flag but the tool files, for
+// commands whose own --tools replaces discovery (see catalogFlags).
+func (f *discoveryFlags) registerPlaces(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringArrayVar(&f.roots, "root", nil, "folder or file to scan as whatever it holds (plugins, a marketplace, a plugin, skills, a .claude folder, tool files, an MCP config); repeatable; replaces the default places")
-	fl.StringArrayVar(&f.toolFiles, "tool-file", nil, "tool definition file (JSON, YAML, JSONL); repeatable; replaces the default places")
 	fl.StringArrayVar(&f.mcpConfigs, "mcp-config", nil, "MCP client config (.mcp.json, claude_desktop_config.json, VS Code mcp.json) whose servers are connected; repeatable; replaces the default places")
 	fl.StringVar(&f.config, "config", "", "config file (default ./"+source.ConfigName+" when present)")
 	fl.BoolVar(&f.noDefaults, "no-defaults", false, "skip the default places (./.claude, ./.mcp.json, ~/.claude)")
@@ -50,7 +60,7 @@ func (f *discoveryFlags) register(cmd *cobra.Command) {
 // sourceOptions turns the flags, the config file and the defaults into
 // discovery options, and returns the index folder to use.
 //
-// Explicit --root, --tool-file or --mcp-config flags name exactly what is
+// Explicit --root, --tools or --mcp-config flags name exactly what is
 // scanned. Otherwise the config file's places are scanned, plus the
 // default places unless the config says "defaults: false" or --no-defaults
 // is given.
@@ -229,7 +239,7 @@ func (m *Main) newDiscoverCmd() *cobra.Command {
 		Use:   "discover [--root DIR]... [--refresh] [--json]",
 		Short: "Find every capability: plugins, skills, agents, commands, tool files, MCP servers",
 		Long: `discover scans the places capabilities live and prints each source with its
-counts, what was skipped and why. Without --root, --tool-file or --mcp-config it
+counts, what was skipped and why. Without --root, --tools or --mcp-config it
 scans the config file's places (./capbroker.yaml) and the default places: the
 project's ./.claude and ./.mcp.json, and ~/.claude/{agents,commands,skills,plugins}.
 

@@ -129,3 +129,34 @@ func TestApproveUsage(t *testing.T) {
 		t.Errorf("approve --list: exit %d, %q", code, out)
 	}
 }
+
+// TestDiscoverTools: discover takes tool files as --tools, like every
+// command; the former --tool-file still works, with one warning.
+func TestDiscoverTools(t *testing.T) {
+	dir := t.TempDir()
+	tools := filepath.Join(dir, "tools.json")
+	os.WriteFile(tools, []byte(`[{"name": "get_weather", "description": "Weather for a city", "inputSchema": {"type": "object"}},
+		{"name": "send_mail", "description": "Send an email", "inputSchema": {"type": "object"}}]`), 0o644)
+	env := map[string]string{"CAPBROKER_INDEX": t.TempDir()}
+	for _, tc := range []struct {
+		flag, warning string
+	}{
+		{"--tools", ""},
+		{"--tool-file", "warning: --tool-file is deprecated; use --tools (capbroker discover)\n"},
+	} {
+		out, stderr, code := runEnv(t, env, "discover", "--json", "--no-index", tc.flag, tools, tc.flag, tools)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", tc.flag, code, stderr)
+		}
+		var rep struct{ Counts map[string]int }
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("%s: %v in %s", tc.flag, err, out)
+		}
+		if rep.Counts["tools"] != 2 {
+			t.Errorf("%s: counts = %v, want 2 tools", tc.flag, rep.Counts)
+		}
+		if stderr != tc.warning {
+			t.Errorf("%s: stderr = %q, want %q", tc.flag, stderr, tc.warning)
+		}
+	}
+}
