@@ -15,7 +15,11 @@ func (m *Main) newApproveCmd() *cobra.Command {
 	var all, list, asJSON, servers, yes bool
 	var dir string
 	cmd := &cobra.Command{
-		Use:   "approve NAME... | --all | --servers [SERVER]...",
+		Use: "approve NAME... | --all | --servers [SERVER]...",
+		Example: `  capbroker approve --list
+  capbroker approve github__create_issue
+  capbroker approve --all
+  capbroker approve --servers`,
 		Short: "Accept MCP tools held back until a person approves them (changed, new, or pins lost)",
 		Long: `When an MCP server changes a tool's description or input schema, discovery
 and the gateway hold the tool back (it is not selected, listed or callable)

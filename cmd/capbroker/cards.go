@@ -20,7 +20,10 @@ func (m *Main) newCardsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cards",
 		Short: "List the capability cards of the catalog",
-		Args:  cobra.NoArgs,
+		Example: `  capbroker cards --kind tool
+  capbroker cards --tools examples/catalog/calendar.json --json
+  capbroker cards --changed`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			if kind != "" && !card.Kind(kind).Valid() {

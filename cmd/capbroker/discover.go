@@ -236,7 +236,10 @@ func (m *Main) newDiscoverCmd() *cobra.Command {
 	var f discoveryFlags
 	var asJSON, verbose bool
 	cmd := &cobra.Command{
-		Use:   "discover [--root DIR]... [--refresh] [--json]",
+		Use: "discover [--root DIR]... [--refresh] [--json]",
+		Example: `  capbroker discover
+  capbroker discover --root ~/.claude/plugins --refresh
+  capbroker discover --mcp-config .mcp.json --tools examples/catalog/calendar.json --json`,
 		Short: "Find every capability: plugins, skills, agents, commands, tool files, MCP servers",
 		Long: `discover scans the places capabilities live and prints each source with its
 counts, what was skipped and why. Without --root, --tools or --mcp-config it

@@ -29,7 +29,9 @@ func (m *Main) newLoginCmd() *cobra.Command {
 	var configs []string
 	var yamlPath string
 	cmd := &cobra.Command{
-		Use:   "login SERVER [--mcp-config FILE]...",
+		Use: "login SERVER [--mcp-config FILE]...",
+		Example: `  capbroker login linear
+  capbroker login notion --mcp-config .mcp.json --timeout 10m`,
 		Short: "Sign in to a remote MCP server with OAuth and store its token",
 		Long: `login signs in to a remote MCP server (streamable HTTP) that asks for OAuth:
 it registers capbroker with the server's authorization server, prints the

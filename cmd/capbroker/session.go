@@ -79,6 +79,9 @@ func (m *Main) newSessionCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "session",
 		Short: "Run agent sessions: select, find through the hatch, check calls, resume",
+		Example: `  capbroker session start "fix the failing test in parser.go"
+  capbroker session list
+  capbroker session show 4be1c2d09a7f3e61`,
 		Long: `A session is one agent run: its task, the tools it sees (the selection plus
 every tool found through find_capability, in order), an iteration budget and a
 trace. Sessions are saved in a database on every change, so a resumed run sees
@@ -518,7 +521,10 @@ func (m *Main) newSessionListCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List saved sessions, newest first",
-		Args:  exactArgs(0, "no arguments"),
+		Example: `  capbroker session list
+  capbroker session list --limit 0 --json
+  capbroker session list --db postgres://localhost/capbroker`,
+		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if limit < 0 {
 				return usageError{fmt.Errorf("--limit %d: want 0 (all) or more", limit)}
