@@ -72,37 +72,11 @@ func Run(ctx context.Context, build BuildFunc, tools []card.Card, queries []Quer
 	if len(tools) == 0 {
 		return nil, errors.New("no tools to rank")
 	}
-	known := make(map[string]bool, len(tools))
-	for _, t := range tools {
-		known[t.Name] = true
+	rep, scored, err := scoredQueries(tools, queries, opts)
+	if err != nil {
+		return nil, err
 	}
-
-	rep := &Report{Tools: len(tools), Ks: ks}
-	var scored []*Query
-	selected := 0
-	for i := range queries {
-		q := &queries[i]
-		if opts.Filter != nil && !opts.Filter(q) {
-			continue
-		}
-		if opts.Limit > 0 && selected == opts.Limit {
-			break
-		}
-		selected++
-		if missing := unknownSlots(q.Slots(), known); len(missing) > 0 {
-			rep.Skipped = append(rep.Skipped, Skipped{ID: q.ID, Line: q.Line, Missing: missing})
-			continue
-		}
-		scored = append(scored, q)
-	}
-	rep.UnknownGold = len(rep.Skipped)
-	if selected == 0 {
-		return nil, fmt.Errorf("no queries to score (%d read, none passed the filter)", len(queries))
-	}
-	if len(scored) == 0 {
-		return nil, fmt.Errorf("no queries to score: all %d selected have gold names that are not among the %d tools (first: %s lacks %v)",
-			selected, len(tools), rep.Skipped[0].ID, rep.Skipped[0].Missing)
-	}
+	rep.Ks = ks
 
 	start := time.Now()
 	ranker, err := build(ctx, tools)
