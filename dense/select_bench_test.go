@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sort"
-	"syscall"
 	"testing"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/capbroker/capbroker/dense"
 	"github.com/capbroker/capbroker/encoder"
 	"github.com/capbroker/capbroker/internal/synth"
+	"github.com/capbroker/capbroker/internal/testenv"
 	"github.com/capbroker/capbroker/policy"
 	"github.com/capbroker/capbroker/rank"
 )
@@ -112,22 +112,14 @@ func BenchmarkColdEmbed1k(b *testing.B) {
 	for _, t := range texts {
 		pieces += min(len(enc.Tokens(t)), encoder.MaxTokens)
 	}
-	cpu0 := cpuTime()
+	cpu0 := testenv.CPUTime()
 	for b.Loop() {
 		if _, err := enc.Embed(context.Background(), texts); err != nil {
 			b.Fatal(err)
 		}
 	}
-	cpu := (cpuTime() - cpu0).Seconds() / float64(b.N)
+	cpu := (testenv.CPUTime() - cpu0).Seconds() / float64(b.N)
 	b.ReportMetric(cpu, "cpu-s/op")
 	b.ReportMetric(float64(pieces), "pieces")
 	b.ReportMetric(float64(pieces)/cpu, "pieces/cpu-s")
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

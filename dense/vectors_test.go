@@ -11,6 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/capbroker/capbroker/internal/testenv"
 )
 
 func randomVectors(seed uint64, n, dim int) ([]string, [][]float32) {
@@ -214,7 +216,7 @@ func BenchmarkSearch(b *testing.B) {
 				_, qs := randomVectors(99, 16, benchDim)
 				b.ReportAllocs()
 				b.ResetTimer()
-				cpu0 := cpuTime()
+				cpu0 := testenv.CPUTime()
 				i := 0
 				for b.Loop() {
 					if _, err := v.Search(qs[i%len(qs)], 10); err != nil {
@@ -224,7 +226,7 @@ func BenchmarkSearch(b *testing.B) {
 				}
 				// CPU time, summed over cores, is steadier than wall time
 				// on a shared machine.
-				if c := cpuTime() - cpu0; c > 0 {
+				if c := testenv.CPUTime() - cpu0; c > 0 {
 					b.ReportMetric(float64(c.Nanoseconds())/float64(b.N), "cpu-ns/op")
 				}
 			})

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/capbroker/capbroker/internal/testenv"
 )
 
 // task20 is a task of 20 sentence pieces.
@@ -18,14 +20,14 @@ func BenchmarkTask(b *testing.B) {
 	n := len(e.Tokens(task20))
 	ctx := context.Background()
 	b.ReportAllocs()
-	cpu0 := cpuTime()
+	cpu0 := testenv.CPUTime()
 	for b.Loop() {
 		if _, err := e.Embed(ctx, []string{task20}); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.ReportMetric(float64(n), "tokens")
-	b.ReportMetric(float64(cpuTime()-cpu0)/1e6/float64(b.N), "cpu-ms/op")
+	b.ReportMetric(float64(testenv.CPUTime()-cpu0)/1e6/float64(b.N), "cpu-ms/op")
 }
 
 // BenchmarkCards embeds 64 card texts a run; tokens/s is the throughput.
@@ -47,14 +49,14 @@ func BenchmarkCards(b *testing.B) {
 			}
 			ctx := context.Background()
 			b.ReportAllocs()
-			cpu0 := cpuTime()
+			cpu0 := testenv.CPUTime()
 			for b.Loop() {
 				if _, err := e.Embed(ctx, texts); err != nil {
 					b.Fatal(err)
 				}
 			}
 			b.ReportMetric(float64(tokens*b.N)/b.Elapsed().Seconds(), "tokens/s")
-			b.ReportMetric(float64(tokens*b.N)/(cpuTime()-cpu0).Seconds(), "tokens/cpu-s")
+			b.ReportMetric(float64(tokens*b.N)/(testenv.CPUTime()-cpu0).Seconds(), "tokens/cpu-s")
 		})
 	}
 }

@@ -15,6 +15,7 @@ import (
 	capbroker "github.com/capbroker/capbroker"
 	"github.com/capbroker/capbroker/httpapi"
 	"github.com/capbroker/capbroker/internal/synth"
+	"github.com/capbroker/capbroker/internal/testenv"
 	"github.com/capbroker/capbroker/session"
 )
 
@@ -102,9 +103,9 @@ func TestAdversarialBodyCost(t *testing.T) {
 	cost := func(path string, body []byte) (time.Duration, int) {
 		best, code := time.Duration(1<<62), 0
 		for range 5 {
-			start := cpuTime()
+			start := testenv.CPUTime()
 			rec := post(path, body)
-			best, code = min(best, cpuTime()-start), rec.Code
+			best, code = min(best, testenv.CPUTime()-start), rec.Code
 		}
 		return best, code
 	}
