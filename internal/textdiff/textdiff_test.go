@@ -2,6 +2,7 @@ package textdiff
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -29,13 +30,54 @@ func TestLines(t *testing.T) {
 	}
 }
 
-// TestLinesLong: texts past MaxLines are compared as wholes, not through a
-// table of MaxLines² cells.
+// TestLinesLong: a changed middle whose table would pass MaxCells is shown
+// whole (removed, then added), while a common head and tail are kept.
 func TestLinesLong(t *testing.T) {
-	long := strings.Repeat("x\n", MaxLines) + "y"
-	got := Lines(long, "x")
-	if len(got) != MaxLines+2 || got[0] != "- x" || got[len(got)-1] != "+ x" {
-		t.Errorf("long diff: %d lines, first %q, last %q", len(got), got[0], got[len(got)-1])
+	var a, b []string
+	for i := range 2100 {
+		a = append(a, fmt.Sprint("a", i))
+		b = append(b, fmt.Sprint("b", i))
+	}
+	old := "head\n" + strings.Join(a, "\n") + "\ntail"
+	new := "head\n" + strings.Join(b, "\n") + "\ntail"
+	got := Lines(old, new)
+	if len(got) != 2+2*2100 || got[0] != "  head" || got[1] != "- a0" || got[2101] != "+ b0" || got[len(got)-1] != "  tail" {
+		t.Errorf("long diff: %d lines, %q %q %q %q", len(got), got[0], got[1], got[2101], got[len(got)-1])
+	}
+	// A long text with one line changed is one removal and one addition.
+	long := strings.Repeat("x\n", 5000)
+	got = Lines(long+"y\n"+long, long+"z\n"+long)
+	changed := 0
+	for _, l := range got {
+		if l[0] != ' ' {
+			changed++
+		}
+	}
+	if changed != 2 {
+		t.Errorf("one changed line in 10001: %d lines marked", changed)
+	}
+}
+
+func TestUnified(t *testing.T) {
+	ten := "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n"
+	for _, tc := range []struct {
+		name, old, new, want string
+	}{
+		{"same", ten, ten, ""},
+		{"new file", "", "a\nb\n", "@@ -0,0 +1,2 @@\n+a\n+b\n"},
+		{"deleted file", "a\n", "", "@@ -1 +0,0 @@\n-a\n"},
+		{"one line in the middle", ten, strings.Replace(ten, "5\n", "five\n", 1),
+			"@@ -2,7 +2,7 @@\n 2\n 3\n 4\n-5\n+five\n 6\n 7\n 8\n"},
+		{"two hunks", ten + ten, "1\ntwo\n" + strings.TrimPrefix(ten, "1\n2\n") + strings.TrimSuffix(ten, "10\n") + "ten\n",
+			"@@ -1,5 +1,5 @@\n 1\n-2\n+two\n 3\n 4\n 5\n@@ -17,4 +17,4 @@\n 7\n 8\n 9\n-10\n+ten\n"},
+		{"no newline at end", "a\nb", "a\nc",
+			"@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if d := cmp.Diff(tc.want, Unified(tc.old, tc.new, 3)); d != "" {
+				t.Errorf("Unified (-want +got):\n%s", d)
+			}
+		})
 	}
 }
 
