@@ -394,6 +394,11 @@ func hitReason(h rank.Hit) string {
 		b.WriteString(strconv.FormatFloat(h.Similarity, 'f', 2, 64))
 	}
 	b.WriteByte(')')
+	if h.Asked != nil {
+		// What past sessions asked for before calling it (rank.FieldUsage).
+		b.WriteString("; ")
+		b.WriteString(h.Asked.String())
+	}
 	return b.String()
 }
 

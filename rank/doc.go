@@ -37,7 +37,7 @@
 //
 // # First stage: BM25F
 //
-// Each card has five fields, each with its own weight and length
+// Each card has six fields, each with its own weight and length
 // normalisation ([Options.Fields], [DefaultFields]):
 //
 //   - name (and the source's name if the catalog renamed the card, and
@@ -61,6 +61,13 @@
 //     length is tiny and any normalisation would crush the cards that do.
 //     (Kept in params, with params' weight, BFCL NDCG@10 was 0.816; as
 //     its own field, 0.823.)
+//   - usage: the words of what past sessions asked for (their tasks and
+//     find_capability queries) before they called the card, given in
+//     [Options.Usage] (package learn reads them from the traces). Each
+//     distinct word of a phrase counts the phrase's faded number of
+//     sessions; the field weighs little ([DefaultUsageWeight]) and is not
+//     normalised by length. A hit matched there names the phrase
+//     ([Hit.Asked]): `asked for as "ship the build" in 3 past sessions`.
 //
 // A term's frequencies in the fields are weighted, length-normalised and
 // summed, then saturated once with k1 (BM25F), and multiplied by the term's

@@ -18,10 +18,13 @@ const (
 	FieldParams
 	FieldTags
 	FieldValues
+	// FieldUsage holds the words of past tasks and finds that led to a
+	// call of the card ([Options.Usage], usage.go).
+	FieldUsage
 	numFields
 )
 
-var fieldNames = [numFields]string{"name", "description", "params", "tags", "values"}
+var fieldNames = [numFields]string{"name", "description", "params", "tags", "values", "usage"}
 
 func (f Field) String() string {
 	if f < 0 || f >= numFields {
@@ -91,6 +94,10 @@ type Options struct {
 	// March 5th", "url" for "https://…"; see [ValueKinds]). If zero,
 	// DefaultValueHint; negative turns them off.
 	ValueHint float64
+	// Usage is what past sessions asked for before they called each card,
+	// by card name: it fills [FieldUsage]. Names the catalog lacks are
+	// ignored. Nil: no card has usage.
+	Usage Usage
 }
 
 // Defaults, chosen on the development benchmarks in ../shared/bench and
@@ -120,6 +127,7 @@ var DefaultFields = [numFields]FieldWeight{
 	FieldParams:      {Weight: 0.4, B: 0.75},
 	FieldTags:        {Weight: 1.5, B: 0.5},
 	FieldValues:      {Weight: 1.2, B: 0},
+	FieldUsage:       {Weight: DefaultUsageWeight, B: 0},
 }
 
 func (o *Options) resolved() Options {
@@ -210,6 +218,9 @@ type Index struct {
 	// off), cardVec each card's words in it.
 	vec     *wordVectors
 	cardVec cardVectors
+	// usage holds the past phrases of the cards that have them, for
+	// explanations (usage.go).
+	usage map[int32][]usagePhrase
 }
 
 // New indexes cards. The order of cards decides Hit.Index; names break ties.
@@ -248,6 +259,9 @@ func New(cards []card.Card, opts *Options) *Index {
 		texts := fieldTexts(c)
 		nameToks, descToks = nameToks[:0], descToks[:0]
 		for f, text := range texts {
+			if Field(f) == FieldUsage {
+				continue // weighted phrases, not text: see addUsage
+			}
 			toks := tokens(text, stems)
 			switch Field(f) {
 			case FieldName:
@@ -285,6 +299,24 @@ func New(cards []card.Card, opts *Options) *Index {
 			if Field(f) <= FieldDescription {
 				ix.seq = append(ix.seq, -1)
 			}
+		}
+		if asked := ix.opts.Usage[c.Name]; len(asked) > 0 {
+			ix.addUsage(int32(i), asked, stems, func(tok Token) (*term, *termFreqs) {
+				t := ix.terms[tok.Stem]
+				if t == nil {
+					t = &term{id: int32(len(ix.terms))}
+					ix.terms[tok.Stem] = t
+					ix.words[tok.Stem] = tok.Word
+				}
+				j, ok := slot[t]
+				if !ok {
+					j = len(counts)
+					slot[t] = j
+					counts = append(counts, count{t: t})
+				}
+				return t, &counts[j].tf
+			})
+			total[FieldUsage] += float64(ix.lens[i][FieldUsage])
 		}
 		ix.seqOff[i+1] = int32(len(ix.seq))
 		if ix.vec != nil {

@@ -38,6 +38,10 @@ type Hit struct {
 	// sentence vectors, set when a dense or hybrid ranker (package dense)
 	// compared them; 0 otherwise.
 	Similarity float64 `json:"similarity,omitempty"`
+	// Asked is, when the card matched words of what past sessions asked
+	// for before calling it ([FieldUsage]), the past phrase that shares
+	// the most of the query's words.
+	Asked *Asked `json:"asked,omitempty"`
 	// Matches explains the first-stage (BM25F) score term by term, in
 	// query order; Score is that score times the second-stage bonuses for
 	// coverage and phrases and the third stage's for meaning.
@@ -530,7 +534,11 @@ func (ix *Index) saturate(doc int32, freqs *termFreqs) float64 {
 		}
 		fw := ix.opts.Fields[f]
 		norm := 1 - fw.B + fw.B*float64(lens[f])/ix.avgLen[f]
-		tf += fw.Weight * float64(freqs[f]) / norm
+		freq := float64(freqs[f])
+		if f == FieldUsage {
+			freq /= usageUnit
+		}
+		tf += fw.Weight * freq / norm
 	}
 	return tf / (ix.opts.K1 + tf)
 }
@@ -589,6 +597,9 @@ func (ix *Index) explain(q []QueryTerm, terms []*term, doc int, score float64) H
 		} else if j := slices.Index(ownWords, qt.From); j >= 0 {
 			credit[j] = max(credit[j], weight[j]*min(qt.Strength, 1))
 		}
+	}
+	if len(fields) > 0 && ix.usage != nil {
+		h.Asked = ix.asked(int32(doc), h.Matches, q, terms)
 	}
 	if total > 0 {
 		var matched float64
