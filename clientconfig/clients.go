@@ -81,8 +81,22 @@ type File struct {
 	Project bool
 }
 
-// ClaudeJSON is Claude Code's own file: ~/.claude.json, or
-// $CLAUDE_CONFIG_DIR/.claude.json when that is set.
+// ClaudeDir is Claude Code's user folder (agents, commands, skills,
+// plugins): $CLAUDE_CONFIG_DIR when set, as Claude Code reads it, else
+// ~/.claude; "" when neither is known.
+func ClaudeDir(env Env) string {
+	if d := env.getenv("CLAUDE_CONFIG_DIR"); d != "" {
+		return d
+	}
+	if env.Home == "" {
+		return ""
+	}
+	return filepath.Join(env.Home, ".claude")
+}
+
+// ClaudeJSON is Claude Code's own file (user servers, each project's
+// servers and approvals): $CLAUDE_CONFIG_DIR/.claude.json when that is
+// set, else ~/.claude.json; "" when neither is known.
 func ClaudeJSON(env Env) string {
 	if d := env.getenv("CLAUDE_CONFIG_DIR"); d != "" {
 		return filepath.Join(d, ".claude.json")
@@ -160,12 +174,7 @@ func Installed(id string, env Env) (bool, string) {
 	var paths []string
 	switch id {
 	case ClaudeCode:
-		paths = []string{ClaudeJSON(env)}
-		if d := env.getenv("CLAUDE_CONFIG_DIR"); d != "" {
-			paths = append(paths, d)
-		} else if env.Home != "" {
-			paths = append(paths, filepath.Join(env.Home, ".claude"))
-		}
+		paths = []string{ClaudeJSON(env), ClaudeDir(env)}
 	case ClaudeDesktop, VSCode:
 		desktop, code := appDirs(env)
 		if id == VSCode {

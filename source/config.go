@@ -140,40 +140,10 @@ func (c *Config) resolve(p, home string) string {
 	return filepath.Join(c.dir, p)
 }
 
-// ClaudeDir is Claude Code's user folder: $CLAUDE_CONFIG_DIR when set
-// (as Claude Code reads it), else ~/.claude in home; "" when neither is
-// known. getenv may be nil.
-func ClaudeDir(home string, getenv func(string) string) string {
-	if getenv != nil {
-		if d := getenv("CLAUDE_CONFIG_DIR"); d != "" {
-			return d
-		}
-	}
-	if home == "" {
-		return ""
-	}
-	return filepath.Join(home, ".claude")
-}
-
-// ClaudeJSON is Claude Code's own file (user servers, per-project
-// servers and approvals): $CLAUDE_CONFIG_DIR/.claude.json when that is
-// set, else ~/.claude.json in home; "" when neither is known.
-func ClaudeJSON(home string, getenv func(string) string) string {
-	if getenv != nil {
-		if d := getenv("CLAUDE_CONFIG_DIR"); d != "" {
-			return filepath.Join(d, ".claude.json")
-		}
-	}
-	if home == "" {
-		return ""
-	}
-	return filepath.Join(home, ".claude.json")
-}
-
 // DefaultRoots are the places Claude Code keeps capabilities: the
 // project's .claude folder and .mcp.json in workDir, and the user's
 // Claude folder (agents, commands, skills, plugins): claudeDir, which
-// [ClaudeDir] gives (~/.claude, or $CLAUDE_CONFIG_DIR). An empty workDir
+// clientconfig.ClaudeDir gives (~/.claude, or $CLAUDE_CONFIG_DIR). An empty workDir
 // or claudeDir leaves its places out. All are optional. The project's
 // places are marked Project: their MCP servers need approval.
 func DefaultRoots(claudeDir, workDir string) []Root {

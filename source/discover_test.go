@@ -250,16 +250,9 @@ func TestConfig(t *testing.T) {
 	if _, err := LoadConfig(filepath.Join(dir, "badtime.yaml")); err == nil || !strings.Contains(err.Error(), "mcp_timeout") {
 		t.Errorf("bad duration: err = %v", err)
 	}
-	roots := DefaultRoots(ClaudeDir("/home/u", nil), "/work/p")
+	roots := DefaultRoots("/home/u/.claude", "/work/p")
 	if len(roots) != 3 || roots[2].Path != "/home/u/.claude" || !roots[0].ClaudeDir || roots[0].Scope != "project" {
 		t.Errorf("default roots = %+v", roots)
-	}
-	cfgDir := func(k string) string { return map[string]string{"CLAUDE_CONFIG_DIR": "/cfg/claude"}[k] }
-	if d, j := ClaudeDir("/home/u", cfgDir), ClaudeJSON("/home/u", cfgDir); d != "/cfg/claude" || j != "/cfg/claude/.claude.json" {
-		t.Errorf("CLAUDE_CONFIG_DIR: dir %q, file %q", d, j)
-	}
-	if j := ClaudeJSON("/home/u", nil); j != "/home/u/.claude.json" {
-		t.Errorf("ClaudeJSON = %q", j)
 	}
 	_ = card.KindTool
 }

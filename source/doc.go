@@ -7,7 +7,7 @@
 //
 // One call reads everything and merges it into a catalog:
 //
-//	opts := &source.Options{Roots: source.DefaultRoots(source.ClaudeDir(home, os.Getenv), wd)}
+//	opts := &source.Options{Roots: source.DefaultRoots(clientconfig.ClaudeDir(clientconfig.Env{Home: home, Getenv: os.Getenv}), wd)}
 //	res, err := source.Discover(ctx, opts)
 //	// res.Catalog: the merged cards; res.Report: sources, counts, skipped
 //

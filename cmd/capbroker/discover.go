@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/capbroker/capbroker/clientconfig"
 	"github.com/capbroker/capbroker/index"
 	"github.com/capbroker/capbroker/source"
 	"github.com/capbroker/capbroker/source/trust"
@@ -103,7 +104,7 @@ func (m *Main) sourceOptions(f *discoveryFlags) (*source.Options, string, error)
 			cfg.Apply(opts, home)
 		}
 		if !f.noDefaults && (cfg == nil || cfg.UseDefaults()) {
-			opts.Roots = append(opts.Roots, source.DefaultRoots(source.ClaudeDir(home, m.Getenv), wd)...)
+			opts.Roots = append(opts.Roots, source.DefaultRoots(clientconfig.ClaudeDir(clientconfig.Env{Home: home, Getenv: m.Getenv}), wd)...)
 		}
 	}
 	if f.timeout > 0 {

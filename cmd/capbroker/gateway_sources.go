@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/capbroker/capbroker/clientconfig"
 	"github.com/capbroker/capbroker/gateway"
 	"github.com/capbroker/capbroker/internal/safefile"
 	"github.com/capbroker/capbroker/source"
@@ -220,7 +221,7 @@ func (m *Main) plannedUpstreams(ctx context.Context, yamlPath string) (*upstream
 	}
 
 	// ~/.claude.json: Claude Code's user servers and this project's own.
-	if p := source.ClaudeJSON(home, m.Getenv); defaults && p != "" {
+	if p := clientconfig.ClaudeJSON(clientconfig.Env{Home: home, Getenv: m.Getenv}); defaults && p != "" {
 		local, user, probs, state := m.claudeJSON(p, wd)
 		up.looked = append(up.looked, p+" ("+state+")")
 		for _, pr := range probs {

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/capbroker/capbroker/card"
+	"github.com/capbroker/capbroker/clientconfig"
 	"github.com/capbroker/capbroker/gateway"
 	"github.com/capbroker/capbroker/route"
 	"github.com/capbroker/capbroker/source"
@@ -360,7 +361,7 @@ func (m *Main) gatewayRouter(ctx context.Context, plugins []string) (gateway.Rou
 	}
 	if len(roots) == 0 {
 		roots = append(roots, source.Root{Path: filepath.Join(wd, ".claude"), Scope: "project", ClaudeDir: true, Optional: true})
-		if d := source.ClaudeDir(m.Getenv("HOME"), m.Getenv); d != "" {
+		if d := clientconfig.ClaudeDir(m.clientEnv()); d != "" {
 			roots = append(roots, source.Root{Path: d, Scope: "user", ClaudeDir: true, Optional: true})
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/capbroker/capbroker/clientconfig"
 	"github.com/capbroker/capbroker/source"
 	"github.com/capbroker/capbroker/source/mcpconfig"
 	"github.com/capbroker/capbroker/source/trust"
@@ -36,7 +37,7 @@ func (m *Main) trustPolicy() *trust.Policy {
 		return m.trust
 	}
 	p := &trust.Policy{}
-	if cj := source.ClaudeJSON(m.Getenv("HOME"), m.Getenv); cj != "" {
+	if cj := clientconfig.ClaudeJSON(m.clientEnv()); cj != "" {
 		p.ClaudePath = cj
 		c, err := trust.ReadClaude(p.ClaudePath)
 		if err != nil {
