@@ -267,6 +267,7 @@ type scratch struct {
 	qids    []int32
 	qarena  []float32
 	qbest   []float64
+	plain   []plainWord
 	sims    []float64
 	simKey  []int32
 	simAt   []int32

@@ -27,6 +27,17 @@ import (
 //     the query has it, or as a miss, both did worse on the benchmarks:
 //     the first stage already weighs such rare words.)
 //
+// A query word without a vector that the catalog has (a tool's own name
+// such as "kubectl", a word of another language) is a plain word: it
+// counts in meaning as the rarest word, matched (similarity 1) by a card
+// whose name or description has it and by no other, and a card whose
+// name has it counts it as a name word that fits. Otherwise a card found
+// by such a word, or one whose description has no vectors (empty, or not
+// English), would be outscored by cards the vectors can speak for
+// (TestThirdStagePlainWords); NDCG@10 rose a little on every benchmark
+// set (MetaTool single 0.6001 -> 0.6015, BFCL 0.8232 -> 0.8238,
+// Seal-Tools 0.9296 -> 0.9300).
+//
 // A similarity below similarFloor counts as none: below it GloVe
 // relates words by topic, not by meaning. The card's score is multiplied
 // by 1 + Similar × meaning + NameFit × name fit; like the second stage it
@@ -145,10 +156,54 @@ func (ix *Index) similarQuery(q []QueryTerm, s *scratch) []queryVector {
 	return out
 }
 
+// plainWord is one of the query's own words that has no vector (a brand,
+// a tool's own name such as "kubectl", a word of another language) but
+// that the catalog has: the third stage counts it as a word the card
+// either has, similarity 1, or lacks, 0, so that a card matching it is
+// not outscored by cards the vectors can speak for.
+type plainWord struct {
+	t      *term
+	weight float64
+}
+
+// plainWords returns the query's own words that the catalog has and the
+// vectors lack, each weighted as the rarest word (smooth inverse frequency
+// gives an unseen word weight 1) times its query weight (at most 1).
+func (ix *Index) plainWords(q []QueryTerm, s *scratch) []plainWord {
+	out := s.plain[:0]
+	for j, qt := range q {
+		t := s.terms[j]
+		if qt.From != "" || qt.Boost || t == nil {
+			continue
+		}
+		if _, ok := ix.vec.id(qt.Word, qt.Stem); ok {
+			continue
+		}
+		if slices.ContainsFunc(out, func(p plainWord) bool { return p.t == t }) {
+			continue
+		}
+		out = append(out, plainWord{t: t, weight: min(qt.Weight, 1)})
+	}
+	s.plain = out
+	return out
+}
+
+// has returns whether card d has term t in its name and in its
+// description.
+func (t *term) has(d int32) (name, desc bool) {
+	i, ok := slices.BinarySearchFunc(t.postings, d, func(p posting, d int32) int { return cmp.Compare(p.doc, d) })
+	if !ok {
+		return false, false
+	}
+	f := &t.freqs[i]
+	return f[FieldName] > 0, f[FieldDescription] > 0
+}
+
 // similar computes the third-stage measures of card d for the query
-// words qv: meaning and name fit, each in [0,1]. sims caches, per card
-// word, its similarity to each query word, across the cards of one search.
-func (ix *Index) similar(d int32, qv []queryVector, s *scratch) (meaning, nameFit float64) {
+// words qv and the plain words pw: meaning and name fit, each in [0,1].
+// sims caches, per card word, its similarity to each query word, across
+// the cards of one search.
+func (ix *Index) similar(d int32, qv []queryVector, pw []plainWord, s *scratch) (meaning, nameFit float64) {
 	cv := &ix.cardVec
 	words := cv.ids[cv.off[d]:cv.off[d+1]]
 	nameN := int(cv.nameN[d])
@@ -171,6 +226,18 @@ func (ix *Index) similar(d int32, qv []queryVector, s *scratch) (meaning, nameFi
 	for i, q := range qv {
 		num += q.weight * best[i]
 		den += q.weight
+	}
+	for _, p := range pw {
+		den += p.weight
+		inName, inDesc := p.t.has(d)
+		if inName || inDesc {
+			num += p.weight
+		}
+		if inName {
+			// A name word without a vector counts when the task says it.
+			nameFit++
+			nameN++
+		}
 	}
 	if den > 0 {
 		meaning = num / den
@@ -222,7 +289,10 @@ func (ix *Index) thirdStage(q []QueryTerm, head []int32, s *scratch) {
 		return
 	}
 	qv := ix.similarQuery(q, s)
+	pw := ix.plainWords(q, s)
 	if len(qv) == 0 {
+		// Nothing to compare by meaning: plain words alone would only
+		// echo the first stage.
 		return
 	}
 	if s.simKey == nil {
@@ -237,7 +307,7 @@ func (ix *Index) thirdStage(q []QueryTerm, head []int32, s *scratch) {
 		s.qbest = make([]float64, len(qv))
 	}
 	for _, d := range head {
-		meaning, fit := ix.similar(d, qv, s)
+		meaning, fit := ix.similar(d, qv, pw, s)
 		s.scores[d] *= 1 + ix.opts.Similar*meaning + ix.opts.NameFit*fit
 		s.meaning = append(s.meaning, docMeasure{d, meaning, fit})
 	}

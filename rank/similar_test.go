@@ -190,3 +190,82 @@ func TestInsertNeighbour(t *testing.T) {
 		t.Errorf("neighbours (-want +got):\n%s", diff)
 	}
 }
+
+// A task word without a word vector (a tool's own name such as
+// "kubectl", a word of another language), or a card whose description is
+// empty or not English, is not punished by the third stage: a card the
+// words alone rank first, by such a word, stays first with the stage on,
+// as its twin with an English word in that place does.
+func TestThirdStagePlainWords(t *testing.T) {
+	others := []card.Card{
+		{Name: "restart_service", Description: "Restart a service on the server."},
+		{Name: "stop_service", Description: "Stop a running service."},
+		{Name: "list_services", Description: "List the services of the server."},
+		{Name: "send_email", Description: "Send an email message."},
+	}
+	tab, err := loadVectors()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		// plain is the word the vectors lack, in the task and the card.
+		plain string
+		card  card.Card
+		task  string
+		// twin, when set, replaces plain by a word with a vector in both
+		// the card and the task.
+		twin string
+	}{
+		{"task word without a vector", "kubectl",
+			card.Card{Name: "kubectl", Description: "Run a kubectl command: restart, scale or roll out."},
+			"kubectl service restart", "docker"},
+		{"card with an empty description", "grafana",
+			card.Card{Name: "grafana_restart"},
+			"restart grafana service", "kafka"},
+		{"name alone, empty description", "kubectl",
+			card.Card{Name: "kubectl_list"},
+			"kubectl list services", "docker"},
+		{"description not English", "neustart",
+			card.Card{Name: "neustart", Description: "Startet einen Dienst neu (restart)."},
+			"restart dienst", ""},
+		{"description not in Latin script", "サービスを再起動します",
+			card.Card{Name: "saikidou", Description: "サービスを再起動します (restart)."},
+			"restart サービスを再起動します", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, w := range ParseQuery(tt.plain) {
+				if _, ok := tab.id(w.Word, w.Stem); ok {
+					t.Fatalf("%q has a word vector: the test needs a word without one", w.Word)
+				}
+			}
+			rankOf := func(c card.Card, task string, o *Options) int {
+				hits := New(append([]card.Card{c}, others...), o).Search(task, 10)
+				for i, h := range hits {
+					if h.Name == c.Name {
+						return i + 1
+					}
+				}
+				return 0
+			}
+			if got := rankOf(tt.card, tt.task, &Options{Similar: -1, NameFit: -1}); got != 1 {
+				t.Fatalf("without the third stage %s ranks %d, want 1", tt.card.Name, got)
+			}
+			if got := rankOf(tt.card, tt.task, nil); got != 1 {
+				t.Errorf("with the third stage %s ranks %d, want 1 (as without it)", tt.card.Name, got)
+			}
+			if tt.twin == "" {
+				return
+			}
+			if _, ok := tab.id(tt.twin, tt.twin); !ok {
+				t.Fatalf("twin %q has no word vector", tt.twin)
+			}
+			tw := tt.card
+			tw.Name = strings.ReplaceAll(tw.Name, tt.plain, tt.twin)
+			tw.Description = strings.ReplaceAll(tw.Description, tt.plain, tt.twin)
+			if got := rankOf(tw, strings.ReplaceAll(tt.task, tt.plain, tt.twin), nil); got != 1 {
+				t.Errorf("twin %s ranks %d, want 1", tw.Name, got)
+			}
+		})
+	}
+}
