@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -15,8 +16,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	capbroker "github.com/capbroker/capbroker"
+	"github.com/capbroker/capbroker/card"
 	"github.com/capbroker/capbroker/examples"
 	"github.com/capbroker/capbroker/httpapi"
+	"github.com/capbroker/capbroker/plan"
+	"github.com/capbroker/capbroker/policy"
 	"github.com/capbroker/capbroker/rank"
 	"github.com/capbroker/capbroker/route"
 	"github.com/capbroker/capbroker/trace"
@@ -257,6 +261,16 @@ func TestOpenAPIMatchesHandlers(t *testing.T) {
 		"CallCount":            reflect.TypeFor[httpapi.CallCount](),
 		"HeldTool":             reflect.TypeFor[httpapi.HeldTool](),
 		"Match":                reflect.TypeFor[rank.Match](),
+		"Selection":            reflect.TypeFor[httpapi.SelectResponse](),
+		"Pick":                 reflect.TypeFor[policy.Pick](),
+		"FindResult":           reflect.TypeFor[policy.FindResult](),
+		"Capability":           reflect.TypeFor[policy.Capability](),
+		"CardsResponse":        reflect.TypeFor[httpapi.CardsResponse](),
+		"Card":                 reflect.TypeFor[card.Card](),
+		"Plan":                 reflect.TypeFor[plan.Plan](),
+		"PlanPin":              reflect.TypeFor[plan.Pin](),
+		"PlanResult":           reflect.TypeFor[plan.Result](),
+		"Assembly":             reflect.TypeFor[plan.Assembly](),
 	} {
 		schema, ok := doc.Components.Schemas[name]
 		if !ok {
@@ -272,6 +286,15 @@ func TestOpenAPIMatchesHandlers(t *testing.T) {
 		sort.Strings(props)
 		if diff := cmp.Diff(props, fields); diff != "" {
 			t.Errorf("%s: schema properties differ from the Go type (-doc +go):\n%s", name, diff)
+		}
+		// A list the answer always holds is a required array, so that
+		// TestResponsesMatchOpenAPI checks it is [] and never null.
+		if !strings.HasSuffix(name, "Request") {
+			for _, f := range alwaysLists(typ) {
+				if !slices.Contains(schema.Required, f) {
+					t.Errorf("%s.%s: the Go type always writes this list (no omitempty) but the schema does not require it", name, f)
+				}
+			}
 		}
 	}
 	// A match's fields are the ranking's fields, every one.
@@ -302,6 +325,27 @@ func jsonFields(typ reflect.Type) []string {
 		case tag == "":
 			out = append(out, f.Name)
 		default:
+			out = append(out, tag)
+		}
+	}
+	return out
+}
+
+// alwaysLists returns the JSON names of a struct type's slice fields that
+// are written even when empty (no omitempty), with those of embedded
+// structs. Raw JSON is not a list.
+func alwaysLists(typ reflect.Type) []string {
+	if typ.Kind() == reflect.Pointer {
+		typ = typ.Elem()
+	}
+	var out []string
+	for f := range typ.Fields() {
+		tag, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case tag == "-" || !f.IsExported() && !f.Anonymous:
+		case f.Anonymous && tag == "":
+			out = append(out, alwaysLists(f.Type)...)
+		case f.Type.Kind() == reflect.Slice && f.Type != reflect.TypeFor[json.RawMessage]() && !strings.Contains(opts, "omitempty"):
 			out = append(out, tag)
 		}
 	}

@@ -590,9 +590,10 @@ func (s *Session) State() *store.Session {
 // FindResult answers a find_capability call made in a session.
 type FindResult struct {
 	*policy.FindResult
-	// Added are the tools this call newly exposed, in order.
+	// Added are the tools this call newly exposed, in order ([] when
+	// none: never null in JSON).
 	Added []string `json:"added"`
-	// Exposed are the tools exposed after the call.
+	// Exposed are the tools exposed after the call ([] when none).
 	Exposed       []string `json:"exposed_tools"`
 	Iterations    int      `json:"iterations"`
 	MaxIterations int      `json:"max_iterations"`
@@ -652,7 +653,7 @@ func (s *Session) Find(ctx context.Context, query string, k int) (*FindResult, e
 		}
 		return nil, err
 	}
-	return &FindResult{FindResult: res, Added: slices.Clone(rec.Found), Exposed: slices.Clone(s.state.Exposed),
+	return &FindResult{FindResult: res, Added: append([]string{}, rec.Found...), Exposed: append([]string{}, s.state.Exposed...),
 		Iterations: s.state.Iterations, MaxIterations: s.state.MaxIterations}, nil
 }
 
