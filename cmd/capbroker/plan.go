@@ -31,8 +31,7 @@ type planCatalogFlags struct {
 
 func (f *planCatalogFlags) register(cmd *cobra.Command) {
 	f.catalogFlags.register(cmd)
-	cmd.Flags().StringArrayVar(&f.tools, "catalog", nil, "deprecated: use --tools")
-	cmd.Flags().MarkHidden("catalog")
+	alias(cmd.Flags(), "catalog", "tools")
 }
 
 // planBroker builds the broker plan and assemble work with, over the
@@ -40,9 +39,6 @@ func (f *planCatalogFlags) register(cmd *cobra.Command) {
 // plan.Builtin(). Its ranker is the one every command uses, so the
 // "Capabilities available" block and inference rank as select does.
 func (m *Main) planBroker(cmd *cobra.Command, f *planCatalogFlags) (*capbroker.Broker, error) {
-	if cmd.Flags().Changed("catalog") {
-		fmt.Fprintln(m.Stderr, "warning: --catalog is deprecated and will be removed; use --tools (the same tool files)")
-	}
 	planFallback(&f.catalogFlags)
 	return m.broker(cmd.Context(), &f.catalogFlags, brokerOptions(&selectFlags{encoding: "o200k"}))
 }

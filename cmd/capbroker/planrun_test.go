@@ -202,17 +202,32 @@ func TestPlanPinsChanged(t *testing.T) {
 	}
 }
 
-// TestPlanCatalogFlags: --catalog still works, with a warning; --tools
-// is the name.
+// TestPlanCatalogFlags: --catalog still works, as a hidden alias of
+// --tools that warns once however often it is given; --tools is the name.
 func TestPlanCatalogFlags(t *testing.T) {
 	tools := filepath.Join("..", "..", "session", "testdata", "tools.json")
-	out, stderr, code := runIO(t, nil, "", "plan", "--prompt", "--catalog", tools, "ship")
-	if code != 0 || !strings.Contains(stderr, "warning: --catalog is deprecated and will be removed; use --tools") ||
-		!strings.Contains(out, "git_blame: ") {
-		t.Errorf("--catalog: exit %d\n%s%s", code, out, stderr)
-	}
-	out2, stderr, code := runIO(t, nil, "", "plan", "--prompt", "--tools", tools, "ship")
-	if code != 0 || strings.Contains(stderr, "deprecated") || out2 != out {
-		t.Errorf("--tools: exit %d, same prompt %v\n%s", code, out2 == out, stderr)
+	for _, cmd := range []string{"plan", "assemble"} {
+		args := []string{"plan", "--prompt", "--catalog", tools, "--catalog", tools, "ship"}
+		if cmd == "assemble" {
+			args = []string{"assemble", "--catalog", tools, "--catalog", tools, "--json", "-"}
+		}
+		stdin := `{"goal":"g","tasks":[{"id":"t1","description":"blame the line","depends_on":[],"needs":[]}]}`
+		out, stderr, code := runIO(t, nil, stdin, args...)
+		warning := "warning: --catalog is deprecated; use --tools (capbroker " + cmd + ")"
+		if code != 0 || strings.Count(stderr, warning) != 1 || strings.Count(stderr, "deprecated") != 1 {
+			t.Errorf("%s --catalog twice: exit %d, want the warning %q once:\n%s%s", cmd, code, warning, out, stderr)
+		}
+		if cmd == "plan" && !strings.Contains(out, "git_blame: ") {
+			t.Errorf("plan --catalog: the prompt lacks the catalog:\n%s", out)
+		}
+		for i, a := range args {
+			if a == "--catalog" {
+				args[i] = "--tools"
+			}
+		}
+		out2, stderr, code := runIO(t, nil, stdin, args...)
+		if code != 0 || strings.Contains(stderr, "deprecated") || out2 != out {
+			t.Errorf("%s --tools: exit %d, same output %v\n%s", cmd, code, out2 == out, stderr)
+		}
 	}
 }
