@@ -127,7 +127,7 @@ var DefaultFields = [numFields]FieldWeight{
 	FieldParams:      {Weight: 0.4, B: 0.75},
 	FieldTags:        {Weight: 1.5, B: 0.5},
 	FieldValues:      {Weight: 1.2, B: 0},
-	FieldUsage:       {Weight: DefaultUsageWeight, B: 0},
+	FieldUsage:       {Weight: DefaultUsageWeight, B: 0.75},
 }
 
 func (o *Options) resolved() Options {

@@ -60,7 +60,8 @@ func TestUsageField(t *testing.T) {
 
 // A card found by its usage alone scores what BM25F gives: IDF times the
 // saturated frequency Weight × sessions / (k1 + Weight × sessions), the
-// field not normalised by length.
+// field not normalised by length (B 0; gamma alone has usage, so with
+// the default B its length is the average and the norm 1 too).
 func TestUsageScoreByHand(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
@@ -74,7 +75,9 @@ func TestUsageScoreByHand(t *testing.T) {
 		{"rounded to eighths", 0.3, 2.0 / usageUnit},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			ix := New(usageCards(), &Options{Usage: Usage{"gamma": {{Phrase: "deploy", Sessions: 1, Weight: tt.weight}}}})
+			o := &Options{Usage: Usage{"gamma": {{Phrase: "deploy", Sessions: 1, Weight: tt.weight}}}}
+			o.Fields[FieldUsage] = FieldWeight{Weight: DefaultUsageWeight, B: 0}
+			ix := New(usageCards(), o)
 			hits := ix.SearchTerms([]QueryTerm{{Stem: "deploy", Word: "deploy", Weight: 1}}, 10)
 			if len(hits) != 1 || hits[0].Name != "gamma" {
 				t.Fatalf("hits %v, want gamma alone", hitNames(hits))

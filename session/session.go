@@ -685,6 +685,9 @@ func (s *Session) Call(ctx context.Context, name string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rec := trace.Record{Kind: trace.KindCall, At: begin, Tool: name}
+	if c, ok := s.m.sel.Catalog().Lookup(name); ok {
+		rec.ToolDigest = c.Digest // so learning can tell a card that changed since
+	}
 	if s.state.Iterations >= s.state.MaxIterations {
 		return s.refuse(ctx, rec)
 	}

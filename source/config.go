@@ -44,6 +44,10 @@ type Config struct {
 	// general) to the tool names always exposed for it; a family given
 	// here replaces its built-in floor (an empty list removes it).
 	Floors map[string][]string `yaml:"floors"`
+	// Learn, when false, turns off learning from use: ranking then
+	// ignores what past sessions asked for before calling each tool
+	// (package learn). Unset: on.
+	Learn *bool `yaml:"learn"`
 
 	dir string // folder of the file, for relative paths
 

@@ -102,6 +102,10 @@ type Record struct {
 	Query string `json:"query,omitempty"`
 	// Tool is the tool called, for a call.
 	Tool string `json:"tool,omitempty"`
+	// ToolDigest is the called card's digest (card.Card.Digest) when it
+	// was called, for a call; empty when unknown (older records). Package
+	// learn uses it to tell a card that changed since.
+	ToolDigest string `json:"tool_digest,omitempty"`
 	// SelectedTools are the tools exposed after the event, in order (the
 	// escape hatch is always exposed in addition).
 	SelectedTools []string `json:"selected_tools"`

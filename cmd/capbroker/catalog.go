@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 
@@ -13,9 +14,12 @@ import (
 	"github.com/capbroker/capbroker/dense"
 	"github.com/capbroker/capbroker/encoder"
 	"github.com/capbroker/capbroker/examples"
+	"github.com/capbroker/capbroker/learn"
 	"github.com/capbroker/capbroker/policy"
 	"github.com/capbroker/capbroker/rank"
+	"github.com/capbroker/capbroker/source"
 	"github.com/capbroker/capbroker/source/toolfile"
+	"github.com/capbroker/capbroker/store"
 )
 
 // catalogFlags are the flags every command that needs a catalog shares:
@@ -31,6 +35,8 @@ type catalogFlags struct {
 	// background, set by long-running commands (serve), embeds the card
 	// vectors the cache lacks in a goroutine instead of before answering.
 	background bool
+	// noLearn turns off learning from use (--no-learn).
+	noLearn bool
 }
 
 func (f *catalogFlags) register(cmd *cobra.Command) {
@@ -41,6 +47,8 @@ func (f *catalogFlags) register(cmd *cobra.Command) {
 	// them with other places) stay reachable as the hidden --tool-file.
 	cmd.Flags().StringArrayVar(&f.discoveryFlags.toolFiles, "tool-file", nil, "tool definition file discovered with the other places")
 	cmd.Flags().MarkHidden("tool-file")
+	cmd.Flags().BoolVar(&f.noLearn, "no-learn", false,
+		"rank without what past sessions asked for before calling each tool (learning from use; also `learn: false` in capbroker.yaml)")
 }
 
 // loadCards returns the cards the flags name:
@@ -88,6 +96,16 @@ func (m *Main) broker(ctx context.Context, f *catalogFlags, opts *capbroker.Opti
 		// Floors are policy, not sources: the config's apply with --tools too.
 		if o.Select.Floors, err = m.configFloors(&f.discoveryFlags); err != nil {
 			return nil, err
+		}
+	}
+	if o.Ranker == nil && (o.Rank == nil || o.Rank.Usage == nil) && m.learning(f) {
+		if u := m.usage(ctx, cards); len(u) > 0 {
+			ro := rank.Options{}
+			if o.Rank != nil {
+				ro = *o.Rank
+			}
+			ro.Usage = u
+			o.Rank = &ro
 		}
 	}
 	if o.Ranker == nil && o.NewRanker == nil {
@@ -222,4 +240,53 @@ func (m *Main) configuredRanker(ctx context.Context, background bool) (func(cont
 		}
 		return a, nil
 	}, nil
+}
+
+// learning reports whether ranking learns from use: not with --no-learn,
+// nor when the config says learn: false.
+func (m *Main) learning(f *catalogFlags) bool {
+	if f.noLearn {
+		return false
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return true
+	}
+	path, _ := configPath(f.config, wd)
+	if path == "" {
+		return true
+	}
+	cfg, err := source.LoadConfig(path)
+	if err != nil || cfg.Learn == nil {
+		return true // a broken config is reported where it is read for the catalog
+	}
+	return *cfg.Learn
+}
+
+// usage reads what past sessions of the local store teach about cards
+// (package learn). A SQLite store that does not exist yet is not
+// created; a store that fails to open or read leaves ranking as it is,
+// with a note on stderr.
+func (m *Main) usage(ctx context.Context, cards []card.Card) rank.Usage {
+	dsn, err := m.dbPath(&storeFlags{})
+	if err != nil {
+		return nil
+	}
+	if store.Driver(dsn) == "sqlite" {
+		if _, err := os.Stat(strings.TrimPrefix(strings.TrimPrefix(dsn, "sqlite:"), "file:")); err != nil {
+			return nil
+		}
+	}
+	st, err := store.Open(ctx, dsn)
+	if err != nil {
+		fmt.Fprintf(m.Stderr, "note: not learning from use: %v\n", err)
+		return nil
+	}
+	defer st.Close()
+	u, err := learn.Load(ctx, st, cards, nil)
+	if err != nil {
+		fmt.Fprintf(m.Stderr, "note: not learning from use: %v\n", err)
+		return nil
+	}
+	return u
 }

@@ -13,8 +13,10 @@ import (
 	"github.com/capbroker/capbroker/dense"
 	"github.com/capbroker/capbroker/encoder"
 	"github.com/capbroker/capbroker/eval"
+	"github.com/capbroker/capbroker/learn"
 	"github.com/capbroker/capbroker/payload"
 	"github.com/capbroker/capbroker/policy"
+	"github.com/capbroker/capbroker/rank"
 )
 
 func (m *Main) newEvalCmd() *cobra.Command {
@@ -33,6 +35,9 @@ func (m *Main) newEvalCmd() *cobra.Command {
 		findK   int
 		minSlot int
 		maxSel  int
+		split   float64
+		usageW  float64
+		usageB  float64
 	)
 	cmd := &cobra.Command{
 		Use:   "eval --tools TOOLS --queries QUERIES",
@@ -56,10 +61,18 @@ matches), and the report adds slot recall (share of gold slots with one of
 their tools exposed), the share of queries with every slot covered, the
 queries left empty (and how many of those the ranker had a hit for), the
 mean tools exposed and the mean exposed tokens against the full catalog's.
---min-slots 2 keeps the multi-tool queries.`,
+--min-slots 2 keeps the multi-tool queries.
+
+With --learn-split 0.5, eval measures learning from use with a time split:
+the first half of the queries (after --filter and --limit, in file order)
+become past sessions that asked for the query and called its gold tools;
+what they teach (the usage field, see package learn) is given to the ranker,
+and the second half is ranked without and with it. Only the second half is
+scored; the report shows both and the gain.`,
 		Example: `  capbroker eval --tools ../shared/bench/data/bfcl/tools.jsonl --queries ../shared/bench/data/bfcl/queries.jsonl
   capbroker eval --tools T.jsonl --queries Q.jsonl --filter subset=single --k 1,5,10 --json
   capbroker eval --tools T.jsonl --queries Q.jsonl --misses 20
+  capbroker eval --learn-split 0.5 --tools T.jsonl --queries Q.jsonl
   capbroker eval --mode select --min-slots 2 --tools T.jsonl --queries Q.jsonl --json
   capbroker eval $(for f in examples/catalog/*.json; do echo --tools $f; done) --queries examples/tasks.jsonl`,
 		Args: cobra.NoArgs,
@@ -117,6 +130,15 @@ mean tools exposed and the mean exposed tokens against the full catalog's.
 				}
 				return m.writeEvalReport(rep, asJSON, misses, kList)
 			}
+			if split != 0 {
+				if mode != eval.ModeRank {
+					return usageError{fmt.Errorf("--learn-split scores the ranking: it takes --mode rank, not %s", mode)}
+				}
+				if usageW < 0 {
+					return usageError{fmt.Errorf("--usage-weight %v: want 0 (the default) or more", usageW)}
+				}
+				return m.evalSplit(ctx, ranker, db, denseW, rank.FieldWeight{Weight: usageW, B: usageB}, split, cards, qs, &eval.Options{Ks: kList, Filter: filter, Limit: limit}, asJSON)
+			}
 			build := brokerRanker
 			var fallbacks func() int64
 			if ranker != "lexical" {
@@ -148,6 +170,10 @@ mean tools exposed and the mean exposed tokens against the full catalog's.
 	cmd.Flags().IntVar(&maxSel, "max", policy.DefaultMaxSelected, "with --mode select: at most this many picks, floor included")
 	cmd.Flags().IntVar(&minSlot, "min-slots", 0, "only queries with at least this many gold slots (2: multi-tool queries)")
 	cmd.Flags().Float64Var(&denseW, "dense-weight", 0, "with --ranker hybrid: the meaning's share of the fused score, in (0,1] (0: the default)")
+	cmd.Flags().Float64Var(&split, "learn-split", 0, "measure learning from use: the first share of the queries (0.5: half) become past sessions calling their gold tools, and the rest is ranked without and with what they teach")
+	cmd.Flags().Float64Var(&usageW, "usage-weight", 0, "with --learn-split: the weight of the usage field (0: the default)")
+	cmd.Flags().Float64Var(&usageB, "usage-b", 0, "with --learn-split and --usage-weight: the usage field's length normalisation, in [0,1]")
+	cmd.Flags().MarkHidden("usage-b")
 	cmd.Flags().StringVar(&db, "db", "", "SQLite file of the embedding cache (dense and hybrid; default: the session database in the data directory)")
 	return cmd
 }
@@ -248,38 +274,47 @@ func (m *Main) denseRanker(ctx context.Context, kind, db string, denseWeight flo
 // tools, configured from the environment, and a counter of endpoint
 // fallbacks.
 func (m *Main) denseNewRanker(ctx context.Context, kind, db string, denseWeight float64) (func(context.Context, []card.Card) (policy.Ranker, error), func() int64, error) {
-	if !slices.Contains(dense.Kinds, kind) {
-		return nil, nil, usageError{fmt.Errorf("--ranker %q: want lexical, dense or hybrid", kind)}
-	}
-	// The built-in encoder unless an endpoint is configured.
-	var e dense.Embedder
-	if m.Getenv(dense.EnvModel) != "" {
-		c, err := dense.ClientFromEnv(m.Getenv, nil)
-		if err != nil {
-			return nil, nil, err
-		}
-		e = c
-	} else {
-		enc, err := encoder.New(nil)
-		if err != nil {
-			return nil, nil, err
-		}
-		e = enc
-	}
-	db, err := m.embedCachePath(db)
+	e, cache, failed, err := m.denseParts(ctx, kind, db)
 	if err != nil {
 		return nil, nil, err
 	}
-	cache, err := dense.OpenCache(ctx, db)
-	if err != nil {
-		return nil, nil, err
-	}
-	var failed atomic.Int64
 	opts := &dense.Options{DenseWeight: denseWeight, OnFallback: func(string, error) { failed.Add(1) }}
 	newRanker := func(ctx context.Context, tools []card.Card) (policy.Ranker, error) {
 		return dense.NewRanker(ctx, kind, tools, e, cache, opts)
 	}
 	return newRanker, failed.Load, nil
+}
+
+// denseParts returns what a dense or hybrid ranker of eval is built from:
+// the built-in encoder unless an endpoint is configured, the embedding
+// cache, and a counter of endpoint fallbacks.
+func (m *Main) denseParts(ctx context.Context, kind, db string) (dense.Embedder, *dense.Cache, *atomic.Int64, error) {
+	if !slices.Contains(dense.Kinds, kind) {
+		return nil, nil, nil, usageError{fmt.Errorf("--ranker %q: want lexical, dense or hybrid", kind)}
+	}
+	var e dense.Embedder
+	if m.Getenv(dense.EnvModel) != "" {
+		c, err := dense.ClientFromEnv(m.Getenv, nil)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		e = c
+	} else {
+		enc, err := encoder.New(nil)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		e = enc
+	}
+	db, err := m.embedCachePath(db)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cache, err := dense.OpenCache(ctx, db)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return e, cache, new(atomic.Int64), nil
 }
 
 // brokerRanker indexes the tools in a Broker and ranks with Broker.Rank,
@@ -305,4 +340,57 @@ func evalRanker(r policy.Ranker) eval.Ranker {
 		}
 		return names, nil
 	})
+}
+
+// evalSplit runs the time-split evaluation of learning from use
+// (--learn-split) with the ranker kind asked for, and prints it.
+func (m *Main) evalSplit(ctx context.Context, kind, db string, denseW float64, usageW rank.FieldWeight, frac float64, cards []card.Card, qs []eval.Query, opts *eval.Options, asJSON bool) error {
+	rankOpts := func(u rank.Usage) *rank.Options {
+		o := &rank.Options{Usage: u}
+		if usageW.Weight > 0 {
+			o.Fields[rank.FieldUsage] = usageW
+		}
+		return o
+	}
+	var build func(rank.Usage) eval.BuildFunc
+	var fallbacks func() int64
+	if kind == dense.KindLexical {
+		build = func(u rank.Usage) eval.BuildFunc {
+			ro := rankOpts(u)
+			return func(ctx context.Context, tools []card.Card) (eval.Ranker, error) {
+				b, err := capbroker.New(ctx, &capbroker.Options{Cards: tools, Rank: ro, Logger: discardLogger()})
+				if err != nil {
+					return nil, err
+				}
+				return evalRanker(b), nil
+			}
+		}
+	} else {
+		e, cache, failed, err := m.denseParts(ctx, kind, db)
+		if err != nil {
+			return err
+		}
+		fallbacks = failed.Load
+		build = func(u rank.Usage) eval.BuildFunc {
+			opts := &dense.Options{DenseWeight: denseW, Rank: rankOpts(u), OnFallback: func(string, error) { failed.Add(1) }}
+			return func(ctx context.Context, tools []card.Card) (eval.Ranker, error) {
+				r, err := dense.NewRanker(ctx, kind, tools, e, cache, opts)
+				if err != nil {
+					return nil, err
+				}
+				return evalRanker(r), nil
+			}
+		}
+	}
+	rep, err := learn.EvalSplit(ctx, build, cards, qs, frac, opts, nil)
+	if err != nil {
+		return err
+	}
+	if fallbacks != nil && fallbacks() > 0 {
+		return fmt.Errorf("the embeddings endpoint failed %d times during the run, so those queries were ranked lexically: the figures are not %s figures", fallbacks(), kind)
+	}
+	if asJSON {
+		return writeJSON(m.Stdout, rep)
+	}
+	return rep.WriteText(m.Stdout)
 }
