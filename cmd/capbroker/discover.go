@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/capbroker/capbroker/clientconfig"
 	"github.com/capbroker/capbroker/index"
+	"github.com/capbroker/capbroker/internal/progress"
 	"github.com/capbroker/capbroker/source"
 	"github.com/capbroker/capbroker/source/trust"
 )
@@ -145,9 +145,10 @@ func (m *Main) discover(ctx context.Context, f *discoveryFlags) (*source.Result,
 	if err != nil {
 		return nil, nil, err
 	}
-	if p := m.progress(); p != nil {
-		opts.Progress = p.update
-		defer p.done()
+	if m.StderrTerminal {
+		p := m.progress()
+		opts.Progress = func(pr source.Progress) { p.Count("discovering", pr.Done, pr.Total, pr.Source) }
+		defer p.Done()
 	}
 	if f.noIndex {
 		res, err := source.Discover(ctx, opts)
@@ -187,38 +188,9 @@ func (m *Main) noteFailedServers(r *source.Report) {
 	}
 }
 
-// progressLine rewrites one line on a terminal.
-type progressLine struct {
-	w    io.Writer
-	last time.Time
-}
-
-// progress returns a progress line on stderr if stderr is a terminal.
-func (m *Main) progress() *progressLine {
-	f, ok := m.Stderr.(*os.File)
-	if !ok {
-		return nil
-	}
-	fi, err := f.Stat()
-	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
-		return nil
-	}
-	return &progressLine{w: f}
-}
-
-func (p *progressLine) update(pr source.Progress) {
-	if time.Since(p.last) < 50*time.Millisecond && pr.Done < pr.Total {
-		return
-	}
-	p.last = time.Now()
-	id := pr.Source
-	if len(id) > 60 {
-		id = "…" + id[len(id)-59:]
-	}
-	fmt.Fprintf(p.w, "\r\033[Kdiscovering %d/%d %s", pr.Done, pr.Total, id)
-}
-
-func (p *progressLine) done() { fmt.Fprint(p.w, "\r\033[K") }
+// progress is the progress line on stderr, shown only when stderr is a
+// terminal.
+func (m *Main) progress() *progress.Reporter { return progress.New(m.Stderr, m.StderrTerminal) }
 
 // discoverOutput is what discover --json prints.
 type discoverOutput struct {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/capbroker/capbroker/card"
 	"github.com/capbroker/capbroker/dense"
 	"github.com/capbroker/capbroker/encoder"
+	"github.com/capbroker/capbroker/internal/progress"
 )
 
 func (m *Main) newEmbedCmd() *cobra.Command {
@@ -56,7 +58,13 @@ The endpoint, when set, is any OpenAI-compatible /v1/embeddings server:
 			}
 			defer cache.Close()
 			start := time.Now()
-			_, st, err := dense.EmbedCards(ctx, cat.Cards(), e, cache)
+			emb := e
+			if m.StderrTerminal {
+				pe := &progressEmbedder{Embedder: e, p: m.progress()}
+				defer pe.p.Done()
+				emb = pe
+			}
+			_, st, err := dense.EmbedCards(ctx, cat.Cards(), emb, cache)
 			if err != nil {
 				return err
 			}
@@ -97,6 +105,38 @@ The endpoint, when set, is any OpenAI-compatible /v1/embeddings server:
 	cmd.Flags().BoolVar(&prune, "prune", false, "also delete cached vectors of this model for cards no longer in the catalog")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return cmd
+}
+
+// progressEmbedder embeds in slices of progressSlice texts and shows on
+// the progress line how many of the texts asked for so far are done
+// ("embedding cards 340/1000"). dense.EmbedCards asks for the cards the
+// cache lacks, up to 1024 at a time, so the total grows by a chunk at a
+// time on larger catalogs.
+type progressEmbedder struct {
+	dense.Embedder
+	p           *progress.Reporter
+	done, total int
+}
+
+// progressSlice keeps the encoder's passes and the client's parallel
+// requests busy while updating the line often enough to see.
+const progressSlice = 256
+
+func (pe *progressEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	pe.total += len(texts)
+	out := make([][]float32, 0, len(texts))
+	for lo := 0; lo < len(texts); lo += progressSlice {
+		pe.p.Count("embedding cards", pe.done, pe.total, "")
+		hi := min(lo+progressSlice, len(texts))
+		vecs, err := pe.Embedder.Embed(ctx, texts[lo:hi])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, vecs...)
+		pe.done += hi - lo
+	}
+	pe.p.Count("embedding cards", pe.done, pe.total, "")
+	return out, nil
 }
 
 // embedder is the configured embeddings endpoint, or the built-in

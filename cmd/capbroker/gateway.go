@@ -236,6 +236,9 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 				}
 				defer g.Close()
 				go logReady(ctx, g, logger)
+				if m.StderrTerminal {
+					go showStart(ctx, g, m.progress(), 100*time.Millisecond)
+				}
 				logger.Info("gateway listening", "url", "http://"+l.Addr().String()+"/mcp", "mode", md,
 					"servers", len(up.servers))
 				h := g.Handler(&gateway.HTTPOptions{SessionTimeout: sessionIdle, Token: token, AllowedHosts: hf.hosts, AllowedOrigins: hf.origins})
@@ -246,6 +249,9 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 			}
 			defer g.Close()
 			go logReady(ctx, g, logger)
+			if m.StderrTerminal {
+				go showStart(ctx, g, m.progress(), 100*time.Millisecond)
+			}
 			key := sessionKey
 			if key == "" {
 				key = "stdio-" + time.Now().UTC().Format("20060102-150405") + "-" + randomHex(4)

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/capbroker/capbroker/internal/buildinfo"
+	"github.com/capbroker/capbroker/internal/progress"
 	"github.com/capbroker/capbroker/source/trust"
 )
 
@@ -22,6 +23,9 @@ type Main struct {
 	Stderr io.Writer
 	// Getenv reads the environment; tests replace it.
 	Getenv func(string) string
+	// StderrTerminal says Stderr is a terminal: progress lines are shown
+	// there only then.
+	StderrTerminal bool
 
 	trust           *trust.Policy // read once per run
 	notedUnapproved bool          // the note on unapproved servers was printed
@@ -30,7 +34,7 @@ type Main struct {
 
 // NewMain returns a Main wired to the process's streams and environment.
 func NewMain() *Main {
-	return &Main{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv}
+	return &Main{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, StderrTerminal: progress.IsTerminal(os.Stderr)}
 }
 
 // usageError marks an error in the command line itself (exit code 2).
