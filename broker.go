@@ -4,11 +4,15 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
+
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/capbroker/capbroker/card"
 	"github.com/capbroker/capbroker/payload"
 	"github.com/capbroker/capbroker/policy"
 	"github.com/capbroker/capbroker/rank"
+	"github.com/capbroker/capbroker/telemetry"
 )
 
 // Options configures a Broker. A nil *Options gives an empty catalog with
@@ -46,6 +50,8 @@ type Broker struct {
 	sel      *policy.Selector
 	defaults policy.Options
 	log      *slog.Logger
+	// rankerName is the ranker's type, for spans ("rank.Index").
+	rankerName string
 }
 
 // New builds a broker: it validates and merges the cards, indexes them and
@@ -81,6 +87,7 @@ func New(ctx context.Context, opts *Options) (*Broker, error) {
 		}
 	}
 	b.ranker = ranker
+	b.rankerName = strings.TrimPrefix(fmt.Sprintf("%T", ranker), "*")
 	counter, err := payload.NewCounter(o.Encoding)
 	if err != nil {
 		return nil, fmt.Errorf("creating broker: %w", err)
@@ -109,18 +116,23 @@ func (b *Broker) Selector() *policy.Selector { return b.sel }
 // the broker's defaults field by field. It never fails: a ranking failure
 // degrades to the full set and is logged and reported in the selection.
 func (b *Broker) Select(ctx context.Context, task string, opts *policy.Options) *policy.Selection {
+	ctx, span := telemetry.Start(ctx, telemetry.SpanSelect, trace.WithAttributes(telemetry.Ranker.String(b.rankerName)))
 	o := b.merge(opts)
 	sel := b.sel.Select(ctx, task, &o)
 	if sel.Degraded {
 		b.log.ErrorContext(ctx, "selection degraded to the full set", "task", task, "failure", sel.Failure)
 	}
+	telemetry.EndSelection(span, sel)
 	return sel
 }
 
 // Find returns up to k capabilities matching query (k <= 0: 5).
 func (b *Broker) Find(ctx context.Context, query string, k int) *policy.FindResult {
+	ctx, span := telemetry.Start(ctx, telemetry.SpanFind, trace.WithAttributes(telemetry.Ranker.String(b.rankerName)))
 	o := b.merge(nil)
-	return b.sel.Find(ctx, query, k, &o)
+	res := b.sel.Find(ctx, query, k, &o)
+	telemetry.EndFind(span, k, res)
+	return res
 }
 
 // Render encodes the named cards, plus the hatch when withHatch is set, in

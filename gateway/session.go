@@ -96,6 +96,7 @@ func (g *Gateway) newSession(ctx context.Context, key, id string, mode Mode, ano
 	s.server = mcp.NewServer(&mcp.Implementation{Name: "capbroker-gateway", Title: "capbroker gateway", Version: Version}, opts)
 	s.server.AddReceivingMiddleware(s.guard)
 	s.server.AddSendingMiddleware(keepRawElicit)
+	s.server.AddReceivingMiddleware(s.traceServer) // outermost: spans cover the guard's wait
 
 	if mode != ModeAll {
 		h := policy.Hatch()

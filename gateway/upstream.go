@@ -118,6 +118,7 @@ func newUpstream(cfg ServerConfig, opts *Options, h hooks) *upstream {
 	})
 	// Forward elicitation requests as they came: the SDK's own checks of
 	// the requested schema would refuse schemas the client may accept.
+	u.client.AddSendingMiddleware(u.traceClient)
 	u.client.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if r, ok := req.(*mcp.ElicitRequest); ok && method == "elicitation/create" {
@@ -223,7 +224,7 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 			tr = mcpconfig.SSE
 		}
 		var err error
-		if t, watch, err = srcmcp.RemoteTransport(mcpconfig.Server{Name: u.cfg.Name, Transport: tr, URL: u.cfg.URL, Headers: u.cfg.Headers}, nil, u.opts.Tokens, true); err != nil {
+		if t, watch, err = srcmcp.RemoteTransport(mcpconfig.Server{Name: u.cfg.Name, Transport: tr, URL: u.cfg.URL, Headers: u.cfg.Headers}, upstreamHTTPClient, u.opts.Tokens, true); err != nil {
 			return nil, err
 		}
 	} else {

@@ -20,6 +20,7 @@ import (
 	"github.com/capbroker/capbroker/policy"
 	"github.com/capbroker/capbroker/rank"
 	"github.com/capbroker/capbroker/session"
+	"github.com/capbroker/capbroker/telemetry"
 )
 
 // Broker is what the API serves; *capbroker.Broker implements it.
@@ -154,7 +155,7 @@ func New(b Broker, opts *Options) (*Server, error) {
 
 func (s *Server) handle(pattern string, h http.Handler) {
 	s.routes = append(s.routes, pattern)
-	s.mux.Handle(pattern, s.metrics.instrument(pattern, h))
+	s.mux.Handle(pattern, telemetry.Handler(pattern, s.metrics.instrument(pattern, h)))
 }
 
 // Routes returns the registered endpoint patterns.

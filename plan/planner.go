@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/capbroker/capbroker/llm"
+	"github.com/capbroker/capbroker/telemetry"
 )
 
 // Planner asks a model for a plan. It is safe for concurrent use.
@@ -42,6 +43,22 @@ type Result struct {
 // reply, is returned with it. A plan that leaves the goal empty gets the
 // goal asked for.
 func (p *Planner) Plan(ctx context.Context, goal string) (*Result, error) {
+	ctx, span := telemetry.Start(ctx, telemetry.SpanPlan)
+	res, err := p.plan(ctx, goal)
+	if res != nil && span.IsRecording() {
+		if r := res.Reply; r.Model != "" || r.InputTokens > 0 || r.OutputTokens > 0 {
+			span.SetAttributes(telemetry.GenAIResponseModel.String(r.Model),
+				telemetry.GenAIUsageInputTokens.Int(r.InputTokens), telemetry.GenAIUsageOutputTokens.Int(r.OutputTokens))
+		}
+		if res.Plan != nil {
+			span.SetAttributes(telemetry.PlanTaskCount.Int(len(res.Plan.Tasks)), telemetry.PlanWarnings.Int(len(res.Warnings)))
+		}
+	}
+	telemetry.End(span, err)
+	return res, err
+}
+
+func (p *Planner) plan(ctx context.Context, goal string) (*Result, error) {
 	pr, err := BuildPrompt(ctx, goal, &p.opts)
 	if err != nil {
 		return nil, err

@@ -14,6 +14,7 @@ import (
 
 	"github.com/capbroker/capbroker/card"
 	"github.com/capbroker/capbroker/internal/atomicfile"
+	"github.com/capbroker/capbroker/telemetry"
 )
 
 // DefaultMaxAge is how long a scanned capability map stays fresh.
@@ -151,6 +152,17 @@ type StateRecorder interface {
 // [StateRecorder], else through a gap log the cache keeps in memory. An
 // empty statePath is Route.
 func (c *Cache) RouteIn(ctx context.Context, req Request, statePath string) (Decision, error) {
+	ctx, span := telemetry.Start(ctx, telemetry.SpanRoute)
+	d, err := c.routeIn(ctx, req, statePath)
+	if err == nil && span.IsRecording() {
+		span.SetAttributes(telemetry.RouteCapability.String(d.Capability), telemetry.RouteAgent.String(d.Agent),
+			telemetry.RouteConfidence.String(string(d.Confidence)), telemetry.RouteDefault.Bool(d.Default))
+	}
+	telemetry.End(span, err)
+	return d, err
+}
+
+func (c *Cache) routeIn(ctx context.Context, req Request, statePath string) (Decision, error) {
 	c.mu.Lock()
 	m, fresh, err := c.current(ctx)
 	if err != nil {

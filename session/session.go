@@ -13,10 +13,13 @@ import (
 	"sync"
 	"time"
 
+	oteltrace "go.opentelemetry.io/otel/trace"
+
 	"github.com/capbroker/capbroker/card"
 	"github.com/capbroker/capbroker/payload"
 	"github.com/capbroker/capbroker/policy"
 	"github.com/capbroker/capbroker/store"
+	"github.com/capbroker/capbroker/telemetry"
 	"github.com/capbroker/capbroker/trace"
 )
 
@@ -144,6 +147,19 @@ type StartOptions struct {
 // exposes the full set and a store failure keeps the session in memory,
 // both recorded.
 func (m *Manager) Start(ctx context.Context, task string, opts *StartOptions) (*Session, error) {
+	ctx, span := telemetry.Start(ctx, telemetry.SpanSessionStart)
+	s, err := m.start(ctx, task, opts)
+	if s != nil && span.IsRecording() {
+		span.SetAttributes(telemetry.SessionID.String(s.ID()))
+		if s.sel != nil {
+			span.SetAttributes(telemetry.SelectionAttrs(s.sel)...)
+		}
+	}
+	telemetry.End(span, err)
+	return s, err
+}
+
+func (m *Manager) start(ctx context.Context, task string, opts *StartOptions) (*Session, error) {
 	var o StartOptions
 	if opts != nil {
 		o = *opts
@@ -233,7 +249,10 @@ var ErrNotStored = errors.New("the session store failed, so no session was start
 // iterations and budget. Names no longer in the catalog are reported in
 // [Session.Missing] and in a resume trace record, and kept.
 func (m *Manager) Resume(ctx context.Context, id string) (*Session, error) {
-	return m.load(ctx, id, true)
+	ctx, span := telemetry.Start(ctx, telemetry.SpanSessionResume, oteltrace.WithAttributes(telemetry.SessionID.String(id)))
+	s, err := m.load(ctx, id, true)
+	telemetry.End(span, err)
+	return s, err
 }
 
 // Load is Resume without the resume record, for a process that handles
@@ -605,6 +624,16 @@ type FindResult struct {
 // when no iteration is left. A ranking failure finds nothing and is
 // recorded; it is not an error.
 func (s *Session) Find(ctx context.Context, query string, k int) (*FindResult, error) {
+	ctx, span := telemetry.Start(ctx, telemetry.SpanSessionFind, oteltrace.WithAttributes(telemetry.SessionID.String(s.ID())))
+	res, err := s.find(ctx, query, k)
+	if res != nil && span.IsRecording() {
+		span.SetAttributes(telemetry.MatchCount.Int(len(res.Matches)), telemetry.Matches.StringSlice(res.Names()))
+	}
+	telemetry.End(span, err)
+	return res, err
+}
+
+func (s *Session) find(ctx context.Context, query string, k int) (*FindResult, error) {
 	if strings.TrimSpace(query) == "" {
 		return nil, fmt.Errorf("finding in session %s: empty query", s.ID())
 	}
@@ -677,6 +706,14 @@ func (s *Session) refuse(ctx context.Context, rec trace.Record) error {
 // ErrBudgetExhausted when no iteration is left. capbroker does not run the
 // tool; the caller does when Call returns nil.
 func (s *Session) Call(ctx context.Context, name string) error {
+	ctx, span := telemetry.Start(ctx, telemetry.SpanSessionCall,
+		oteltrace.WithAttributes(telemetry.SessionID.String(s.ID()), telemetry.GenAIToolName.String(name)))
+	err := s.call(ctx, name)
+	telemetry.End(span, err)
+	return err
+}
+
+func (s *Session) call(ctx context.Context, name string) error {
 	if name == policy.HatchName {
 		return fmt.Errorf("%s is answered by Session.Find, not Call", policy.HatchName)
 	}

@@ -9,10 +9,13 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/capbroker/capbroker/internal/buildinfo"
 	"github.com/capbroker/capbroker/internal/progress"
 	"github.com/capbroker/capbroker/source/trust"
+	"github.com/capbroker/capbroker/telemetry"
+	"github.com/capbroker/capbroker/telemetry/export"
 )
 
 // Main holds the program's streams and shared settings, so end-to-end
@@ -30,6 +33,7 @@ type Main struct {
 	trust           *trust.Policy // read once per run
 	notedUnapproved bool          // the note on unapproved servers was printed
 	notedFailed     bool          // the note on failed servers was printed
+	span            trace.Span    // the command's span, when traced
 }
 
 // NewMain returns a Main wired to the process's streams and environment.
@@ -59,6 +63,11 @@ func (m *Main) ExitCode(err error) int {
 
 // Run parses args and runs the subcommand they name.
 func (m *Main) Run(ctx context.Context, args []string) error {
+	// Tracing, when an OTLP endpoint is configured (OTEL_*): flushed
+	// within a bound at exit; a failure to send is said once, never an
+	// error of the command.
+	tel := export.Start(ctx, &export.Options{Getenv: m.Getenv, Warn: m.Stderr, ServiceVersion: buildinfo.Read().Short()})
+	defer tel.Shutdown(ctx)
 	root := &cobra.Command{
 		Use:   "capbroker",
 		Short: "capbroker decides which capabilities each agent task sees",
@@ -71,6 +80,7 @@ find_capability always exposed to find more.`,
 		Version:       buildinfo.Read().Version,
 		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
 			m.warnAliases(cmd)
+			m.startSpan(cmd)
 		},
 	}
 	// --version prints the same line as "capbroker version".
@@ -83,7 +93,23 @@ find_capability always exposed to find more.`,
 	for _, c := range m.commands() {
 		root.AddCommand(c)
 	}
-	return root.ExecuteContext(ctx)
+	err := root.ExecuteContext(ctx)
+	if m.span != nil {
+		telemetry.End(m.span, err)
+	}
+	return err
+}
+
+// startSpan starts the span of a command that runs and ends (a server's
+// requests are traces of their own).
+func (m *Main) startSpan(cmd *cobra.Command) {
+	switch cmd.Name() {
+	case "gateway", "serve":
+		return
+	}
+	ctx, span := telemetry.Start(cmd.Context(), cmd.CommandPath(), trace.WithAttributes(telemetry.Command.String(cmd.CommandPath())))
+	cmd.SetContext(ctx)
+	m.span = span
 }
 
 // commands lists every subcommand; each lives in a file of its own.
