@@ -6,8 +6,6 @@ import (
 	"log/slog"
 	"strings"
 
-	"go.opentelemetry.io/otel/trace"
-
 	"github.com/capbroker/capbroker/card"
 	"github.com/capbroker/capbroker/payload"
 	"github.com/capbroker/capbroker/policy"
@@ -116,7 +114,10 @@ func (b *Broker) Selector() *policy.Selector { return b.sel }
 // the broker's defaults field by field. It never fails: a ranking failure
 // degrades to the full set and is logged and reported in the selection.
 func (b *Broker) Select(ctx context.Context, task string, opts *policy.Options) *policy.Selection {
-	ctx, span := telemetry.Start(ctx, telemetry.SpanSelect, trace.WithAttributes(telemetry.Ranker.String(b.rankerName)))
+	ctx, span := telemetry.Start(ctx, telemetry.SpanSelect)
+	if span.IsRecording() {
+		span.SetAttributes(telemetry.Ranker.String(b.rankerName))
+	}
 	o := b.merge(opts)
 	sel := b.sel.Select(ctx, task, &o)
 	if sel.Degraded {
@@ -128,7 +129,10 @@ func (b *Broker) Select(ctx context.Context, task string, opts *policy.Options) 
 
 // Find returns up to k capabilities matching query (k <= 0: 5).
 func (b *Broker) Find(ctx context.Context, query string, k int) *policy.FindResult {
-	ctx, span := telemetry.Start(ctx, telemetry.SpanFind, trace.WithAttributes(telemetry.Ranker.String(b.rankerName)))
+	ctx, span := telemetry.Start(ctx, telemetry.SpanFind)
+	if span.IsRecording() {
+		span.SetAttributes(telemetry.Ranker.String(b.rankerName))
+	}
 	o := b.merge(nil)
 	res := b.sel.Find(ctx, query, k, &o)
 	telemetry.EndFind(span, k, res)
