@@ -19,6 +19,19 @@ if [ -z "$GORELEASER" ]; then
 	exit 1
 fi
 
+# GoReleaser reads the commit from git, and gives up on the whole git state
+# (the binary then names commit "none") where no remote is configured, as in
+# a repository made with git init or a worktree of one. There it builds from
+# a local clone of HEAD, whose origin is this checkout.
+if [ -z "$(git remote)" ]; then
+	clone=$(mktemp -d)
+	trap 'rm -rf "$clone"' EXIT
+	git clone --quiet --no-hardlinks "$ROOT" "$clone/capbroker"
+	git -C "$clone/capbroker" checkout --quiet "$(git rev-parse HEAD)"
+	echo "release-check: no git remote here; building from a clone of HEAD in $clone"
+	cd "$clone/capbroker"
+fi
+
 start=$SECONDS
 "$GORELEASER" release --snapshot --clean
 echo "release-check: goreleaser snapshot took $((SECONDS - start)) s"
