@@ -245,21 +245,27 @@ func TestHybridLateTools(t *testing.T) {
 		Embedder: builtin(t), EmbedCache: cache})
 	eventually(t, "the card vectors are in use", func() bool { return g.Ranking().ByMeaning })
 	before := g.Ranking().Cards
-	t.Logf("before: %+v", g.Ranking())
 	cs := connect(t, serveHTTP(t, g, nil), nil, map[string]string{ModeHeader: "all"})
 	if text, isErr := callText(t, cs, "meteo__grow", map[string]any{}); isErr {
 		t.Fatal(text)
 	}
 	eventually(t, "the grown tool is offered", func() bool { return slices.Contains(g.Tools(), "meteo__grown") })
-	t.Logf("grown: %+v", g.Ranking())
 	eventually(t, "the grown tool's vector is in use", func() bool {
 		st := g.Ranking()
 		return st.Cards == before+1 && st.ByMeaning
 	})
-	t.Logf("after list_changed: %+v", g.Ranking())
 	if st := g.Ranking(); st.Embedded != 1 || st.Cached != before {
 		t.Errorf("after list_changed: %+v (want 1 embedded, %d cached)", st, before)
 	}
+	// A tool whose description changes has a new digest: embedded again,
+	// alone.
+	if text, isErr := callText(t, cs, "meteo__reword", map[string]any{"text": "Tell a joke that makes people laugh."}); isErr {
+		t.Fatal(text)
+	}
+	eventually(t, "the changed tool's vector is in use", func() bool {
+		st := g.Ranking()
+		return st.ByMeaning && st.Embedded == 1 && st.Cached == before
+	})
 }
 
 // embeddingEndpoint is a real OpenAI-style embeddings endpoint in front
