@@ -92,6 +92,16 @@ the plan's names first) plus the floor, instead of the selection for --task.
 "PLAN_ID/TASK_ID" names a task of a plan recorded in the session database
 ("capbroker plan" prints each plan's id).
 
+Ranking: selections and find_capability rank as capbroker serve does, by
+meaning and words with the built-in sentence encoder (or the embeddings endpoint
+CAPBROKER_EMBED_MODEL names), card vectors cached in the data directory; tools
+not embedded yet (a new upstream, a changed tool) are embedded in the
+background while the gateway ranks by words. CAPBROKER_RANKER=lexical ranks by
+words only. /status ("ranking") says how it ranks and how often it fell back.
+Ranking learns from the gateway's own sessions (what a session asked before
+calling a tool), read from the session database at start and once a day;
+--no-learn or learn: false in capbroker.yaml turns that off.
+
 The gateway answers a client's initialize at once and adds upstreams as they
 start (list_changed); other requests wait for starting upstreams at most
 --start-wait. Limits: --max-sessions open at once (HTTP), --session-idle before
