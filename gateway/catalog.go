@@ -14,6 +14,7 @@ import (
 	"github.com/capbroker/capbroker/index"
 	"github.com/capbroker/capbroker/payload"
 	"github.com/capbroker/capbroker/policy"
+	"github.com/capbroker/capbroker/rank"
 	srcmcp "github.com/capbroker/capbroker/source/mcp"
 	"github.com/capbroker/capbroker/source/mcpconfig"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -87,6 +88,10 @@ type catalog struct {
 	heldList   []Held
 	heldBroker *capbroker.Broker
 	broker     *capbroker.Broker
+	// ranker is the broker's ranker when it ranks by meaning too (nil:
+	// lexical); learnt counts the cards learning from use taught.
+	ranker *catalogRanker
+	learnt int
 	// fullTokens are the tokens of every tool's definition.
 	fullTokens int
 	prompts    map[string]*promptEntry
@@ -114,7 +119,9 @@ func (c *catalog) allTools() []*mcp.Tool {
 }
 
 // buildCatalog merges the upstreams' listings.
-func buildCatalog(ctx context.Context, ups []*upstream, opts *Options) (*catalog, error) {
+// rk (nil: lexical, no learning) supplies the ranker and what learning
+// from use teaches.
+func buildCatalog(ctx context.Context, ups []*upstream, opts *Options, rk *ranking) (*catalog, error) {
 	cat := &catalog{
 		tools: map[string]*toolEntry{}, prompts: map[string]*promptEntry{},
 		resources: map[string]*resourceEntry{}, templates: map[string]*templateEntry{},
@@ -198,7 +205,21 @@ func buildCatalog(ctx context.Context, ups []*upstream, opts *Options) (*catalog
 		e.name, e.key = c.Name, jsonKey(e.prompt)
 		cat.prompts[c.Name] = e
 	}
-	b, err := capbroker.New(ctx, &capbroker.Options{Cards: tc.Cards(), Logger: opts.Logger, Select: policy.Options{Floors: opts.Floors}})
+	bo := &capbroker.Options{Cards: tc.Cards(), Logger: opts.Logger, Select: policy.Options{Floors: opts.Floors}}
+	if u := rk.usage(tc.Cards()); len(u) > 0 {
+		bo.Rank = &rank.Options{Usage: u}
+		cat.learnt = len(u)
+	}
+	if rk != nil && rk.e != nil && len(cat.names) > 0 {
+		bo.NewRanker = func(ctx context.Context, cards []card.Card, lex *rank.Index) (policy.Ranker, error) {
+			r, err := rk.newRanker(ctx, cards, lex)
+			if cr, ok := r.(*catalogRanker); ok {
+				cat.ranker = cr
+			}
+			return r, err
+		}
+	}
+	b, err := capbroker.New(ctx, bo)
 	if err != nil {
 		return nil, fmt.Errorf("indexing the gateway catalog: %w", err)
 	}

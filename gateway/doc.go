@@ -156,6 +156,33 @@
 // [HTTPOptions.AllowedOrigins] widen that). [Serve] bounds slow bodies and
 // idle connections ([ServeOptions]).
 //
+// # Ranking
+//
+// Selections (the session's start with [Options.Task]) and find_capability
+// rank lexically, or, with [Options.Embedder] (capbroker gateway sets the
+// built-in sentence encoder of package encoder, or an embeddings endpoint;
+// CAPBROKER_RANKER=lexical leaves it unset), by meaning and words fused
+// (package dense). Each catalog the gateway builds (at start, as upstreams
+// arrive, on list_changed and approvals) reads its card vectors from
+// [Options.EmbedCache] and embeds the cards it lacks in the background,
+// ranking by words until they are ready; catalogs built while another is
+// still embedding wait for its texts rather than embed them again. It never
+// fails for want of meaning: a broken cache costs the caching only, an
+// embedder that fails while embedding cards leaves the catalog lexical
+// (and is tried again after [Options.RankRetry]), and a task that cannot be
+// embedded is ranked by words. [Gateway.Ranking] (/status) says how it
+// ranks and why not by meaning, Metrics count the fallbacks, and a find or
+// selection ranked by words only says why in its event (Event.Ranking).
+// Each find_capability match carries its reason ("similarity 0.62").
+//
+// With [Options.Learn] (the session store), ranking learns from use
+// (package learn): what sessions asked for before calling a tool, read in
+// the background at Start and every [Options.LearnEvery], enters each
+// catalog built after. The gateway's records carry what learning needs:
+// the called tool's digest, every tool a find returned (matched), and,
+// for sessions started without a task ([StoreOptions.NoTask]), that the
+// record's task only names the gateway.
+//
 // # Observability
 //
 // [Metrics] exports Prometheus counters and latencies per upstream, at

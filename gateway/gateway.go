@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/capbroker/capbroker/card"
+	"github.com/capbroker/capbroker/dense"
 	"github.com/capbroker/capbroker/internal/buildinfo"
+	"github.com/capbroker/capbroker/learn"
 	"github.com/capbroker/capbroker/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -163,6 +165,38 @@ type Options struct {
 	// Tokens holds the OAuth logins of remote upstreams (capbroker
 	// login): their tokens are sent and refreshed. Nil means none.
 	Tokens *srcmcp.TokenStore
+	// Embedder, if set, ranks selections and find_capability by meaning
+	// as well as by words (hybrid ranking, package dense): the built-in
+	// sentence encoder (package encoder) or an embeddings endpoint
+	// (dense.Client). Each catalog's card vectors come from EmbedCache;
+	// the cards it lacks (a new upstream, a changed tool) are embedded in
+	// the background while that catalog ranks by words only. Ranking
+	// never fails for want of vectors: an embedder that fails while
+	// embedding cards leaves the catalog lexical (and is tried again
+	// after RankRetry), one that fails on a task ranks that task by
+	// words; each fallback is counted ([Gateway.Ranking], /status,
+	// /metrics) and traced. If nil, ranking is lexical.
+	Embedder dense.Embedder
+	// EmbedCache keeps card vectors by (card digest, model) across
+	// catalogs and restarts. If nil, every catalog embeds its cards.
+	EmbedCache *dense.Cache
+	// Dense ranks by meaning alone instead of fusing with the words.
+	Dense bool
+	// Ranking tunes hybrid ranking (QueryTimeout, DenseWeight...); its
+	// OnFallback is the gateway's own.
+	Ranking dense.Options
+	// RankRetry is how long after the card vectors could not be had the
+	// gateway tries again. If zero, DefaultRankRetry.
+	RankRetry time.Duration
+	// Learn, if set, is the store whose trace records teach ranking what
+	// past sessions asked for before calling each tool (package learn,
+	// the usage field). It is read in the background at Start and every
+	// LearnEvery; each catalog built after a reading uses it. If nil,
+	// the gateway does not learn from use.
+	Learn learn.Traces
+	// LearnEvery is how often Learn is read again. If zero,
+	// DefaultLearnEvery (a day).
+	LearnEvery time.Duration
 }
 
 func (o *Options) resolved() *Options {
@@ -212,6 +246,12 @@ func (o *Options) resolved() *Options {
 	if r.Store == nil {
 		r.Store = NewMemoryStore()
 	}
+	if r.RankRetry <= 0 {
+		r.RankRetry = DefaultRankRetry
+	}
+	if r.LearnEvery <= 0 {
+		r.LearnEvery = DefaultLearnEvery
+	}
 	if r.PinsInterval <= 0 {
 		r.PinsInterval = 2 * time.Second
 	}
@@ -260,6 +300,7 @@ type Gateway struct {
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
 	rebuild   chan struct{}
+	ranking   *ranking
 }
 
 // New returns a gateway over the servers of cfg. It starts nothing.
@@ -272,12 +313,17 @@ func New(cfg *Config, opts *Options) (*Gateway, error) {
 		return nil, err
 	}
 	g := &Gateway{opts: o, sessions: map[*session]struct{}{}, rebuild: make(chan struct{}, 1), ready: make(chan struct{})}
+	g.ranking = newRanking(o, func() { g.changed(nil) })
+	o.Metrics.rankingReady(func() bool {
+		cr := g.catalog().ranker
+		return cr != nil && cr.auto.Ready()
+	})
 	if cfg != nil {
 		for _, s := range cfg.Servers {
 			g.ups = append(g.ups, newUpstream(s, o, g))
 		}
 	}
-	cat, err := buildCatalog(context.Background(), nil, o)
+	cat, err := buildCatalog(context.Background(), nil, o, g.ranking)
 	if err != nil {
 		return nil, err
 	}
@@ -314,6 +360,13 @@ func (g *Gateway) Start(ctx context.Context) error {
 		defer g.wg.Done()
 		g.rebuilder(ctx)
 	}()
+	if g.opts.Learn != nil {
+		g.wg.Add(1)
+		go func() {
+			defer g.wg.Done()
+			g.ranking.learnLoop(ctx)
+		}()
+	}
 	g.wg.Add(1)
 	go func() {
 		defer g.wg.Done()
@@ -470,7 +523,7 @@ func (g *Gateway) refresh(ctx context.Context) error {
 	g.gen++
 	gen := g.gen
 	g.mu.Unlock()
-	cat, err := buildCatalog(ctx, g.ups, g.opts)
+	cat, err := buildCatalog(ctx, g.ups, g.opts, g.ranking)
 	if err != nil {
 		return err
 	}

@@ -148,7 +148,9 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 			Tools     int      `json:"tools"`
 			Sessions  int      `json:"sessions"`
 			Held      []Held   `json:"held"` // tools held back, why, and what releases each
-		}{g.Status(), len(g.catalog().names), len(g.liveSessions()), g.Held()})
+			// Ranking: lexical or hybrid, by meaning yet or why not, fallbacks.
+			Ranking RankingStatus `json:"ranking"`
+		}{g.Status(), len(g.catalog().names), len(g.liveSessions()), g.Held(), g.Ranking()})
 	})
 	guard, err := httpguard.New(&httpguard.Options{Hosts: o.AllowedHosts, Origins: o.AllowedOrigins})
 	if err != nil {

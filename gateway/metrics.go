@@ -15,6 +15,10 @@ import (
 //	capbroker_gateway_finds_total, capbroker_gateway_found_total
 //	capbroker_gateway_tokens_saved_total                (tool-list tokens not sent, per session start)
 //	capbroker_gateway_sessions, capbroker_gateway_tools (gauges)
+//	capbroker_gateway_rank_fallbacks_total{why}         (searches ranked by words only: why is
+//	                                                     "cards", the card vectors not in use, or
+//	                                                     "query", the task could not be embedded)
+//	capbroker_gateway_ranking_by_meaning                (1 when the catalog ranks with its card vectors)
 type Metrics struct {
 	reg      *prometheus.Registry
 	calls    *prometheus.CounterVec
@@ -26,6 +30,7 @@ type Metrics struct {
 	saved    prometheus.Counter
 	sess     prometheus.Gauge
 	tools    prometheus.Gauge
+	rankFB   *prometheus.CounterVec
 }
 
 // NewMetrics registers the gateway's metrics on reg; nil makes a new
@@ -50,8 +55,10 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 			Help: "Tool-definition tokens not sent to clients: the full catalog's minus those listed, per session start."}),
 		sess:  prometheus.NewGauge(prometheus.GaugeOpts{Name: "capbroker_gateway_sessions", Help: "Open client sessions."}),
 		tools: prometheus.NewGauge(prometheus.GaugeOpts{Name: "capbroker_gateway_tools", Help: "Tools the gateway can expose."}),
+		rankFB: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "capbroker_gateway_rank_fallbacks_total",
+			Help: "Selections and finds ranked by words only: why=cards (the card vectors not in use yet, or not to be had), why=query (the task could not be embedded)."}, []string{"why"}),
 	}
-	reg.MustRegister(m.calls, m.latency, m.up, m.restarts, m.finds, m.found, m.saved, m.sess, m.tools)
+	reg.MustRegister(m.calls, m.latency, m.up, m.restarts, m.finds, m.found, m.saved, m.sess, m.tools, m.rankFB)
 	return m
 }
 
@@ -86,3 +93,19 @@ func (m *Metrics) tokensSaved(n int) {
 
 func (m *Metrics) sessions(n int)    { m.sess.Set(float64(n)) }
 func (m *Metrics) catalogSize(n int) { m.tools.Set(float64(n)) }
+
+func (m *Metrics) rankFallback(why string) { m.rankFB.WithLabelValues(why).Inc() }
+
+// rankingReady exports byMeaning as capbroker_gateway_ranking_by_meaning,
+// read at each scrape. Of several gateways sharing one registry, the
+// first keeps the gauge.
+func (m *Metrics) rankingReady(byMeaning func() bool) {
+	m.reg.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "capbroker_gateway_ranking_by_meaning",
+		Help: "1 when the catalog in use ranks by meaning and words (its card vectors are ready), 0 when by words only."},
+		func() float64 {
+			if byMeaning() {
+				return 1
+			}
+			return 0
+		}))
+}

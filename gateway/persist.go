@@ -25,6 +25,10 @@ type StoreOptions struct {
 	Queue int
 	// Logger receives write failures. If nil, slog.Default().
 	Logger *slog.Logger
+	// NoTask says Task only names the gateway's sessions: no task was
+	// given (no --task). Records then say so in their detail (no_task),
+	// and learning from use takes no phrase from it.
+	NoTask bool
 }
 
 // StoreSessions persists the gateway's client sessions in a [store.Store]
@@ -48,9 +52,10 @@ type StoreOptions struct {
 // the database; [StoreSessions.Close] writes what is queued. Write
 // failures are logged, never returned to the client.
 type StoreSessions struct {
-	st   store.Store
-	task string
-	log  *slog.Logger
+	st     store.Store
+	task   string
+	noTask bool
+	log    *slog.Logger
 
 	mu     sync.Mutex // guards closed and sends on q
 	closed bool
@@ -74,7 +79,7 @@ func NewStoreSessions(st store.Store, opts *StoreOptions) *StoreSessions {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	s := &StoreSessions{st: st, task: o.Task, log: o.Logger, q: make(chan Event, o.Queue), done: make(chan struct{})}
+	s := &StoreSessions{st: st, task: o.Task, noTask: o.NoTask, log: o.Logger, q: make(chan Event, o.Queue), done: make(chan struct{})}
 	go s.writer()
 	return s
 }
@@ -244,6 +249,9 @@ func (s *StoreSessions) write(ctx context.Context, batch []Event) {
 		rec := Record(e)
 		if rec.Task == "" {
 			rec.Task = s.task
+			if s.noTask {
+				rec.Detail = withNoTask(rec.Detail)
+			}
 		}
 		if e.Kind != "find" {
 			if rec.SessionID != "" {
@@ -333,7 +341,12 @@ func Record(e Event) trace.Record {
 		}
 		rec.Failures = []trace.Failure{{Tier: tier, Message: e.Failure}}
 	}
-	d := detail{Gateway: true, Mode: e.Mode, Upstream: e.Upstream, Outcome: e.Outcome, TokensFound: e.TokensFound, Held: slices.Clone(e.Held)}
+	rec.ToolDigest = e.ToolDigest
+	d := detail{Gateway: true, Mode: e.Mode, Upstream: e.Upstream, Outcome: e.Outcome, TokensFound: e.TokensFound, Held: slices.Clone(e.Held),
+		Ranking: e.Ranking}
+	if e.Kind == "find" {
+		d.Matched = slices.Clone(e.Names)
+	}
 	if e.Kind == "call" && e.Upstream != "" && rec.CapabilityReason == "" {
 		rec.CapabilityReason = fmt.Sprintf("%s: %s in %.1f ms", e.Upstream, e.Outcome, e.DurationMS)
 	}
@@ -350,6 +363,28 @@ type detail struct {
 	TokensFound int    `json:"tokens_found,omitempty"`
 	// Held are the held-back tools a find matched.
 	Held []string `json:"held,omitempty"`
+	// Matched are every tool a find returned, exposed before or not
+	// (Found has those it newly exposed); package learn reads it.
+	Matched []string `json:"matched,omitempty"`
+	// Ranking says why the selection or find was ranked by words only.
+	Ranking string `json:"ranking,omitempty"`
+	// NoTask says the record's task only names the gateway's sessions
+	// (StoreOptions.NoTask); package learn reads it.
+	NoTask bool `json:"no_task,omitempty"`
+}
+
+// withNoTask sets no_task in a record's detail.
+func withNoTask(raw json.RawMessage) json.RawMessage {
+	var d detail
+	if len(raw) > 0 && json.Unmarshal(raw, &d) != nil {
+		return raw
+	}
+	d.NoTask = true
+	b, err := json.Marshal(d)
+	if err != nil {
+		return raw
+	}
+	return b
 }
 
 // Tracers sends each event to every tracer, in order.

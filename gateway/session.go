@@ -142,12 +142,13 @@ func (g *Gateway) newSession(ctx context.Context, key, id string, mode Mode, ano
 		if !ok || err != nil {
 			provisional = !g.isReady()
 			var sel *policy.Selection
+			rctx, note := withRankNote(ctx)
 			if planTask != "" {
-				if sel, err = g.planSelection(ctx, cat, planTask); err != nil {
+				if sel, err = g.planSelection(rctx, cat, planTask); err != nil {
 					return nil, err
 				}
 			} else {
-				sel = cat.broker.Select(ctx, g.opts.Task, &policy.Options{Family: g.opts.Family})
+				sel = cat.broker.Select(rctx, g.opts.Task, &policy.Options{Family: g.opts.Family})
 			}
 			names = sel.Names()
 			onStart = func(ctx context.Context) {
@@ -174,7 +175,7 @@ func (g *Gateway) newSession(ctx context.Context, key, id string, mode Mode, ano
 						TokensExposed: cat.tokens(names), TokensFull: cat.fullTokens})
 				}
 				g.opts.Trace.Record(ctx, Event{Session: key, Kind: "select", Mode: string(mode), Query: g.opts.Task,
-					Names: names, Exposed: names, Reason: sel.Reason,
+					Names: names, Exposed: names, Reason: sel.Reason, Ranking: note.get(),
 					TokensExposed: cat.tokens(names), TokensFull: cat.fullTokens})
 			}
 		} else {
@@ -603,6 +604,9 @@ type found struct {
 	InputSchema json.RawMessage `json:"input_schema,omitempty"`
 	Risk        card.Risk       `json:"risk"`
 	Confidence  string          `json:"confidence"`
+	// Reason says what matched: the words, and the meaning when ranked
+	// hybrid ("similarity 0.62").
+	Reason string `json:"reason,omitempty"`
 }
 
 // heldFound is a held-back tool that matched a find_capability query.
@@ -631,7 +635,8 @@ func (s *session) find(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 	k = min(k, 20)
 	cat := s.g.catalog()
 	start := time.Now()
-	res := cat.broker.Find(ctx, a.Query, k)
+	rctx, note := withRankNote(ctx)
+	res := cat.broker.Find(rctx, a.Query, k)
 	out := struct {
 		Query   string  `json:"query"`
 		Reason  string  `json:"reason"`
@@ -646,7 +651,7 @@ func (s *session) find(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 		if isHatch(s.mode, m.Name) {
 			continue
 		}
-		out.Matches = append(out.Matches, found{Name: m.Name, Description: m.Description, InputSchema: m.InputSchema, Risk: m.Risk, Confidence: m.Confidence})
+		out.Matches = append(out.Matches, found{Name: m.Name, Description: m.Description, InputSchema: m.InputSchema, Risk: m.Risk, Confidence: m.Confidence, Reason: m.Reason})
 		names = append(names, m.Name)
 	}
 	if cat.heldBroker != nil {
@@ -690,7 +695,8 @@ func (s *session) find(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 	}
 	s.g.opts.Trace.Record(ctx, Event{Session: s.key, Kind: "find", Mode: string(s.mode), Query: a.Query, Names: names,
 		Found: added, Held: held, Exposed: all, Reason: out.Reason, TokensFound: cat.tokens(names),
-		TokensExposed: cat.tokens(all), TokensFull: cat.fullTokens, DurationMS: ms(time.Since(start)), Finds: finds})
+		TokensExposed: cat.tokens(all), TokensFull: cat.fullTokens, DurationMS: ms(time.Since(start)), Finds: finds,
+		Ranking: note.get()})
 	b, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
 		return nil, err
@@ -795,7 +801,7 @@ func (g *Gateway) callTool(ctx context.Context, s *session, ss *mcp.ServerSessio
 	}
 	u := e.up
 	exposed := s.exposedNames(cat)
-	ev := Event{Session: s.key, Kind: "call", Mode: string(s.mode), Tool: name, Upstream: u.cfg.Name,
+	ev := Event{Session: s.key, Kind: "call", Mode: string(s.mode), Tool: name, ToolDigest: e.card.Digest, Upstream: u.cfg.Name,
 		Exposed: exposed, TokensExposed: cat.tokens(exposed), TokensFull: cat.fullTokens, Finds: s.findCount()}
 	record := func(outcome string) {
 		ev.Outcome, ev.DurationMS = outcome, ms(time.Since(start))

@@ -28,9 +28,16 @@ type Event struct {
 	// in the order given (selected, then found); every tool in mode all.
 	Exposed []string `json:"exposed,omitempty"`
 	// Reason explains a selection or a find.
-	Reason   string `json:"reason,omitempty"`
-	Tool     string `json:"tool,omitempty"`
-	Upstream string `json:"upstream,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// Ranking says why a selection or find was ranked by words only
+	// (hybrid ranking's card vectors not ready, the task not embedded);
+	// empty when it ranked as configured.
+	Ranking string `json:"ranking,omitempty"`
+	Tool    string `json:"tool,omitempty"`
+	// ToolDigest is the called tool's card digest (learning from use
+	// starts over for a tool that changed).
+	ToolDigest string `json:"tool_digest,omitempty"`
+	Upstream   string `json:"upstream,omitempty"`
 	// Outcome of a call: ok, tool_error, error, timeout, denied,
 	// cancelled; or, for calls refused without reaching a server,
 	// not_exposed, unknown or held (changed since approved).

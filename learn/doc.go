@@ -22,6 +22,14 @@
 // of it then may not fit it now. Nothing leaves the machine: the
 // evidence is read from the local store only.
 //
+// A long-running process reads the store once ([LoadEvidence], [Collect])
+// and asks the [Evidence] for the usage of each catalog it builds
+// ([Evidence.Usage]): the gateway does so at start and once a day. The
+// gateway's records say in their detail what its trace rows cannot: every
+// tool a find returned ("matched", Found holds only those it newly
+// exposed), a task that only names the gateway's sessions ("no_task": no
+// phrase) and how a call ended ("outcome": only ok and tool_error count).
+//
 // # Measured
 //
 // [EvalSplit] (capbroker eval --learn-split 0.5) replays the first half

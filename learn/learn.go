@@ -1,8 +1,10 @@
 package learn
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -82,12 +84,23 @@ type Traces interface {
 // and returns what they teach about cards (see [FromTraces]). An empty
 // store teaches nothing and is not an error.
 func Load(ctx context.Context, st Traces, cards []card.Card, opts *Options) (rank.Usage, error) {
+	ev, err := LoadEvidence(ctx, st, opts)
+	if err != nil {
+		return nil, err
+	}
+	return ev.Usage(cards, opts), nil
+}
+
+// LoadEvidence reads the newest trace records of st (at most
+// Options.MaxRecords) and collects their evidence ([Collect]), for a
+// process that builds several catalogs from one reading.
+func LoadEvidence(ctx context.Context, st Traces, opts *Options) (*Evidence, error) {
 	o := opts.resolved()
 	recs, err := st.Traces(ctx, &store.TraceQuery{Limit: o.MaxRecords, Newest: true})
 	if err != nil {
 		return nil, fmt.Errorf("learning from use: %w", err)
 	}
-	return FromTraces(recs, cards, &o), nil
+	return Collect(recs), nil
 }
 
 // FromTraces returns, for each of cards that past sessions called, the
@@ -99,13 +112,64 @@ func Load(ctx context.Context, st Traces, cards []card.Card, opts *Options) (ran
 // or over budget records a failure and is skipped), only cards the
 // catalog still has, and only calls made of the card as it is now: a
 // call recorded with another digest was of a card that changed since.
-// Each card keeps its Options.MaxPhrases strongest phrases.
+// Each card keeps its Options.MaxPhrases strongest phrases. It is
+// Collect(recs).Usage(cards, opts).
 func FromTraces(recs []trace.Record, cards []card.Card, opts *Options) rank.Usage {
-	o := opts.resolved()
-	digest := make(map[string]string, len(cards))
-	for i := range cards {
-		digest[cards[i].Name] = cards[i].Digest
+	return Collect(recs).Usage(cards, opts)
+}
+
+// Evidence is what trace records say about calls before it is judged
+// against a catalog: for each session, each tool it called (with the
+// digest recorded) and each phrase that led to the call, with the time of
+// the last such call. A long-running process (the gateway) collects it
+// once from its store and asks it for the usage of each catalog it
+// builds, without reading the records again.
+type Evidence struct {
+	items []item // grouped by session, in session order
+}
+
+type item struct {
+	session            int
+	tool, digest, norm string
+	said               string // as said, clipped
+	at                 time.Time
+}
+
+// Len returns how many (session, tool, phrase) links the evidence holds.
+func (ev *Evidence) Len() int {
+	if ev == nil {
+		return 0
 	}
+	return len(ev.items)
+}
+
+// recordDetail is the part of a record's Detail that learning reads. The
+// gateway writes it:
+//   - no_task: the record's Task only names the gateway's sessions (no task
+//     was given), so it is no phrase anyone asked for;
+//   - matched: every tool a find returned, those exposed before included
+//     (Found has only those it newly exposed);
+//   - outcome: how a call ended; only "ok" and "tool_error" (the tool ran
+//     and answered) count as calls that went through.
+type recordDetail struct {
+	NoTask  bool     `json:"no_task"`
+	Matched []string `json:"matched"`
+	Outcome string   `json:"outcome"`
+}
+
+func detailOf(r *trace.Record) recordDetail {
+	var d recordDetail
+	if len(r.Detail) > 0 && (bytes.Contains(r.Detail, []byte(`"no_task"`)) || bytes.Contains(r.Detail, []byte(`"matched"`)) ||
+		bytes.Contains(r.Detail, []byte(`"outcome"`))) {
+		_ = json.Unmarshal(r.Detail, &d) // a detail of another shape teaches nothing more
+	}
+	return d
+}
+
+// Collect gathers the evidence of recs (in any order): a session's task
+// (its select record) and each of its finds that returned a tool, for each
+// call of that tool that went through.
+func Collect(recs []trace.Record) *Evidence {
 	recs = slices.Clone(recs)
 	slices.SortStableFunc(recs, func(a, b trace.Record) int {
 		if c := strings.Compare(a.SessionID, b.SessionID); c != 0 {
@@ -116,6 +180,87 @@ func FromTraces(recs []trace.Record, cards []card.Card, opts *Options) rank.Usag
 		}
 		return cmp.Compare(a.ID, b.ID)
 	})
+	type find struct {
+		query string
+		found []string
+	}
+	type key struct{ tool, digest, norm string }
+	var (
+		ev      = &Evidence{}
+		sess    string
+		n       = -1
+		task    string
+		finds   []find
+		seen    = make(map[key]int) // index in ev.items of this session's link
+		evident = func(tool, digest, phrase string, at time.Time) {
+			norm := normalize(phrase)
+			if norm == "" {
+				return
+			}
+			k := key{tool, digest, norm}
+			if i, ok := seen[k]; ok {
+				if at.After(ev.items[i].at) {
+					ev.items[i].at, ev.items[i].said = at, clip(strings.TrimSpace(phrase))
+				}
+				return
+			}
+			seen[k] = len(ev.items)
+			ev.items = append(ev.items, item{session: n, tool: tool, digest: digest, norm: norm, said: clip(strings.TrimSpace(phrase)), at: at})
+		}
+	)
+	for i := range recs {
+		r := &recs[i]
+		if r.SessionID == "" {
+			continue // a one-off select or plan: nothing was called after it
+		}
+		if r.SessionID != sess {
+			sess, n = r.SessionID, n+1
+			task, finds = "", finds[:0]
+			clear(seen)
+		}
+		d := detailOf(r)
+		if r.Task != "" && !d.NoTask && (r.Kind == trace.KindSelect || task == "") {
+			task = r.Task
+		}
+		switch r.Kind {
+		case trace.KindFind:
+			found := r.Found
+			if len(d.Matched) > 0 {
+				found = d.Matched
+			}
+			if r.Query != "" && len(found) > 0 {
+				finds = append(finds, find{r.Query, found})
+			}
+		case trace.KindCall:
+			if r.Tool == "" || r.Failed("") || (d.Outcome != "" && d.Outcome != "ok" && d.Outcome != "tool_error") {
+				continue
+			}
+			if task != "" {
+				evident(r.Tool, r.ToolDigest, task, r.At)
+			}
+			for _, f := range finds {
+				if slices.Contains(f.found, r.Tool) {
+					evident(r.Tool, r.ToolDigest, f.query, r.At)
+				}
+			}
+		}
+	}
+	return ev
+}
+
+// Usage returns what the evidence teaches about cards (see
+// [FromTraces]): calls of cards the catalog does not have, or recorded
+// with another digest than the card's now, are left out.
+func (ev *Evidence) Usage(cards []card.Card, opts *Options) rank.Usage {
+	o := opts.resolved()
+	usage := make(rank.Usage)
+	if ev.Len() == 0 {
+		return usage
+	}
+	digest := make(map[string]string, len(cards))
+	for i := range cards {
+		digest[cards[i].Name] = cards[i].Digest
+	}
 	type key struct{ tool, phrase string }
 	type evidence struct {
 		phrase   string // as said, clipped
@@ -125,21 +270,17 @@ func FromTraces(recs []trace.Record, cards []card.Card, opts *Options) rank.Usag
 	}
 	agg := make(map[key]*evidence)
 	var order []key // first-seen order, for a deterministic result
-	// The current session's task, its finds, and the (tool, phrase)
-	// pairs it has evidenced with the time of the last call.
-	type find struct {
-		query string
-		found []string
+	// The current session's (tool, phrase) pairs: the time of the last
+	// call and the phrase as then said.
+	type link struct {
+		at   time.Time
+		said string
 	}
-	var (
-		sess  string
-		task  string
-		finds []find
-		seen  = make(map[key]time.Time)
-		said  = make(map[key]string)
-	)
+	seen := make(map[key]link)
+	var sessOrder []key
 	flush := func() {
-		for k, at := range seen {
+		for _, k := range sessOrder {
+			l := seen[k]
 			e := agg[k]
 			if e == nil {
 				e = &evidence{}
@@ -147,61 +288,36 @@ func FromTraces(recs []trace.Record, cards []card.Card, opts *Options) rank.Usag
 				order = append(order, k)
 			}
 			e.sessions++
-			e.weight += o.fade(at)
-			if e.phrase == "" || at.After(e.last) {
-				e.phrase, e.last = said[k], at
+			e.weight += o.fade(l.at)
+			if e.phrase == "" || l.at.After(e.last) {
+				e.phrase, e.last = l.said, l.at
 			}
 		}
 		clear(seen)
-		clear(said)
-		task, finds = "", finds[:0]
+		sessOrder = sessOrder[:0]
 	}
-	evidence1 := func(tool, phrase string, at time.Time) {
-		norm := normalize(phrase)
-		if norm == "" {
-			return
-		}
-		k := key{tool, norm}
-		if prev, ok := seen[k]; !ok || at.After(prev) {
-			seen[k] = at
-			said[k] = clip(strings.TrimSpace(phrase))
-		}
-	}
-	for i := range recs {
-		r := &recs[i]
-		if r.SessionID == "" {
-			continue // a one-off select or plan: nothing was called after it
-		}
-		if r.SessionID != sess {
+	sess := -1
+	for i := range ev.items {
+		it := &ev.items[i]
+		if it.session != sess {
 			flush()
-			sess = r.SessionID
+			sess = it.session
 		}
-		if r.Task != "" && (r.Kind == trace.KindSelect || task == "") {
-			task = r.Task
+		d, ok := digest[it.tool]
+		if !ok || (it.digest != "" && d != "" && it.digest != d) {
+			continue
 		}
-		switch r.Kind {
-		case trace.KindFind:
-			if r.Query != "" && len(r.Found) > 0 {
-				finds = append(finds, find{r.Query, r.Found})
-			}
-		case trace.KindCall:
-			d, ok := digest[r.Tool]
-			if !ok || r.Failed("") || (r.ToolDigest != "" && d != "" && r.ToolDigest != d) {
-				continue
-			}
-			if task != "" {
-				evidence1(r.Tool, task, r.At)
-			}
-			for _, f := range finds {
-				if slices.Contains(f.found, r.Tool) {
-					evidence1(r.Tool, f.query, r.At)
-				}
-			}
+		k := key{it.tool, it.norm}
+		prev, dup := seen[k]
+		if !dup {
+			sessOrder = append(sessOrder, k)
+		}
+		if !dup || it.at.After(prev.at) {
+			seen[k] = link{it.at, it.said}
 		}
 	}
 	flush()
 
-	usage := make(rank.Usage)
 	for _, k := range order {
 		e := agg[k]
 		if e.weight < minWeight {

@@ -79,6 +79,25 @@ func TestFromTraces(t *testing.T) {
 			rec("s1", trace.KindFind, now, func(r *trace.Record) { r.Query = "unrelated"; r.Found = []string{"deploy"} }),
 			call("s1", "notify", now)}, nil,
 			rank.Usage{"notify": {{Phrase: "post to slack", Sessions: 1, Weight: 1}, {Phrase: "tell the team", Sessions: 1, Weight: 1}}}},
+		{"the gateway: its name for sessions without a task is no phrase", []trace.Record{
+			rec("s1", trace.KindSelect, now, func(r *trace.Record) {
+				r.Task = "capbroker gateway (auto mode)"
+				r.Detail = []byte(`{"gateway":true,"no_task":true}`)
+			}),
+			call("s1", "deploy", now)}, nil,
+			rank.Usage{}},
+		{"the gateway: a find that returned a card exposed before (matched, not found)", []trace.Record{
+			rec("s1", trace.KindFind, now, func(r *trace.Record) {
+				r.Query = "post to slack"
+				r.Detail = []byte(`{"gateway":true,"matched":["notify"]}`)
+			}),
+			call("s1", "notify", now)}, nil,
+			rank.Usage{"notify": {{Phrase: "post to slack", Sessions: 1, Weight: 1}}}},
+		{"the gateway: a call that timed out or was cancelled upstream does not count, a tool error does", []trace.Record{
+			sel("s1", "ship the build", now),
+			rec("s1", trace.KindCall, now, func(r *trace.Record) { r.Tool = "deploy"; r.Detail = []byte(`{"gateway":true,"outcome":"timeout"}`) }),
+			rec("s1", trace.KindCall, now, func(r *trace.Record) { r.Tool = "notify"; r.Detail = []byte(`{"gateway":true,"outcome":"tool_error"}`) })}, nil,
+			rank.Usage{"notify": {{Phrase: "ship the build", Sessions: 1, Weight: 1}}}},
 		{"a failed call, a removed card and a one-off select teach nothing", []trace.Record{
 			sel("s1", "ship the build", now),
 			rec("s1", trace.KindCall, now, func(r *trace.Record) {

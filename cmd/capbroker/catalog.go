@@ -183,36 +183,21 @@ func (m *Main) discoveredCards(ctx context.Context, f *catalogFlags) ([]card.Car
 // stderr. background (serve) embeds missing cards in a goroutine; a
 // one-shot command embeds them only when that takes about a second.
 func (m *Main) configuredRanker(ctx context.Context, background bool) (func(context.Context, []card.Card, *rank.Index) (policy.Ranker, error), error) {
-	kind := m.Getenv("CAPBROKER_RANKER")
-	switch kind {
-	case dense.KindLexical:
-		return nil, nil
-	case "", dense.KindDense, dense.KindHybrid:
-	default:
-		return nil, usageError{fmt.Errorf("CAPBROKER_RANKER=%q: want lexical, dense or hybrid", kind)}
+	var noted sync.Map
+	note := func(s string) {
+		if _, dup := noted.LoadOrStore(s, true); !dup {
+			fmt.Fprintln(m.Stderr, "note:", s)
+		}
 	}
-	var (
-		noted sync.Map
-		note  = func(s string) {
-			if _, dup := noted.LoadOrStore(s, true); !dup {
-				fmt.Fprintln(m.Stderr, "note:", s)
-			}
-		}
-		e   dense.Embedder
-		err error
-	)
-	if m.Getenv(dense.EnvModel) != "" {
-		e, err = dense.ClientFromEnv(m.Getenv, nil)
-		if err != nil {
-			return nil, err
-		}
-	} else {
-		enc, err := encoder.New(nil)
-		if err != nil {
-			note("ranking lexically: " + err.Error())
-			return nil, nil
-		}
-		e = enc
+	kind, e, why, err := m.rankerEmbedder()
+	if err != nil {
+		return nil, err
+	}
+	if why != "" {
+		note(why)
+	}
+	if e == nil {
+		return nil, nil
 	}
 	path, perr := m.embedCachePath("")
 	return func(ctx context.Context, cards []card.Card, lex *rank.Index) (policy.Ranker, error) {
@@ -240,6 +225,35 @@ func (m *Main) configuredRanker(ctx context.Context, background bool) (func(cont
 		}
 		return a, nil
 	}, nil
+}
+
+// rankerEmbedder reads CAPBROKER_RANKER and the endpoint variables: the
+// kind of ranking (lexical, dense, hybrid) and the embedder for it, nil
+// for lexical ranking. why says, when not empty, why the ranking is
+// lexical though not asked to be (the built-in encoder did not load).
+func (m *Main) rankerEmbedder() (kind string, e dense.Embedder, why string, err error) {
+	kind = m.Getenv("CAPBROKER_RANKER")
+	switch kind {
+	case dense.KindLexical:
+		return kind, nil, "", nil
+	case "":
+		kind = dense.KindHybrid
+	case dense.KindDense, dense.KindHybrid:
+	default:
+		return "", nil, "", usageError{fmt.Errorf("CAPBROKER_RANKER=%q: want lexical, dense or hybrid", kind)}
+	}
+	if m.Getenv(dense.EnvModel) != "" {
+		e, err = dense.ClientFromEnv(m.Getenv, nil)
+		if err != nil {
+			return "", nil, "", err
+		}
+		return kind, e, "", nil
+	}
+	enc, err := encoder.New(nil)
+	if err != nil {
+		return dense.KindLexical, nil, "ranking lexically: " + err.Error(), nil
+	}
+	return kind, enc, "", nil
 }
 
 // learning reports whether ranking learns from use: not with --no-learn,

@@ -11,6 +11,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/capbroker/capbroker/dense"
 	"github.com/capbroker/capbroker/gateway"
 	"github.com/capbroker/capbroker/index"
 	"github.com/capbroker/capbroker/plan"
@@ -30,6 +31,7 @@ func (m *Main) newGatewayCmd() *cobra.Command {
 		timeout, startTimeout, startWait, sessionIdle, retention time.Duration
 		maxSessions, maxListItems, maxListPages                  int
 		allowIrreversible, confirmUnasked, holdNew, inheritEnv   bool
+		noLearn                                                  bool
 		plugins                                                  []string
 		hf                                                       httpFlags
 		yamlPath                                                 string
@@ -89,6 +91,16 @@ starts with that task's capabilities (assembled as "capbroker assemble" does,
 the plan's names first) plus the floor, instead of the selection for --task.
 "PLAN_ID/TASK_ID" names a task of a plan recorded in the session database
 ("capbroker plan" prints each plan's id).
+
+Ranking: selections and find_capability rank as capbroker serve does, by
+meaning and words with the built-in sentence encoder (or the embeddings endpoint
+CAPBROKER_EMBED_MODEL names), card vectors cached in the data directory; tools
+not embedded yet (a new upstream, a changed tool) are embedded in the
+background while the gateway ranks by words. CAPBROKER_RANKER=lexical ranks by
+words only. /status ("ranking") says how it ranks and how often it fell back.
+Ranking learns from the gateway's own sessions (what a session asked before
+calling a tool), read from the session database at start and once a day;
+--no-learn or learn: false in capbroker.yaml turns that off.
 
 The gateway answers a client's initialize at once and adds upstreams as they
 start (list_changed); other requests wait for starting upstreams at most
@@ -190,6 +202,11 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 				opts.Router = router
 				logger.Debug("route_capability listed", "agents and commands", routable)
 			}
+			closeRanking, err := m.gatewayRanking(ctx, opts, logger)
+			if err != nil {
+				return err
+			}
+			defer closeRanking()
 			var tracers gateway.Tracers
 			st, err := m.gatewayStore(ctx, &dbf, logger)
 			if err != nil {
@@ -202,7 +219,10 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 				if taskName == "" {
 					taskName = "capbroker gateway (" + string(md) + " mode)"
 				}
-				ss := gateway.NewStoreSessions(st, &gateway.StoreOptions{Task: taskName, Logger: logger})
+				if m.learning(&catalogFlags{noLearn: noLearn, discoveryFlags: discoveryFlags{config: yamlPath}}) {
+					opts.Learn = st
+				}
+				ss := gateway.NewStoreSessions(st, &gateway.StoreOptions{Task: taskName, NoTask: task == "", Logger: logger})
 				defer ss.Close() // before st.Close: writes what is queued
 				opts.Store = ss
 				tracers = append(tracers, ss)
@@ -291,8 +311,40 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 	f.StringArrayVar(&plugins, "plugins", nil, "folder of plugins whose agents route_capability delegates to; repeatable (default ./.claude and ~/.claude)")
 	f.DurationVar(&retention, "retention", DefaultRetention, "delete sessions not updated for this long, and traces as old, at start and once a day (0: keep everything; capbroker prune does it by hand)")
 	f.BoolVar(&inheritEnv, "inherit-env", false, `pass the whole environment to stdio upstreams (default: PATH, HOME, locale, TMPDIR... and what each server's "env" and "inheritEnv" name)`)
+	f.BoolVar(&noLearn, "no-learn", false,
+		"rank without what past sessions asked for before calling each tool (learning from use; also `learn: false` in capbroker.yaml)")
 	dbf.register(cmd)
 	return cmd
+}
+
+// gatewayRanking sets the gateway's ranking as serve's: hybrid by default,
+// with the built-in sentence encoder or the embeddings endpoint
+// CAPBROKER_EMBED_MODEL names, card vectors cached in the data
+// directory's database; CAPBROKER_RANKER=lexical turns meaning off. A
+// cache that cannot be opened costs the caching only. The returned
+// function closes the cache.
+func (m *Main) gatewayRanking(ctx context.Context, opts *gateway.Options, log *slog.Logger) (func(), error) {
+	kind, e, why, err := m.rankerEmbedder()
+	if err != nil {
+		return nil, err
+	}
+	if why != "" {
+		log.Warn(why)
+	}
+	if e == nil {
+		log.Debug("ranking by words only", "ranker", kind)
+		return func() {}, nil
+	}
+	opts.Embedder, opts.Dense = e, kind == dense.KindDense
+	path, err := m.embedCachePath("")
+	if err == nil {
+		opts.EmbedCache, err = dense.OpenCache(ctx, path)
+	}
+	if err != nil {
+		log.Warn("card vectors are not cached: every start embeds the cards again", "error", err)
+		return func() {}, nil
+	}
+	return func() { opts.EmbedCache.Close() }, nil
 }
 
 // gatewayStore opens the session database for the gateway. An explicit
