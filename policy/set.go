@@ -56,21 +56,45 @@ func (a *candidate) worseThan(b *candidate) bool {
 // aspect.
 func (s *Selector) rankUnits(ctx context.Context, task string, aspects []Aspect, kWhole, kAspect int) ([]unit, error) {
 	units := make([]unit, 0, 1+len(aspects))
-	hits, err := s.rankSafely(ctx, task, kWhole)
-	if err != nil {
-		return nil, err
-	}
-	units = append(units, unit{aspect: -1, text: task, hits: hits})
+	units = append(units, unit{aspect: -1, text: task})
 	if len(aspects) > 1 {
 		for i, a := range aspects {
-			hits, err := s.rankSafely(ctx, a.Text, kAspect)
+			units = append(units, unit{aspect: i, text: a.Text})
+		}
+	}
+	if b, ok := s.ranker.(BatchRanker); ok && len(units) > 1 {
+		// One call for the task and its steps (one embedding pass).
+		qs, ks := make([]string, len(units)), make([]int, len(units))
+		for i, u := range units {
+			qs[i], ks[i] = u.text, kAspect
+		}
+		ks[0] = kWhole
+		all, err := s.rankBatchSafely(ctx, b, qs, ks)
+		if err != nil {
+			return nil, err
+		}
+		for i := range units {
+			units[i].hits = all[i]
+		}
+	} else {
+		for i := range units {
+			k := kAspect
+			if i == 0 {
+				k = kWhole
+			}
+			hits, err := s.rankSafely(ctx, units[i].text, k)
 			if err != nil {
 				return nil, err
 			}
-			units = append(units, unit{aspect: i, text: a.Text, hits: hits})
+			units[i].hits = hits
 		}
 	}
 	for i := range units {
+		if k := kAspect; i > 0 && len(units[i].hits) > k {
+			units[i].hits = units[i].hits[:k]
+		} else if i == 0 && len(units[i].hits) > kWhole {
+			units[i].hits = units[i].hits[:kWhole]
+		}
 		if len(units[i].hits) > 0 {
 			units[i].top = units[i].hits[0].Score
 		}
