@@ -124,7 +124,7 @@ func (s *Selector) judge(units []unit, o *Options, rejected *[]Rejection) []*can
 			if un.top > 0 {
 				c.rel = h.Score / un.top
 			}
-			c.level, c.why = s.level(s.cat.At(i), &h, un.top, o)
+			c.level, c.why = s.level(s.cat.At(i), &h, un.top, un.text, o)
 			prev, ok := byIdx[i]
 			if !ok {
 				byIdx[i] = c
@@ -145,7 +145,7 @@ func (s *Selector) judge(units []unit, o *Options, rejected *[]Rejection) []*can
 }
 
 // level judges hit h of card c against its unit's best score top.
-func (s *Selector) level(c *card.Card, h *rank.Hit, top float64, o *Options) (int, string) {
+func (s *Selector) level(c *card.Card, h *rank.Hit, top float64, text string, o *Options) (int, string) {
 	if o.Allow != nil && !o.Allow(c) {
 		return levelNone, "held: not allowed by policy (changed digest awaiting approval)"
 	}
@@ -154,7 +154,17 @@ func (s *Selector) level(c *card.Card, h *rank.Hit, top float64, o *Options) (in
 		return levelCertain, ""
 	}
 	if c.Risk == card.RiskIrreversible {
-		return levelNone, why // what cannot be undone needs certain evidence
+		// What cannot be undone needs certain evidence, unless the step
+		// asks for that very action ("delete the old log file" and
+		// delete_file) and the hit clears the thresholds any tool must.
+		if namesAction(text, c.Name) {
+			plain := *o
+			plain.MinCoverage, plain.MinRelative = max(o.MinCoverage, DefaultMinCoverage), max(o.MinRelative, DefaultMinRelative)
+			if indirect := indirectOnly(h) && h.Coverage < IndirectMinCoverage; !indirect && h.Coverage >= plain.MinCoverage && (top <= 0 || h.Score/top >= plain.MinRelative) {
+				return levelPlausible, why
+			}
+		}
+		return levelNone, why
 	}
 	rel := 1.0
 	if top > 0 {
@@ -339,7 +349,7 @@ func (b *builder) cover(u int, cands []*candidate) {
 			return
 		}
 		// Judge it on this aspect, the one it would cover.
-		lvl, why := b.s.level(b.s.cat.At(i), &h, un.top, b.o)
+		lvl, why := b.s.level(b.s.cat.At(i), &h, un.top, un.text, b.o)
 		if lvl < levelPlausible {
 			_ = why
 			continue
@@ -511,4 +521,33 @@ func (b *builder) finish(floor []int) {
 		sel.Reason += fmt.Sprintf("; the floor and the hatch alone take %d tokens, over the budget of %d", b.floorTok, o.TokenBudget)
 	}
 	b.s.countTokens(sel, o.Format)
+}
+
+// namesAction reports whether text opens with the action that opens the
+// tool's name: its first word (past "please" and the like) has the stem
+// of the name's first verb ("delete the old log" and delete_file,
+// "reset my branch" and git_reset_hard, but not "email a draft" and
+// send_email).
+func namesAction(text, name string) bool {
+	var first string
+	for _, w := range rank.Words(text) {
+		switch w = strings.ToLower(w); w {
+		case "please", "kindly", "just", "now", "then", "also", "and", "first", "finally", "next":
+			continue
+		}
+		first = w
+		break
+	}
+	if first == "" {
+		return false
+	}
+	if u := unprefixed(name); u != "" {
+		name = u
+	}
+	for _, w := range rank.Words(name) {
+		if w = strings.ToLower(w); isVerb(w) {
+			return rank.Stem(w) == rank.Stem(first)
+		}
+	}
+	return false
 }

@@ -284,3 +284,34 @@ func TestFindHeldStaysHidden(t *testing.T) {
 		t.Errorf("find returned a held card: %v", res.Names())
 	}
 }
+
+// TestIrreversibleNamedAction: an irreversible tool is exposed (labelled
+// low) on the evidence any tool needs when the step opens with the very
+// action its name opens with, and only then.
+func TestIrreversibleNamedAction(t *testing.T) {
+	cards := append(opsCards(), tool("delete_file", "Delete a file from disk.", card.RiskIrreversible),
+		tool("list_files", "List the files of a directory with their sizes and dates.", card.RiskReadOnly))
+	for _, tt := range []struct {
+		task string
+		want bool
+	}{
+		{"delete the old log file in the temp directory", true},
+		{"please delete the old log file in the temp directory", true},
+		{"list the files in the temp directory and tidy the old log file", false},
+		{"clean up the old stuff in the cluster", false},
+	} {
+		sel := newSelector(t, cards, nil).Select(context.Background(), tt.task, nil)
+		var got *policy.Pick
+		for i := range sel.Tools {
+			if sel.Tools[i].Name == "delete_file" {
+				got = &sel.Tools[i]
+			}
+		}
+		if (got != nil) != tt.want {
+			t.Errorf("%q: delete_file exposed %v, want %v (picks %v)", tt.task, got != nil, tt.want, sel.Names())
+		}
+		if got != nil && got.Confidence != policy.Low {
+			t.Errorf("%q: delete_file confidence %s, want low", tt.task, got.Confidence)
+		}
+	}
+}
