@@ -30,10 +30,14 @@ type unit struct {
 // candidate is a card some unit ranked, judged on the unit it serves
 // best.
 type candidate struct {
-	idx    int // catalog position
-	hit    rank.Hit
-	unit   int // index in units of the judging unit
-	rel    float64
+	idx  int // catalog position
+	hit  rank.Hit
+	unit int // index in units of the judging unit
+	rel  float64
+	// conf is the best confidence of the card in a unit where its
+	// evidence is certain: a tool that serves one step of several fully
+	// is labelled by that step, not by its share of the whole task.
+	conf   string
 	level  int
 	why    string // rejection reason at the judging unit, when below certain
 	serves int    // aspect served (index in aspects), or -1
@@ -41,7 +45,7 @@ type candidate struct {
 	picked bool
 }
 
-// better reports whether judging a card as b beats judging it as a.
+// worseThan reports whether judging a card as b beats judging it as a.
 func (a *candidate) worseThan(b *candidate) bool {
 	if a.level != b.level {
 		return a.level < b.level
@@ -125,16 +129,23 @@ func (s *Selector) judge(units []unit, o *Options, rejected *[]Rejection) []*can
 				c.rel = h.Score / un.top
 			}
 			c.level, c.why = s.level(s.cat.At(i), &h, un.top, un.text, o)
+			if c.level == levelCertain {
+				c.conf = confidence(h, un.top)
+			}
 			prev, ok := byIdx[i]
 			if !ok {
 				byIdx[i] = c
 				order = append(order, c)
 				continue
 			}
-			best := min(prev.pos, pos)
+			best, conf := min(prev.pos, pos), prev.conf
+			if tier(c.conf) > tier(conf) {
+				conf = c.conf
+			}
 			if prev.worseThan(c) {
 				*prev = *c
 			}
+			prev.conf = conf
 			prev.pos = best
 			if prev.serves < 0 && un.aspect >= 0 {
 				prev.serves = un.aspect
@@ -419,6 +430,8 @@ func (b *builder) add(c *candidate, prefix string, covering bool) bool {
 	conf := confidence(h, b.units[c.unit].top)
 	if c.level < levelCertain {
 		conf = Low
+	} else if tier(c.conf) > tier(conf) {
+		conf = c.conf // its best step's label
 	}
 	reason := prefix + hitReason(h)
 	if len(b.aspects) > 1 {
@@ -550,4 +563,17 @@ func namesAction(text, name string) bool {
 		}
 	}
 	return false
+}
+
+// tier orders confidence labels, low first.
+func tier(conf string) int {
+	switch conf {
+	case High:
+		return 3
+	case Medium:
+		return 2
+	case Low:
+		return 1
+	}
+	return 0
 }

@@ -7,8 +7,10 @@ import (
 	"testing"
 
 	"github.com/capbroker/capbroker/card"
+	"github.com/capbroker/capbroker/examples"
 	"github.com/capbroker/capbroker/payload"
 	"github.com/capbroker/capbroker/policy"
+	"github.com/capbroker/capbroker/rank"
 )
 
 // opsCards is a catalog of deployment, chat and note tools with siblings
@@ -314,4 +316,33 @@ func TestIrreversibleNamedAction(t *testing.T) {
 			t.Errorf("%q: delete_file confidence %s, want low", tt.task, got.Confidence)
 		}
 	}
+}
+
+// TestStepConfidence: a tool the whole task ranks first but that serves
+// one of its steps is labelled by that step's evidence, not by its share
+// of the whole task (README's example: git_diff covers 26% of the task
+// and 47% of "review the diff of the last git commit").
+func TestStepConfidence(t *testing.T) {
+	cards, err := examples.Cards()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range cards {
+		cards[i].ResolveRisk()
+	}
+	cat, _ := card.NewCatalog(cards)
+	s, err := policy.NewSelector(cat, rank.New(cat.Cards(), nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel := s.Select(context.Background(), "review the diff of the last git commit and fix the bug it introduced", nil)
+	for _, p := range sel.Tools {
+		if p.Name == "git_diff" {
+			if p.Confidence == policy.Low {
+				t.Errorf("git_diff labelled low: %s", p.Reason)
+			}
+			return
+		}
+	}
+	t.Errorf("git_diff not picked: %v", sel.Names())
 }
