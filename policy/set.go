@@ -25,6 +25,21 @@ type unit struct {
 	text   string // what was ranked
 	hits   []rank.Hit
 	top    float64
+	// base is the zero scores are measured from: 0, or the unit's
+	// lowest score when it is negative (see [unit.scaled]).
+	base float64
+}
+
+// scaled returns h with its score, and the unit's best score, measured
+// from the unit's base. A lexical score is zero for no evidence, so a
+// share of the best score means something; a fused score (z-scores of
+// words and meaning, package dense) has no such zero and may be negative
+// for a card ranked fifth. Measured from the unit's lowest hit, a share
+// of the best keeps its sense for both; lexical scores, all positive,
+// are unchanged.
+func (u *unit) scaled(h rank.Hit) (rank.Hit, float64) {
+	h.Score -= u.base
+	return h, u.top - u.base
 }
 
 // candidate is a card some unit ranked, judged on the unit it serves
@@ -102,6 +117,9 @@ func (s *Selector) rankUnits(ctx context.Context, task string, aspects []Aspect,
 		if len(units[i].hits) > 0 {
 			units[i].top = units[i].hits[0].Score
 		}
+		for _, h := range units[i].hits {
+			units[i].base = min(units[i].base, h.Score)
+		}
 	}
 	return units, nil
 }
@@ -124,13 +142,14 @@ func (s *Selector) judge(units []unit, o *Options, rejected *[]Rejection) []*can
 				continue
 			}
 			c := &candidate{idx: i, hit: h, unit: u, serves: un.aspect, pos: pos}
+			sh, top := un.scaled(h)
 			c.rel = 1
-			if un.top > 0 {
-				c.rel = h.Score / un.top
+			if top > 0 {
+				c.rel = sh.Score / top
 			}
-			c.level, c.why = s.level(s.cat.At(i), &h, un.top, un.text, o)
+			c.level, c.why = s.level(s.cat.At(i), &sh, top, un.text, o)
 			if c.level == levelCertain {
-				c.conf = confidence(h, un.top)
+				c.conf = confidence(sh, top)
 			}
 			prev, ok := byIdx[i]
 			if !ok {
@@ -360,9 +379,9 @@ func (b *builder) cover(u int, cands []*candidate) {
 			return
 		}
 		// Judge it on this aspect, the one it would cover.
-		lvl, why := b.s.level(b.s.cat.At(i), &h, un.top, un.text, b.o)
+		sh, top := un.scaled(h)
+		lvl, why := b.s.level(b.s.cat.At(i), &sh, top, un.text, b.o)
 		if lvl < levelPlausible {
-			_ = why
 			continue
 		}
 		if b.inFloor[i] {
@@ -370,8 +389,8 @@ func (b *builder) cover(u int, cands []*candidate) {
 			return
 		}
 		rel := 1.0
-		if un.top > 0 {
-			rel = h.Score / un.top
+		if top > 0 {
+			rel = sh.Score / top
 		}
 		if c.unit != u && c.level <= lvl {
 			c.hit, c.unit, c.rel, c.level, c.why = h, u, rel, lvl, why
@@ -427,7 +446,7 @@ func (b *builder) add(c *candidate, prefix string, covering bool) bool {
 	b.room--
 	b.ranked++
 	b.exposed += cost
-	conf := confidence(h, b.units[c.unit].top)
+	conf := confidence(b.units[c.unit].scaled(h))
 	if c.level < levelCertain {
 		conf = Low
 	} else if tier(c.conf) > tier(conf) {

@@ -346,3 +346,33 @@ func TestStepConfidence(t *testing.T) {
 	}
 	t.Errorf("git_diff not picked: %v", sel.Names())
 }
+
+// fusedRanker returns fixed hits with fused (z-score) scores, some
+// negative, as package dense's hybrid ranker does.
+type fusedRanker []rank.Hit
+
+func (f fusedRanker) Rank(ctx context.Context, q string, k int) ([]rank.Hit, error) {
+	return f[:min(k, len(f))], nil
+}
+
+// TestFusedScoresRelative: a share of the best score is measured from
+// the unit's lowest score when scores go negative, so a fused hit ranked
+// third with words matched is plausible, not weak for a negative score.
+func TestFusedScoresRelative(t *testing.T) {
+	cat, _ := card.NewCatalog(opsCards())
+	m := func(term string) []rank.Match { return []rank.Match{{Term: term, Fields: []rank.Field{rank.FieldName}}} }
+	r := fusedRanker{
+		{Name: "kubectl_apply", Score: 1.5, Coverage: 0.6, Matches: m("deploy")},
+		{Name: "kubectl_get", Score: 0.4, Coverage: 0.3, Matches: m("list")},
+		{Name: "kubectl_scale", Score: -0.2, Coverage: 0.1, Matches: m("scale")},
+		{Name: "fetch_webpage", Score: -0.9, Coverage: 0.05, Matches: m("page")},
+	}
+	s, err := policy.NewSelector(cat, r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel := s.Select(context.Background(), "deploy it", nil)
+	if got := sel.Names(); !slices.Contains(got, "kubectl_scale") || slices.Contains(got, "fetch_webpage") {
+		t.Errorf("picks %v: want kubectl_scale (third, negative fused score) and not fetch_webpage (the lowest)", got)
+	}
+}
