@@ -360,7 +360,9 @@ func (f fusedRanker) Rank(ctx context.Context, q string, k int) ([]rank.Hit, err
 // third with words matched is plausible, not weak for a negative score.
 func TestFusedScoresRelative(t *testing.T) {
 	cat, _ := card.NewCatalog(opsCards())
-	m := func(term string) []rank.Match { return []rank.Match{{Term: term, Fields: []rank.Field{rank.FieldName}}} }
+	m := func(term string) []rank.Match {
+		return []rank.Match{{Term: term, Fields: []rank.Field{rank.FieldName}}}
+	}
 	r := fusedRanker{
 		{Name: "kubectl_apply", Score: 1.5, Coverage: 0.6, Matches: m("deploy")},
 		{Name: "kubectl_get", Score: 0.4, Coverage: 0.3, Matches: m("list")},
