@@ -88,6 +88,11 @@
 // fallback ([Hybrid.Fallbacks]), calls [Options.OnFallback], and skips the
 // embedder for [Options.Cooldown] so later queries do not wait too.
 //
+// [Hybrid.SearchBatch], [Index.SearchBatch] and [Auto.SearchBatch] (and
+// their RankBatch, policy.BatchRanker's method) rank several queries, a
+// task and its steps, with their vectors embedded in one call to the
+// embedder; each query is ranked as Search ranks it alone.
+//
 // # Use
 //
 //	e, err := dense.ClientFromEnv(os.Getenv, nil) // dense.ErrNotConfigured: stay lexical

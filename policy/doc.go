@@ -27,19 +27,28 @@
 //     against that step (it covers [Options.MinCoverage] of it and scores
 //     [Options.MinRelative] of the step's best hit), plausible when it
 //     clears the lower [Options.PlausibleCoverage] and
-//     [Options.PlausibleRelative]. An irreversible capability is never
-//     only plausible: it needs stronger evidence (IrreversibleMinCoverage,
-//     IrreversibleMinRelative), and so does a hit that matched only words
-//     related to the task's ([IndirectMinCoverage]). Risk informs the
-//     choice; it never grants approval.
+//     [Options.PlausibleRelative]. A share of the best score is measured
+//     from zero, or from the step's lowest hit when scores go negative (a
+//     hybrid ranker's fused z-scores have no zero). A ranker with
+//     RankBatch ([BatchRanker]) ranks the task and its steps in one call.
+//     An irreversible capability is never only plausible: it needs
+//     stronger evidence (IrreversibleMinCoverage, IrreversibleMinRelative),
+//     unless the step opens with the action its name opens with ("delete
+//     the old log file" and delete_file), when it is plausible on the
+//     evidence any tool needs to be certain. A hit that matched only words
+//     related to the task's needs more too ([IndirectMinCoverage]). Risk
+//     informs the choice; it never grants approval.
 //  4. The set is chosen, not cut from a list: first each step gets its
 //     best plausible hit; then hits are added, certain before plausible,
 //     each by its share of its step's best score, with at most
 //     [Options.SiblingLimit] picks serving one step. Past the first pick of
 //     each step, picks stop at [Options.FillShare] of the full catalog's
 //     tokens (on catalogs of [FillShareMinCards] or more). A plausible pick
-//     is labelled low; the reason names the step it serves ("for 'tell the
-//     team on slack': matched ..."). A task of one step is the task.
+//     is labelled low; a certain one by the best confidence it earns in a
+//     unit where its evidence is certain (a tool that serves one step
+//     fully is not low for its share of the whole task). The reason names
+//     the step it serves ("for 'tell the team on slack': matched ...").
+//     A task of one step is the task.
 //  5. The bound ([Options.MaxSelected], default 10, floor included) and the
 //     token budget ([Options.TokenBudget]; the floor and the hatch are
 //     always exposed) are hard ceilings.
@@ -59,15 +68,15 @@
 //     failure is kept in [Selection.Failure]: a broken ranker degrades a
 //     run, never stops it.
 //
-// A worked example, on the example catalog: "roll back the checkout
-// deployment, scale it to 5 replicas, then tell the team on slack" is three
-// steps. kubectl_rollout_undo covers the first, kubectl_scale the second
-// and slack_list_channels the third (each high or medium for its step,
-// although against the whole task each covers under a fifth of it); then
-// slack_get_channel_history and slack_post_message fill in for the third
-// step (the sibling limit stops a fourth), and git_checkout, plausible for
-// the first step, is labelled low: 8 picks, 92% of the catalog's tokens
-// saved, "3 of 3 steps covered".
+// A worked example, on the example catalog (hybrid ranking, the CLI's
+// default): "roll back the checkout deployment, scale it to 5 replicas,
+// then tell the team on slack" is three steps. kubectl_rollout_undo
+// covers the first and kubectl_scale the second (high for their steps,
+// although against the whole task each covers under a fifth of it), and
+// slack_post_message the third (medium); slack_get_channel_history and
+// slack_list_channels fill in for the third step up to the sibling limit
+// of 3, and git_checkout, only plausible for the first step, is labelled
+// low: 6 picks, 94% of the catalog's tokens saved, "3 of 3 steps covered".
 //
 // Selection is deterministic: the same catalog, task and options give the
 // same selection, ties broken by name.

@@ -111,7 +111,7 @@ func (s *Selector) Find(ctx context.Context, query string, k int, opts *Options)
 		}
 		cd := s.cat.At(c.idx)
 		h := c.hit
-		conf := confidence(h, units[c.unit].top)
+		conf := confidence(units[c.unit].scaled(h))
 		if c.level < levelCertain {
 			conf = Low
 		}

@@ -21,6 +21,17 @@ type Ranker interface {
 	Rank(ctx context.Context, query string, k int) ([]rank.Hit, error)
 }
 
+// BatchRanker is a Ranker that can rank several queries in one call: a
+// task and each of its steps (see [Aspects]). A ranker with a cost paid
+// per call, such as embedding a query (package dense), pays it once for
+// them all. RankBatch must return one list per query, the i-th holding
+// at most ks[i] hits, each list as Rank would return it alone. The
+// selector uses it when its ranker has it.
+type BatchRanker interface {
+	Ranker
+	RankBatch(ctx context.Context, queries []string, ks []int) ([][]rank.Hit, error)
+}
+
 // Confidence tiers.
 const (
 	High   = "high"
@@ -313,6 +324,21 @@ func (s *Selector) rankSafely(ctx context.Context, q string, k int) (hits []rank
 		return nil, fmt.Errorf("no ranker")
 	}
 	return s.ranker.Rank(ctx, q, k)
+}
+
+// rankBatchSafely calls the ranker's RankBatch, turning a panic into an
+// error.
+func (s *Selector) rankBatchSafely(ctx context.Context, b BatchRanker, qs []string, ks []int) (hits [][]rank.Hit, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("ranker panicked: %v", r)
+		}
+	}()
+	hits, err = b.RankBatch(ctx, qs, ks)
+	if err == nil && len(hits) != len(qs) {
+		err = fmt.Errorf("ranker returned %d rankings for %d queries", len(hits), len(qs))
+	}
+	return hits, err
 }
 
 // reject says why hit h of card c is not picked, or "" to pick it.

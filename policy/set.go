@@ -25,15 +25,34 @@ type unit struct {
 	text   string // what was ranked
 	hits   []rank.Hit
 	top    float64
+	// base is the zero scores are measured from: 0, or the unit's
+	// lowest score when it is negative (see [unit.scaled]).
+	base float64
+}
+
+// scaled returns h with its score, and the unit's best score, measured
+// from the unit's base. A lexical score is zero for no evidence, so a
+// share of the best score means something; a fused score (z-scores of
+// words and meaning, package dense) has no such zero and may be negative
+// for a card ranked fifth. Measured from the unit's lowest hit, a share
+// of the best keeps its sense for both; lexical scores, all positive,
+// are unchanged.
+func (u *unit) scaled(h rank.Hit) (rank.Hit, float64) {
+	h.Score -= u.base
+	return h, u.top - u.base
 }
 
 // candidate is a card some unit ranked, judged on the unit it serves
 // best.
 type candidate struct {
-	idx    int // catalog position
-	hit    rank.Hit
-	unit   int // index in units of the judging unit
-	rel    float64
+	idx  int // catalog position
+	hit  rank.Hit
+	unit int // index in units of the judging unit
+	rel  float64
+	// conf is the best confidence of the card in a unit where its
+	// evidence is certain: a tool that serves one step of several fully
+	// is labelled by that step, not by its share of the whole task.
+	conf   string
 	level  int
 	why    string // rejection reason at the judging unit, when below certain
 	serves int    // aspect served (index in aspects), or -1
@@ -41,7 +60,7 @@ type candidate struct {
 	picked bool
 }
 
-// better reports whether judging a card as b beats judging it as a.
+// worseThan reports whether judging a card as b beats judging it as a.
 func (a *candidate) worseThan(b *candidate) bool {
 	if a.level != b.level {
 		return a.level < b.level
@@ -56,23 +75,50 @@ func (a *candidate) worseThan(b *candidate) bool {
 // aspect.
 func (s *Selector) rankUnits(ctx context.Context, task string, aspects []Aspect, kWhole, kAspect int) ([]unit, error) {
 	units := make([]unit, 0, 1+len(aspects))
-	hits, err := s.rankSafely(ctx, task, kWhole)
-	if err != nil {
-		return nil, err
-	}
-	units = append(units, unit{aspect: -1, text: task, hits: hits})
+	units = append(units, unit{aspect: -1, text: task})
 	if len(aspects) > 1 {
 		for i, a := range aspects {
-			hits, err := s.rankSafely(ctx, a.Text, kAspect)
+			units = append(units, unit{aspect: i, text: a.Text})
+		}
+	}
+	if b, ok := s.ranker.(BatchRanker); ok && len(units) > 1 {
+		// One call for the task and its steps (one embedding pass).
+		qs, ks := make([]string, len(units)), make([]int, len(units))
+		for i, u := range units {
+			qs[i], ks[i] = u.text, kAspect
+		}
+		ks[0] = kWhole
+		all, err := s.rankBatchSafely(ctx, b, qs, ks)
+		if err != nil {
+			return nil, err
+		}
+		for i := range units {
+			units[i].hits = all[i]
+		}
+	} else {
+		for i := range units {
+			k := kAspect
+			if i == 0 {
+				k = kWhole
+			}
+			hits, err := s.rankSafely(ctx, units[i].text, k)
 			if err != nil {
 				return nil, err
 			}
-			units = append(units, unit{aspect: i, text: a.Text, hits: hits})
+			units[i].hits = hits
 		}
 	}
 	for i := range units {
+		if k := kAspect; i > 0 && len(units[i].hits) > k {
+			units[i].hits = units[i].hits[:k]
+		} else if i == 0 && len(units[i].hits) > kWhole {
+			units[i].hits = units[i].hits[:kWhole]
+		}
 		if len(units[i].hits) > 0 {
 			units[i].top = units[i].hits[0].Score
+		}
+		for _, h := range units[i].hits {
+			units[i].base = min(units[i].base, h.Score)
 		}
 	}
 	return units, nil
@@ -96,21 +142,29 @@ func (s *Selector) judge(units []unit, o *Options, rejected *[]Rejection) []*can
 				continue
 			}
 			c := &candidate{idx: i, hit: h, unit: u, serves: un.aspect, pos: pos}
+			sh, top := un.scaled(h)
 			c.rel = 1
-			if un.top > 0 {
-				c.rel = h.Score / un.top
+			if top > 0 {
+				c.rel = sh.Score / top
 			}
-			c.level, c.why = s.level(s.cat.At(i), &h, un.top, o)
+			c.level, c.why = s.level(s.cat.At(i), &sh, top, un.text, o)
+			if c.level == levelCertain {
+				c.conf = confidence(sh, top)
+			}
 			prev, ok := byIdx[i]
 			if !ok {
 				byIdx[i] = c
 				order = append(order, c)
 				continue
 			}
-			best := min(prev.pos, pos)
+			best, conf := min(prev.pos, pos), prev.conf
+			if tier(c.conf) > tier(conf) {
+				conf = c.conf
+			}
 			if prev.worseThan(c) {
 				*prev = *c
 			}
+			prev.conf = conf
 			prev.pos = best
 			if prev.serves < 0 && un.aspect >= 0 {
 				prev.serves = un.aspect
@@ -121,7 +175,7 @@ func (s *Selector) judge(units []unit, o *Options, rejected *[]Rejection) []*can
 }
 
 // level judges hit h of card c against its unit's best score top.
-func (s *Selector) level(c *card.Card, h *rank.Hit, top float64, o *Options) (int, string) {
+func (s *Selector) level(c *card.Card, h *rank.Hit, top float64, text string, o *Options) (int, string) {
 	if o.Allow != nil && !o.Allow(c) {
 		return levelNone, "held: not allowed by policy (changed digest awaiting approval)"
 	}
@@ -130,7 +184,17 @@ func (s *Selector) level(c *card.Card, h *rank.Hit, top float64, o *Options) (in
 		return levelCertain, ""
 	}
 	if c.Risk == card.RiskIrreversible {
-		return levelNone, why // what cannot be undone needs certain evidence
+		// What cannot be undone needs certain evidence, unless the step
+		// asks for that very action ("delete the old log file" and
+		// delete_file) and the hit clears the thresholds any tool must.
+		if namesAction(text, c.Name) {
+			plain := *o
+			plain.MinCoverage, plain.MinRelative = max(o.MinCoverage, DefaultMinCoverage), max(o.MinRelative, DefaultMinRelative)
+			if indirect := indirectOnly(h) && h.Coverage < IndirectMinCoverage; !indirect && h.Coverage >= plain.MinCoverage && (top <= 0 || h.Score/top >= plain.MinRelative) {
+				return levelPlausible, why
+			}
+		}
+		return levelNone, why
 	}
 	rel := 1.0
 	if top > 0 {
@@ -315,9 +379,9 @@ func (b *builder) cover(u int, cands []*candidate) {
 			return
 		}
 		// Judge it on this aspect, the one it would cover.
-		lvl, why := b.s.level(b.s.cat.At(i), &h, un.top, b.o)
+		sh, top := un.scaled(h)
+		lvl, why := b.s.level(b.s.cat.At(i), &sh, top, un.text, b.o)
 		if lvl < levelPlausible {
-			_ = why
 			continue
 		}
 		if b.inFloor[i] {
@@ -325,8 +389,8 @@ func (b *builder) cover(u int, cands []*candidate) {
 			return
 		}
 		rel := 1.0
-		if un.top > 0 {
-			rel = h.Score / un.top
+		if top > 0 {
+			rel = sh.Score / top
 		}
 		if c.unit != u && c.level <= lvl {
 			c.hit, c.unit, c.rel, c.level, c.why = h, u, rel, lvl, why
@@ -382,9 +446,11 @@ func (b *builder) add(c *candidate, prefix string, covering bool) bool {
 	b.room--
 	b.ranked++
 	b.exposed += cost
-	conf := confidence(h, b.units[c.unit].top)
+	conf := confidence(b.units[c.unit].scaled(h))
 	if c.level < levelCertain {
 		conf = Low
+	} else if tier(c.conf) > tier(conf) {
+		conf = c.conf // its best step's label
 	}
 	reason := prefix + hitReason(h)
 	if len(b.aspects) > 1 {
@@ -487,4 +553,46 @@ func (b *builder) finish(floor []int) {
 		sel.Reason += fmt.Sprintf("; the floor and the hatch alone take %d tokens, over the budget of %d", b.floorTok, o.TokenBudget)
 	}
 	b.s.countTokens(sel, o.Format)
+}
+
+// namesAction reports whether text opens with the action that opens the
+// tool's name: its first word (past "please" and the like) has the stem
+// of the name's first verb ("delete the old log" and delete_file,
+// "reset my branch" and git_reset_hard, but not "email a draft" and
+// send_email).
+func namesAction(text, name string) bool {
+	var first string
+	for _, w := range rank.Words(text) {
+		switch w = strings.ToLower(w); w {
+		case "please", "kindly", "just", "now", "then", "also", "and", "first", "finally", "next":
+			continue
+		}
+		first = w
+		break
+	}
+	if first == "" {
+		return false
+	}
+	if u := unprefixed(name); u != "" {
+		name = u
+	}
+	for _, w := range rank.Words(name) {
+		if w = strings.ToLower(w); isVerb(w) {
+			return rank.Stem(w) == rank.Stem(first)
+		}
+	}
+	return false
+}
+
+// tier orders confidence labels, low first.
+func tier(conf string) int {
+	switch conf {
+	case High:
+		return 3
+	case Medium:
+		return 2
+	case Low:
+		return 1
+	}
+	return 0
 }

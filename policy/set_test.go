@@ -7,8 +7,10 @@ import (
 	"testing"
 
 	"github.com/capbroker/capbroker/card"
+	"github.com/capbroker/capbroker/examples"
 	"github.com/capbroker/capbroker/payload"
 	"github.com/capbroker/capbroker/policy"
+	"github.com/capbroker/capbroker/rank"
 )
 
 // opsCards is a catalog of deployment, chat and note tools with siblings
@@ -282,5 +284,97 @@ func TestFindHeldStaysHidden(t *testing.T) {
 		&policy.Options{Allow: func(c *card.Card) bool { return c.Name != "kubectl_scale" }})
 	if slices.Contains(res.Names(), "kubectl_scale") {
 		t.Errorf("find returned a held card: %v", res.Names())
+	}
+}
+
+// TestIrreversibleNamedAction: an irreversible tool is exposed (labelled
+// low) on the evidence any tool needs when the step opens with the very
+// action its name opens with, and only then.
+func TestIrreversibleNamedAction(t *testing.T) {
+	cards := append(opsCards(), tool("delete_file", "Delete a file from disk.", card.RiskIrreversible),
+		tool("list_files", "List the files of a directory with their sizes and dates.", card.RiskReadOnly))
+	for _, tt := range []struct {
+		task string
+		want bool
+	}{
+		{"delete the old log file in the temp directory", true},
+		{"please delete the old log file in the temp directory", true},
+		{"list the files in the temp directory and tidy the old log file", false},
+		{"clean up the old stuff in the cluster", false},
+	} {
+		sel := newSelector(t, cards, nil).Select(context.Background(), tt.task, nil)
+		var got *policy.Pick
+		for i := range sel.Tools {
+			if sel.Tools[i].Name == "delete_file" {
+				got = &sel.Tools[i]
+			}
+		}
+		if (got != nil) != tt.want {
+			t.Errorf("%q: delete_file exposed %v, want %v (picks %v)", tt.task, got != nil, tt.want, sel.Names())
+		}
+		if got != nil && got.Confidence != policy.Low {
+			t.Errorf("%q: delete_file confidence %s, want low", tt.task, got.Confidence)
+		}
+	}
+}
+
+// TestStepConfidence: a tool the whole task ranks first but that serves
+// one of its steps is labelled by that step's evidence, not by its share
+// of the whole task (README's example: git_diff covers 26% of the task
+// and 47% of "review the diff of the last git commit").
+func TestStepConfidence(t *testing.T) {
+	cards, err := examples.Cards()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range cards {
+		cards[i].ResolveRisk()
+	}
+	cat, _ := card.NewCatalog(cards)
+	s, err := policy.NewSelector(cat, rank.New(cat.Cards(), nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel := s.Select(context.Background(), "review the diff of the last git commit and fix the bug it introduced", nil)
+	for _, p := range sel.Tools {
+		if p.Name == "git_diff" {
+			if p.Confidence == policy.Low {
+				t.Errorf("git_diff labelled low: %s", p.Reason)
+			}
+			return
+		}
+	}
+	t.Errorf("git_diff not picked: %v", sel.Names())
+}
+
+// fusedRanker returns fixed hits with fused (z-score) scores, some
+// negative, as package dense's hybrid ranker does.
+type fusedRanker []rank.Hit
+
+func (f fusedRanker) Rank(ctx context.Context, q string, k int) ([]rank.Hit, error) {
+	return f[:min(k, len(f))], nil
+}
+
+// TestFusedScoresRelative: a share of the best score is measured from
+// the unit's lowest score when scores go negative, so a fused hit ranked
+// third with words matched is plausible, not weak for a negative score.
+func TestFusedScoresRelative(t *testing.T) {
+	cat, _ := card.NewCatalog(opsCards())
+	m := func(term string) []rank.Match {
+		return []rank.Match{{Term: term, Fields: []rank.Field{rank.FieldName}}}
+	}
+	r := fusedRanker{
+		{Name: "kubectl_apply", Score: 1.5, Coverage: 0.6, Matches: m("deploy")},
+		{Name: "kubectl_get", Score: 0.4, Coverage: 0.3, Matches: m("list")},
+		{Name: "kubectl_scale", Score: -0.2, Coverage: 0.1, Matches: m("scale")},
+		{Name: "fetch_webpage", Score: -0.9, Coverage: 0.05, Matches: m("page")},
+	}
+	s, err := policy.NewSelector(cat, r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel := s.Select(context.Background(), "deploy it", nil)
+	if got := sel.Names(); !slices.Contains(got, "kubectl_scale") || slices.Contains(got, "fetch_webpage") {
+		t.Errorf("picks %v: want kubectl_scale (third, negative fused score) and not fetch_webpage (the lowest)", got)
 	}
 }

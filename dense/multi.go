@@ -1,0 +1,211 @@
+package dense
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/capbroker/capbroker/rank"
+)
+
+// Batched search: a task and its steps (see policy.Aspects) are ranked
+// together, so their sentence vectors come from one call to the embedder
+// (one forward pass of the built-in encoder over all of them, one request
+// to an endpoint) instead of one call each. Each query is then ranked
+// exactly as Search ranks it alone.
+
+// EmbedQueries embeds several queries in one call to the embedder, within
+// one QueryTimeout. Every query must have text.
+func (ix *Index) EmbedQueries(ctx context.Context, queries []string) ([][]float32, error) {
+	for i, q := range queries {
+		if strings.TrimSpace(q) == "" {
+			return nil, fmt.Errorf("embedding queries: query %d is empty", i)
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, ix.o.QueryTimeout)
+	defer cancel()
+	vs, err := ix.e.Embed(ctx, queries)
+	if err != nil {
+		return nil, fmt.Errorf("embedding %d queries: %w", len(queries), err)
+	}
+	if len(vs) != len(queries) {
+		return nil, fmt.Errorf("embedding queries: got %d vectors for %d texts", len(vs), len(queries))
+	}
+	return vs, nil
+}
+
+// SearchBatch is [Index.Search] for each query, embedded in one call; the
+// i-th query gets ks[i] hits. It fails when the queries cannot be
+// embedded.
+func (ix *Index) SearchBatch(ctx context.Context, queries []string, ks []int) ([][]Hit, error) {
+	out := make([][]Hit, len(queries))
+	texts, which := nonBlank(queries)
+	if len(texts) == 0 || ix.vecs.Len() == 0 {
+		return out, nil
+	}
+	vecs, err := ix.EmbedQueries(ctx, texts)
+	if err != nil {
+		return nil, err
+	}
+	for j, i := range which {
+		if out[i], err = ix.SearchVector(vecs[j], kAt(ks, i)); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// RankBatch is [Index.SearchBatch] in the shape of policy.BatchRanker.
+func (ix *Index) RankBatch(ctx context.Context, queries []string, ks []int) ([][]rank.Hit, error) {
+	hits, err := ix.SearchBatch(ctx, queries, ks)
+	if err != nil {
+		return nil, err
+	}
+	return plainAll(hits), nil
+}
+
+// SearchBatch is [Hybrid.Search] for each query, the i-th for ks[i] hits,
+// with the queries embedded in one call. It never fails: when they cannot
+// be embedded, each query is answered lexically and counted as a
+// fallback, as Search would.
+func (h *Hybrid) SearchBatch(ctx context.Context, queries []string, ks []int) [][]Hit {
+	out := make([][]Hit, len(queries))
+	lex := make([][]rank.Hit, len(queries))
+	for i, q := range queries {
+		lex[i] = h.lex.Search(q, max(h.o.Depth, kAt(ks, i)))
+	}
+	texts, which := nonBlank(queries)
+	var vecs [][]float32
+	var err error
+	if len(texts) > 0 && h.dense.vecs.Len() > 0 {
+		vecs, err = h.embedBatch(ctx, texts)
+	}
+	dense := make([][]float32, len(queries))
+	for j, i := range which {
+		if vecs != nil {
+			dense[i] = vecs[j]
+		}
+	}
+	for i, q := range queries {
+		k := kAt(ks, i)
+		if strings.TrimSpace(q) == "" || h.dense.vecs.Len() == 0 {
+			out[i] = lexicalOnly(lex[i], k, "") // as Search answers them
+			continue
+		}
+		qerr := err
+		var ds *denseResult
+		if qerr == nil {
+			var hits []Hit
+			var mo Moments
+			hits, mo, qerr = h.dense.searchVector(dense[i], max(h.o.Depth, k))
+			ds = &denseResult{hits: hits, q: dense[i], mo: mo}
+		}
+		if qerr == nil && h.o.Fusion == ZScore {
+			qerr = h.lexicalSimilarities(lex[i], ds)
+		}
+		if qerr != nil {
+			h.fallbacks.Add(1)
+			if h.o.OnFallback != nil {
+				h.o.OnFallback(q, qerr)
+			}
+			out[i] = lexicalOnly(lex[i], k, qerr.Error())
+			continue
+		}
+		out[i] = h.fuse(lex[i], ds, k)
+	}
+	return out
+}
+
+// RankBatch is [Hybrid.SearchBatch] in the shape of policy.BatchRanker.
+// Its error is always nil.
+func (h *Hybrid) RankBatch(ctx context.Context, queries []string, ks []int) ([][]rank.Hit, error) {
+	return plainAll(h.SearchBatch(ctx, queries, ks)), nil
+}
+
+// embedBatch embeds texts unless the embedder is cooling down after a
+// failure, and starts the cooldown when it fails (see denseSearch).
+func (h *Hybrid) embedBatch(ctx context.Context, texts []string) ([][]float32, error) {
+	if h.o.Cooldown > 0 {
+		h.mu.Lock()
+		until, last := h.downUntil, h.downErr
+		h.mu.Unlock()
+		if h.now().Before(until) {
+			return nil, &errCooling{err: last, until: until}
+		}
+	}
+	vecs, err := h.dense.EmbedQueries(ctx, texts)
+	if err != nil && h.o.Cooldown > 0 && ctx.Err() == nil {
+		h.mu.Lock()
+		h.downUntil, h.downErr = h.now().Add(h.o.Cooldown), err
+		h.mu.Unlock()
+	}
+	return vecs, err
+}
+
+// SearchBatch is [Auto.Search] for each query, the i-th for ks[i] hits,
+// embedded in one call once the card vectors are ready. It never fails.
+func (a *Auto) SearchBatch(ctx context.Context, queries []string, ks []int) [][]Hit {
+	h := a.ready.Load()
+	out := make([][]Hit, len(queries))
+	lexical := func(why string) [][]Hit {
+		for i, q := range queries {
+			a.fallbacks.Add(1)
+			out[i] = lexicalOnly(a.lex.Search(q, kAt(ks, i)), kAt(ks, i), why)
+		}
+		return out
+	}
+	if h == nil {
+		return lexical(a.Why())
+	}
+	if !a.o.Dense {
+		return h.SearchBatch(ctx, queries, ks)
+	}
+	hits, err := h.dense.SearchBatch(ctx, queries, ks)
+	if err != nil {
+		if a.o.OnFallback != nil {
+			for _, q := range queries {
+				a.o.OnFallback(q, err)
+			}
+		}
+		return lexical(err.Error())
+	}
+	for _, hs := range hits {
+		for i := range hs {
+			hs[i].Similarity = hs[i].Dense.Score
+		}
+	}
+	return hits
+}
+
+// RankBatch is [Auto.SearchBatch] in the shape of policy.BatchRanker; its
+// error is always nil.
+func (a *Auto) RankBatch(ctx context.Context, queries []string, ks []int) ([][]rank.Hit, error) {
+	return plainAll(a.SearchBatch(ctx, queries, ks)), nil
+}
+
+// nonBlank returns the queries with text and their positions.
+func nonBlank(queries []string) (texts []string, which []int) {
+	for i, q := range queries {
+		if strings.TrimSpace(q) != "" {
+			texts = append(texts, q)
+			which = append(which, i)
+		}
+	}
+	return texts, which
+}
+
+// kAt is ks[i], or 0 (every hit) past the end of ks.
+func kAt(ks []int, i int) int {
+	if i < len(ks) {
+		return ks[i]
+	}
+	return 0
+}
+
+func plainAll(hits [][]Hit) [][]rank.Hit {
+	out := make([][]rank.Hit, len(hits))
+	for i := range hits {
+		out[i] = plain(hits[i])
+	}
+	return out
+}
