@@ -21,6 +21,13 @@
 // [Files] lists them, most specific first, with a [Rank] that says which
 // definition of a server name wins: this project's entry in ~/.claude.json,
 // then the project's files, then capbroker.yaml's, then the user files.
+// [ClaudeServers] reads ~/.claude.json's two scopes; [IsConfigName] tells
+// a client file by its name; [Unsupported] names the client configs
+// capbroker cannot read (Codex's TOML, Zed's context_servers) where they
+// are found. The servers inside every file are parsed by package
+// source/mcpconfig, the one MCP config parser: discovery, the gateway and
+// "capbroker client" all read client files through this package and that
+// one.
 //
 // # Routing a client through the gateway
 //

@@ -1,20 +1,17 @@
 package gateway
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/capbroker/capbroker/source/mcpconfig"
 )
 
-// Config is what a gateway fronts: the upstream MCP servers, in the shape
-// MCP clients already use (.mcp.json, Claude Desktop, VS Code):
+// Config is what a gateway fronts: the upstream MCP servers, in the shapes
+// MCP clients already use (.mcp.json, ~/.claude.json, Claude Desktop, VS
+// Code, Cursor, Cline, Gemini CLI, Windsurf), as package source/mcpconfig
+// reads them:
 //
 //	{"mcpServers": {
 //	  "fs":   {"command": "mcp-server-filesystem", "args": ["/tmp"], "env": {"K": "V"}},
@@ -22,9 +19,10 @@ import (
 //	}}
 //
 // VS Code's "servers" key is accepted as a synonym of "mcpServers". Each
-// server may also carry gateway settings: "timeout" (a Go duration such as
-// "30s", for each call), "allowIrreversible" (expose its irreversible tools)
-// and "disabled".
+// server may also carry gateway settings: "timeout" (for each call: a Go
+// duration such as "30s", or a number as [mcpconfig.Server.Timeout] reads
+// it), "allowIrreversible" (expose its irreversible tools; the one setting
+// only the gateway reads, see [FromMCPConfig]) and "disabled".
 type Config struct {
 	// Servers are the upstreams, in name order.
 	Servers []ServerConfig
@@ -95,91 +93,45 @@ func (s *ServerConfig) Transport() string {
 	return "stdio"
 }
 
-type rawServer struct {
-	Type              string            `json:"type"`
-	Command           string            `json:"command"`
-	Args              []string          `json:"args"`
-	Env               map[string]string `json:"env"`
-	URL               string            `json:"url"`
-	Headers           map[string]string `json:"headers"`
-	Timeout           string            `json:"timeout"`
-	AllowIrreversible bool              `json:"allowIrreversible"`
-	Disabled          bool              `json:"disabled"`
-	IncludeTools      []string          `json:"includeTools"`
-	ExcludeTools      []string          `json:"excludeTools"`
-	DisabledTools     []string          `json:"disabledTools"`
+// LoadConfig reads the upstreams of one MCP config file, in any shape
+// package source/mcpconfig reads (see [ParseConfig]).
+func LoadConfig(path string, opts *mcpconfig.Options) (*Config, []mcpconfig.Problem, error) {
+	servers, probs, err := mcpconfig.Load(path, opts)
+	if err != nil {
+		return nil, probs, err
+	}
+	cfg, probs := fromServers(path, servers, probs)
+	return cfg, probs, nil
 }
 
-// LoadConfig reads a configuration file (see [Config]).
-func LoadConfig(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+// ParseConfig reads the upstreams of one MCP config file (see [Config]):
+// source/mcpconfig parses the definitions, [FromMCPConfig] adds the
+// gateway's own settings. path names the file in messages. The error is
+// for a file that is no MCP config (not JSON, with its line and column; no
+// server list); a server left out (no command or url, a bad timeout or
+// allowIrreversible) is a problem naming the file, line and server.
+func ParseConfig(path string, data []byte, opts *mcpconfig.Options) (*Config, []mcpconfig.Problem, error) {
+	servers, probs, err := mcpconfig.Parse(path, data, opts)
 	if err != nil {
-		return nil, fmt.Errorf("reading gateway config: %w", err)
+		return nil, probs, err
 	}
-	cfg, err := ParseConfig(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	cfg.Path = path
-	return cfg, nil
+	cfg, probs := fromServers(path, servers, probs)
+	return cfg, probs, nil
 }
 
-// ParseConfig parses a configuration (see [Config]). Errors name the server
-// and, for malformed JSON, the line and column.
-func ParseConfig(data []byte) (*Config, error) {
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-	var top struct {
-		MCPServers map[string]json.RawMessage `json:"mcpServers"`
-		Servers    map[string]json.RawMessage `json:"servers"`
-	}
-	if err := json.Unmarshal(data, &top); err != nil {
-		return nil, jsonError(data, err)
-	}
-	servers := top.MCPServers
-	if servers == nil {
-		servers = top.Servers
-	}
-	if servers == nil {
-		return nil, errors.New(`no "mcpServers" object`)
-	}
-	names := make([]string, 0, len(servers))
-	for n := range servers {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	cfg := &Config{}
-	for _, name := range names {
-		if strings.TrimSpace(name) == "" {
-			return nil, errors.New("a server has an empty name")
-		}
-		var r rawServer
-		if err := json.Unmarshal(servers[name], &r); err != nil {
-			return nil, fmt.Errorf("server %q: %w", name, err)
-		}
-		if r.Disabled {
+// fromServers turns parsed definitions into upstreams; one the gateway
+// refuses is added to probs.
+func fromServers(path string, servers []mcpconfig.Server, probs []mcpconfig.Problem) (*Config, []mcpconfig.Problem) {
+	cfg := &Config{Path: path}
+	for _, s := range servers {
+		c, err := FromMCPConfig(s)
+		if err != nil {
+			probs = append(probs, mcpconfig.Problem{Path: s.File, Line: s.Line, Reason: err.Error() + "; left out", Skipped: true})
 			continue
 		}
-		s := ServerConfig{Name: name, Command: r.Command, Args: r.Args, Env: r.Env, URL: r.URL,
-			Headers: r.Headers, AllowIrreversible: r.AllowIrreversible, SSE: r.Type == "sse",
-			IncludeTools: r.IncludeTools, ExcludeTools: append(r.ExcludeTools, r.DisabledTools...)}
-		switch {
-		case s.Command != "" && s.URL != "":
-			return nil, fmt.Errorf("server %q: has both command and url; give one", name)
-		case s.Command == "" && s.URL == "":
-			return nil, fmt.Errorf("server %q: has neither command nor url", name)
-		case s.SSE && s.URL == "":
-			return nil, fmt.Errorf("server %q: an sse server needs a url", name)
-		}
-		if r.Timeout != "" {
-			d, err := time.ParseDuration(r.Timeout)
-			if err != nil || d <= 0 {
-				return nil, fmt.Errorf("server %q: timeout %q is not a positive duration such as \"30s\"", name, r.Timeout)
-			}
-			s.Timeout = d
-		}
-		cfg.Servers = append(cfg.Servers, s)
+		cfg.Servers = append(cfg.Servers, c)
 	}
-	return cfg, nil
+	return cfg, probs
 }
 
 // FromMCPConfig turns a server definition read by package
@@ -203,87 +155,17 @@ func FromMCPConfig(s mcpconfig.Server) (ServerConfig, error) {
 		var extra struct {
 			AllowIrreversible any `json:"allowIrreversible"`
 		}
-		if err := json.Unmarshal(jsonc(s.Raw), &extra); err == nil {
-			switch v := extra.AllowIrreversible.(type) {
-			case nil:
-			case bool:
-				c.AllowIrreversible = v
-			default:
-				return c, fmt.Errorf("server %q: allowIrreversible must be true or false", s.Name)
-			}
+		// Raw is standard JSON: mcpconfig has taken the comments out.
+		if err := json.Unmarshal(s.Raw, &extra); err != nil {
+			return c, fmt.Errorf("server %q: reading allowIrreversible: %v", s.Name, err)
+		}
+		switch v := extra.AllowIrreversible.(type) {
+		case nil:
+		case bool:
+			c.AllowIrreversible = v
+		default:
+			return c, fmt.Errorf("server %q: allowIrreversible must be true or false", s.Name)
 		}
 	}
 	return c, nil
-}
-
-// jsonc drops // and /* */ comments and trailing commas outside strings,
-// for the gateway settings of a definition written with comments (VS
-// Code).
-func jsonc(data []byte) []byte {
-	var out []byte
-	inStr, esc := false, false
-	for i := 0; i < len(data); i++ {
-		c := data[i]
-		if inStr {
-			out = append(out, c)
-			switch {
-			case esc:
-				esc = false
-			case c == '\\':
-				esc = true
-			case c == '"':
-				inStr = false
-			}
-			continue
-		}
-		switch {
-		case c == '"':
-			inStr = true
-		case c == '/' && i+1 < len(data) && data[i+1] == '/':
-			for i < len(data) && data[i] != '\n' {
-				i++
-			}
-			continue
-		case c == '/' && i+1 < len(data) && data[i+1] == '*':
-			j := bytes.Index(data[i+2:], []byte("*/"))
-			if j < 0 {
-				return out
-			}
-			i += j + 3
-			continue
-		case c == ',':
-			j := i + 1
-			for j < len(data) && (data[j] == ' ' || data[j] == '\t' || data[j] == '\n' || data[j] == '\r') {
-				j++
-			}
-			if j < len(data) && (data[j] == '}' || data[j] == ']') {
-				continue
-			}
-		}
-		out = append(out, c)
-	}
-	return out
-}
-
-// jsonError turns a JSON decoding error into one that names the line and
-// column.
-func jsonError(data []byte, err error) error {
-	var off int64 = -1
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		off = se.Offset
-	case errors.As(err, &te):
-		off = te.Offset
-	}
-	if off < 0 {
-		return fmt.Errorf("parsing JSON: %w", err)
-	}
-	if off > int64(len(data)) {
-		off = int64(len(data))
-	}
-	line := 1 + bytes.Count(data[:off], []byte("\n"))
-	col := off - int64(bytes.LastIndexByte(data[:off], '\n'))
-	return fmt.Errorf("line %d, column %d: %w", line, col, err)
 }

@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -9,12 +11,18 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
+// TestParseConfig reads a servers file through the one MCP config parser
+// (source/mcpconfig) and the gateway's own settings: a file that is no
+// config is an error with its line; a server the gateway cannot front is
+// a problem that says the file, line and server.
 func TestParseConfig(t *testing.T) {
+	const file = "servers.json"
 	tests := []struct {
-		name    string
-		in      string
-		want    []ServerConfig
-		wantErr string
+		name      string
+		in        string
+		want      []ServerConfig
+		wantProbs []string // each problem, in order, contains this
+		wantErr   string
 	}{
 		{
 			name: "stdio and http",
@@ -24,23 +32,30 @@ func TestParseConfig(t *testing.T) {
   "off": {"command": "x", "disabled": true}
 }}`,
 			want: []ServerConfig{
-				{Name: "fs", Command: "mcp-server-filesystem", Args: []string{"/tmp"}, Env: map[string]string{"A": "1"}, AllowIrreversible: true},
-				{Name: "web", URL: "http://127.0.0.1:9/mcp", Headers: map[string]string{"Authorization": "Bearer x"}, Timeout: 5 * time.Second},
+				{Name: "fs", Command: "mcp-server-filesystem", Args: []string{"/tmp"}, Env: map[string]string{"A": "1"}, AllowIrreversible: true, File: file, Line: 3},
+				{Name: "web", URL: "http://127.0.0.1:9/mcp", Headers: map[string]string{"Authorization": "Bearer x"}, Timeout: 5 * time.Second, File: file, Line: 2},
 			},
+			wantProbs: []string{file + ":4: server off: disabled in the config; left out"},
 		},
-		{name: "vs code servers key", in: "\xef\xbb\xbf" + `{"servers": {"a": {"command": "a"}}}`, want: []ServerConfig{{Name: "a", Command: "a"}}},
-		{name: "syntax error names the line", in: "{\n\"mcpServers\": {\n\"a\": {\"command\": \"a\",}\n}}", wantErr: "line 3, column"},
-		{name: "no servers", in: `{"other": 1}`, wantErr: `no "mcpServers"`},
-		{name: "both", in: `{"mcpServers": {"a": {"command": "a", "url": "http://x"}}}`, wantErr: `server "a": has both command and url`},
-		{name: "neither", in: `{"mcpServers": {"a": {"args": ["x"]}}}`, wantErr: `server "a": has neither command nor url`},
-		{name: "bad timeout", in: `{"mcpServers": {"a": {"command": "a", "timeout": "soon"}}}`, wantErr: `server "a": timeout "soon"`},
+		{name: "vs code servers key", in: "\xef\xbb\xbf" + `{"servers": {"a": {"command": "a"}}}`, want: []ServerConfig{{Name: "a", Command: "a", File: file, Line: 1}}},
+		{name: "comments and trailing commas", in: "{\n// mine\n\"mcpServers\": {\n\"a\": {\"command\": \"a\", \"allowIrreversible\": true,},\n}}",
+			want: []ServerConfig{{Name: "a", Command: "a", AllowIrreversible: true, File: file, Line: 4}}, wantProbs: []string{"not strict JSON"}},
+		{name: "syntax error names the line", in: "{\n\"mcpServers\": {\n\"a\": {\"command\": \"a\" \"args\": []}\n}}", wantErr: file + ": line 3, column"},
+		{name: "no servers", in: `{"other": 1}`, wantErr: `no "mcpServers" or "servers" object`},
+		{name: "both", in: `{"mcpServers": {"a": {"command": "a", "url": "http://x"}}}`,
+			want:      []ServerConfig{{Name: "a", Command: "a", File: file, Line: 1}},
+			wantProbs: []string{file + `:1: server a: has both command and url`}},
+		{name: "neither", in: `{"mcpServers": {"a": {"args": ["x"]}}}`, wantProbs: []string{file + ":1: server a: neither a command nor a url; left out"}},
+		{name: "bad timeout", in: `{"mcpServers": {"a": {"command": "a", "timeout": "soon"}}}`, wantProbs: []string{file + `:1: server a: timeout "soon" is not a positive duration`}},
+		{name: "bad allowIrreversible", in: "{\"mcpServers\": {\n  \"a\": {\"command\": \"a\", \"allowIrreversible\": \"yes\"}}}",
+			wantProbs: []string{file + `:2: server "a": allowIrreversible must be true or false; left out`}},
 		{name: "sse and tool filters", in: `{"mcpServers": {"a": {"type": "sse", "url": "http://x/sse", "includeTools": ["t"], "excludeTools": ["u"], "disabledTools": ["v"]}}}`,
-			want: []ServerConfig{{Name: "a", URL: "http://x/sse", SSE: true, IncludeTools: []string{"t"}, ExcludeTools: []string{"u", "v"}}}},
-		{name: "wrong type", in: `{"mcpServers": {"a": {"command": 3}}}`, wantErr: `server "a"`},
+			want: []ServerConfig{{Name: "a", URL: "http://x/sse", SSE: true, IncludeTools: []string{"t"}, ExcludeTools: []string{"u", "v"}, File: file, Line: 1}}},
+		{name: "wrong type", in: `{"mcpServers": {"a": {"command": 3}}}`, wantProbs: []string{file + ":1: server a: command is not a string; left out"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, err := ParseConfig([]byte(tc.in))
+			cfg, probs, err := ParseConfig(file, []byte(tc.in), nil)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
@@ -53,7 +68,30 @@ func TestParseConfig(t *testing.T) {
 			if diff := cmp.Diff(tc.want, cfg.Servers); diff != "" {
 				t.Errorf("servers (-want +got):\n%s", diff)
 			}
+			if len(probs) != len(tc.wantProbs) {
+				t.Fatalf("problems %q, want %d", probs, len(tc.wantProbs))
+			}
+			for i, w := range tc.wantProbs {
+				if !strings.Contains(probs[i].String(), w) {
+					t.Errorf("problem %d = %q, want it to contain %q", i, probs[i], w)
+				}
+			}
 		})
+	}
+}
+
+// TestLoadConfig reads a file by path: the config and its servers name it.
+func TestLoadConfig(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "servers.json")
+	if err := os.WriteFile(path, []byte(`{"mcpServers": {"a": {"command": "a"}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, probs, err := LoadConfig(path, nil)
+	if err != nil || len(probs) > 0 || cfg.Path != path || len(cfg.Servers) != 1 || cfg.Servers[0].Where() != path+":1" {
+		t.Fatalf("LoadConfig = %+v, %v, %v", cfg, probs, err)
+	}
+	if _, _, err := LoadConfig(path+".missing", nil); err == nil || !strings.Contains(err.Error(), "servers.json.missing") {
+		t.Errorf("a missing file: %v", err)
 	}
 }
 

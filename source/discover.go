@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/capbroker/capbroker/card"
+	"github.com/capbroker/capbroker/clientconfig"
 	"github.com/capbroker/capbroker/source/mcp"
 	"github.com/capbroker/capbroker/source/mcpconfig"
 	"github.com/capbroker/capbroker/source/plugin"
@@ -456,11 +457,7 @@ func isMCPConfig(path string) bool {
 	var top map[string]json.RawMessage
 	if json.Unmarshal(data, &top) != nil {
 		// JSON with comments: let the MCP parser judge by name.
-		switch filepath.Base(path) {
-		case ".mcp.json", "mcp.json", "claude_desktop_config.json":
-			return true
-		}
-		return false
+		return clientconfig.IsConfigName(path)
 	}
 	_, a := top["mcpServers"]
 	_, b := top["servers"]

@@ -44,9 +44,11 @@ func (f *catalogFlags) register(cmd *cobra.Command) {
 		"tool file or directory of tool files (JSON, YAML, JSONL; OpenAI, Anthropic, MCP shapes); repeatable; replaces the configured sources")
 	f.discoveryFlags.registerPlaces(cmd)
 	// --tools covers tool files here; discovery's tool files (which mix
-	// them with other places) stay reachable as the hidden --tool-file.
-	cmd.Flags().StringArrayVar(&f.discoveryFlags.toolFiles, "tool-file", nil, "tool definition file discovered with the other places")
+	// them with other places) stay reachable as the hidden --tool-file,
+	// which warns once: --root FILE does the same.
+	cmd.Flags().StringArrayVar(&f.discoveryFlags.toolFiles, "tool-file", nil, aliasUsage+"root (a tool file scanned with the other places) or --tools")
 	cmd.Flags().MarkHidden("tool-file")
+	cmd.Flags().SetAnnotation("tool-file", aliasOf, []string{"root"})
 	cmd.Flags().BoolVar(&f.noLearn, "no-learn", false,
 		"rank without what past sessions asked for before calling each tool (learning from use; also `learn: false` in capbroker.yaml)")
 }

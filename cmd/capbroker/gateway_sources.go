@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -16,7 +14,6 @@ import (
 
 	"github.com/capbroker/capbroker/clientconfig"
 	"github.com/capbroker/capbroker/gateway"
-	"github.com/capbroker/capbroker/internal/safefile"
 	"github.com/capbroker/capbroker/source"
 	"github.com/capbroker/capbroker/source/mcpconfig"
 	"github.com/capbroker/capbroker/source/trust"
@@ -31,58 +28,6 @@ type upstreams struct {
 	index   string   // the index folder (pins): capbroker.yaml's, else the default
 	// unapproved are the project servers left out until approved.
 	unapproved []source.Unapproved
-}
-
-// clientConfig is a well-known MCP client configuration file.
-type clientConfig struct {
-	path   string
-	client string
-	rank   int // lower wins when two files define a server of the same name
-}
-
-// Precedence of server definitions, most specific first, as Claude Code
-// orders its scopes (local, project, user).
-const (
-	rankLocal   = iota // ~/.claude.json, this project's entry
-	rankProject        // files in the working folder
-	rankNamed          // capbroker.yaml's mcp_configs and roots
-	rankUser           // ~/.claude.json, user scope
-	rankDesktop        // Claude Desktop
-	rankEditor         // VS Code, Cursor user configs
-)
-
-// clientConfigs lists the MCP client configs the gateway reads by default,
-// besides discovery's places: the project's editor configs and the user's
-// Claude Desktop, VS Code and Cursor configs. appData is %APPDATA% on
-// Windows.
-func clientConfigs(home, wd, appData, goos string) []clientConfig {
-	out := []clientConfig{
-		{filepath.Join(wd, ".mcp.json"), "Claude Code (project)", rankProject},
-		{filepath.Join(wd, ".vscode", "mcp.json"), "VS Code (workspace)", rankProject},
-		{filepath.Join(wd, ".cursor", "mcp.json"), "Cursor (project)", rankProject},
-	}
-	if home == "" {
-		return out
-	}
-	var desktop, code string
-	switch goos {
-	case "darwin":
-		support := filepath.Join(home, "Library", "Application Support")
-		desktop, code = filepath.Join(support, "Claude"), filepath.Join(support, "Code", "User")
-	case "windows":
-		if appData == "" {
-			appData = filepath.Join(home, "AppData", "Roaming")
-		}
-		desktop, code = filepath.Join(appData, "Claude"), filepath.Join(appData, "Code", "User")
-	default:
-		cfg := filepath.Join(home, ".config")
-		desktop, code = filepath.Join(cfg, "Claude"), filepath.Join(cfg, "Code", "User")
-	}
-	return append(out,
-		clientConfig{filepath.Join(desktop, "claude_desktop_config.json"), "Claude Desktop", rankDesktop},
-		clientConfig{filepath.Join(code, "mcp.json"), "VS Code (user)", rankEditor},
-		clientConfig{filepath.Join(home, ".cursor", "mcp.json"), "Cursor (user)", rankEditor},
-	)
 }
 
 // mcpOptions expands variables the way the clients do.
@@ -112,7 +57,7 @@ func (m *Main) explicitUpstreams(files []string) (*upstreams, error) {
 		found = append(found, servers...)
 		up.looked = append(up.looked, fmt.Sprintf("%s (%d servers)", f, len(servers)))
 	}
-	up.add(found, func(string) int { return 0 })
+	up.add(found, func(string) clientconfig.Rank { return 0 })
 	if len(up.servers) == 0 {
 		return nil, fmt.Errorf("gateway: no usable MCP server in %s%s", strings.Join(files, ", "), up.why())
 	}
@@ -165,26 +110,27 @@ func (m *Main) plannedUpstreams(ctx context.Context, yamlPath string) (*upstream
 	}
 	up.index = indexDir
 
-	rank := map[string]int{}
-	var known []clientConfig
+	env := clientconfig.Env{Home: home, WorkDir: wd, AppData: m.Getenv("APPDATA"), GOOS: runtime.GOOS, Getenv: m.Getenv}
+	rank := map[string]clientconfig.Rank{}
+	var known []clientconfig.File
 	if defaults {
-		known = clientConfigs(home, wd, m.Getenv("APPDATA"), runtime.GOOS)
+		known = clientconfig.Files(env)
 		for _, c := range known {
-			rank[c.path] = c.rank
-			if !fileExists(c.path) || slices.Contains(opts.MCPConfigs, c.path) || slices.Contains(opts.ProjectMCPConfigs, c.path) {
+			rank[c.Path] = c.Rank
+			if !fileExists(c.Path) || slices.Contains(opts.MCPConfigs, c.Path) || slices.Contains(opts.ProjectMCPConfigs, c.Path) {
 				continue
 			}
-			if c.rank == rankProject {
+			if c.Project {
 				// The project's files: their servers run once approved.
-				opts.ProjectMCPConfigs = append(opts.ProjectMCPConfigs, c.path)
+				opts.ProjectMCPConfigs = append(opts.ProjectMCPConfigs, c.Path)
 			} else {
-				opts.MCPConfigs = append(opts.MCPConfigs, c.path)
+				opts.MCPConfigs = append(opts.MCPConfigs, c.Path)
 			}
 		}
 	}
 	for _, f := range append(slices.Clone(opts.MCPConfigs), opts.ProjectMCPConfigs...) {
 		if _, ok := rank[f]; !ok {
-			rank[f] = rankNamed
+			rank[f] = clientconfig.RankNamed
 		}
 	}
 
@@ -215,123 +161,62 @@ func (m *Main) plannedUpstreams(ctx context.Context, yamlPath string) (*upstream
 		}
 	}
 	for _, s := range append(pl.Skipped, pl.Warnings...) {
-		if _, ok := rank[s.Path]; ok || isClientConfigName(s.Path) {
+		if _, ok := rank[s.Path]; ok || clientconfig.IsConfigName(s.Path) {
 			up.notes = append(up.notes, s.String())
 		}
 	}
 
 	// ~/.claude.json: Claude Code's user servers and this project's own.
-	if p := clientconfig.ClaudeJSON(clientconfig.Env{Home: home, Getenv: m.Getenv}); defaults && p != "" {
-		local, user, probs, state := m.claudeJSON(p, wd)
+	if p := clientconfig.ClaudeJSON(env); defaults && p != "" {
+		local, user, probs, state := clientconfig.ClaudeServers(p, wd, m.mcpOptions(home, wd))
 		up.looked = append(up.looked, p+" ("+state+")")
 		for _, pr := range probs {
 			up.notes = append(up.notes, pr.String())
 		}
 		for _, s := range local {
-			rank[s.File] = rankLocal
+			rank[s.File] = clientconfig.RankLocal
 		}
 		found = append(found, local...)
 		found = append(found, user...)
-		rank[p] = rankUser
+		rank[p] = clientconfig.RankUser
 		// Codex's TOML and Zed's context_servers: named, not read.
-		for _, pr := range mcpconfig.Unsupported(home, m.Getenv) {
+		for _, pr := range clientconfig.Unsupported(env) {
 			up.notes = append(up.notes, pr.String())
 			up.looked = append(up.looked, pr.Path+" (not supported)")
 		}
 	}
 	for _, c := range known {
 		state := "not found"
-		if fileExists(c.path) {
-			state = fmt.Sprintf("%d servers", perFile[c.path])
+		if fileExists(c.Path) {
+			state = fmt.Sprintf("%d servers", perFile[c.Path])
 		}
-		up.looked = append(up.looked, fmt.Sprintf("%s (%s: %s)", c.path, c.client, state))
+		up.looked = append(up.looked, fmt.Sprintf("%s (%s: %s)", c.Path, c.Label, state))
 	}
 	for _, f := range append(slices.Clone(opts.MCPConfigs), opts.ProjectMCPConfigs...) {
-		if _, isKnown := rankOf(known, f); !isKnown {
+		if !slices.ContainsFunc(known, func(c clientconfig.File) bool { return c.Path == f }) {
 			up.looked = append(up.looked, fmt.Sprintf("%s (capbroker.yaml: %d servers)", f, perFile[f]))
 		}
 	}
 	if !defaults {
 		up.looked = append(up.looked, "(the default places are off: capbroker.yaml says defaults: false)")
 	}
-	up.add(found, func(file string) int {
+	up.add(found, func(file string) clientconfig.Rank {
 		if r, ok := rank[file]; ok {
 			return r
 		}
 		if strings.HasPrefix(file, wd+string(filepath.Separator)) {
-			return rankProject
+			return clientconfig.RankProject
 		}
-		return rankNamed
+		return clientconfig.RankNamed
 	})
 	return up, nil
-}
-
-// isClientConfigName reports whether path is named like an MCP client
-// config, for notes about configs found while scanning roots.
-func isClientConfigName(path string) bool {
-	switch filepath.Base(path) {
-	case ".mcp.json", "mcp.json", "claude_desktop_config.json":
-		return true
-	}
-	return false
-}
-
-func rankOf(known []clientConfig, path string) (int, bool) {
-	for _, c := range known {
-		if c.path == path {
-			return c.rank, true
-		}
-	}
-	return 0, false
-}
-
-// claudeJSON reads Claude Code's ~/.claude.json: the servers of this
-// project (its "local" scope, under projects[wd]) and the user's (top
-// level). probs are the servers left out and why; state says what was
-// found, for the places-looked list.
-func (m *Main) claudeJSON(path, wd string) (local, user []mcpconfig.Server, probs []mcpconfig.Problem, state string) {
-	data, err := safefile.ReadFile(path, safefile.MaxConfig)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil, nil, "not found"
-	}
-	if err != nil {
-		return nil, nil, nil, err.Error()
-	}
-	var top struct {
-		MCPServers json.RawMessage `json:"mcpServers"`
-		Projects   map[string]struct {
-			MCPServers json.RawMessage `json:"mcpServers"`
-		} `json:"projects"`
-	}
-	if err := json.Unmarshal(data, &top); err != nil {
-		return nil, nil, nil, "not JSON: " + err.Error()
-	}
-	opts := m.mcpOptions(m.Getenv("HOME"), wd)
-	if len(top.MCPServers) > 0 {
-		var ps []mcpconfig.Problem
-		user, ps, _ = mcpconfig.Parse(path, data, opts)
-		probs = append(probs, ps...)
-	}
-	if p, ok := top.Projects[wd]; ok && len(p.MCPServers) > 0 {
-		doc, _ := json.Marshal(map[string]json.RawMessage{"mcpServers": p.MCPServers})
-		var ps []mcpconfig.Problem
-		local, ps, _ = mcpconfig.Parse(path+" (project "+wd+")", doc, opts)
-		for i := range local {
-			local[i].Line = 0 // a line of the extract, not of the file
-		}
-		for i := range ps {
-			ps[i].Line = 0
-		}
-		probs = append(probs, ps...)
-	}
-	return local, user, probs, fmt.Sprintf("%d user servers, %d for this project", len(user), len(local))
 }
 
 // add turns the definitions into upstreams: the gateway itself is left
 // out (it would start itself again, and again), and of two definitions
 // with one name the one with the lowest rank (then file name) wins; an
 // identical copy is dropped silently, a different one is noted.
-func (up *upstreams) add(found []mcpconfig.Server, rank func(file string) int) {
+func (up *upstreams) add(found []mcpconfig.Server, rank func(file string) clientconfig.Rank) {
 	sort.SliceStable(found, func(i, j int) bool {
 		ri, rj := rank(found[i].File), rank(found[j].File)
 		if ri != rj {

@@ -31,7 +31,7 @@ func (m *Main) newLoginCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "login SERVER [--mcp-config FILE]...",
 		Example: `  capbroker login linear
-  capbroker login notion --mcp-config .mcp.json --timeout 10m`,
+  capbroker login notion --mcp-config .mcp.json --login-timeout 10m`,
 		Short: "Sign in to a remote MCP server with OAuth and store its token",
 		Long: `login signs in to a remote MCP server (streamable HTTP) that asks for OAuth:
 it registers capbroker with the server's authorization server, prints the
@@ -77,7 +77,8 @@ FILE and --config, as for the gateway).`,
 			return fmt.Errorf("capbroker login: no remote MCP server named %q in the configs capbroker reads (remote servers: %s)", args[0], list)
 		},
 	}
-	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Minute, "how long to wait for the sign-in in the browser")
+	cmd.Flags().DurationVar(&timeout, "login-timeout", 5*time.Minute, "how long to wait for the sign-in in the browser")
+	alias(cmd.Flags(), "timeout", "login-timeout") // --timeout is --start-timeout's former name elsewhere
 	cmd.Flags().StringArrayVar(&configs, "mcp-config", nil, "MCP servers file to find SERVER in (as for the gateway); repeatable; replaces the default places")
 	cmd.Flags().StringVar(&yamlPath, "config", "", "capbroker config file (default ./"+source.ConfigName+" when present): mcp_configs")
 	return cmd

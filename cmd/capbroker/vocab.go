@@ -1,13 +1,13 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/capbroker/capbroker/source/mcpconfig"
 )
 
 // alias registers old as a hidden name of the flag named name: it sets
@@ -76,21 +76,10 @@ func (m *Main) gatewayConfigFlags(mcpConfigs []string, yamlPath string) ([]strin
 	return append(mcpConfigs, yamlPath), "", nil
 }
 
-// isServersFile reports whether path holds JSON whose top level has an
-// MCP servers key.
+// isServersFile reports whether path is an MCP servers file, as the one
+// MCP config parser reads them (mcpServers, servers or mcp.servers, JSON
+// with comments too).
 func isServersFile(path string) bool {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return false
-	}
-	var top map[string]json.RawMessage
-	if json.Unmarshal(data, &top) != nil {
-		return false
-	}
-	for _, k := range []string{"mcpServers", "servers", "mcp"} {
-		if _, ok := top[k]; ok {
-			return true
-		}
-	}
-	return false
+	_, _, err := mcpconfig.Load(path, nil)
+	return err == nil
 }

@@ -27,7 +27,7 @@
 // are URLs, "transportType" (Cline) a type. A numeric "timeout" is seconds
 // in Cline's and Roo Code's configs, milliseconds elsewhere
 // ([Server.Timeout]). Codex's TOML and Zed's "context_servers" are not
-// read: [Parse] fails with [ErrCodexTOML] or [ErrZed], and [Unsupported]
+// read: [Parse] fails with [ErrCodexTOML] or [ErrZed], and clientconfig.Unsupported
 // names such files found in their usual places.
 //
 // # Variables

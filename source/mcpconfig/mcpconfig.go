@@ -314,6 +314,10 @@ func parseServer(path, name string, raw json.RawMessage, opts *Options) (*parsed
 		p.Transport = SSE
 	case "":
 		switch {
+		case p.Command != "" && p.URL != "":
+			// As the clients read it (Claude Code's stdio default), but said.
+			p.Transport = Stdio
+			p.warnings = append(p.warnings, `has both command and url; read as a stdio server (give "type" to choose)`)
 		case p.Command != "":
 			p.Transport = Stdio
 		case p.URL != "":

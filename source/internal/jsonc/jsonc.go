@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+
+	"github.com/tailscale/hujson"
 )
 
 // Unmarshal decodes data into v. Strict JSON is tried first; when it fails,
@@ -64,61 +67,14 @@ func Position(data []byte, off int64) (line, col int) {
 	return line, col
 }
 
-// Strip removes comments and trailing commas outside strings, keeping
-// newlines so that line numbers still match the original.
+// Strip replaces comments and trailing commas outside strings with
+// spaces (github.com/tailscale/hujson's Standardize), so that line numbers
+// and byte offsets still match the original. Text that is not JSON even
+// with comments is returned as it is, for the JSON decoder to report.
 func Strip(data []byte) []byte {
-	out := make([]byte, 0, len(data))
-	inString := false
-	for i := 0; i < len(data); i++ {
-		c := data[i]
-		if inString {
-			out = append(out, c)
-			switch c {
-			case '\\':
-				if i+1 < len(data) {
-					i++
-					out = append(out, data[i])
-				}
-			case '"':
-				inString = false
-			}
-			continue
-		}
-		switch {
-		case c == '"':
-			inString = true
-			out = append(out, c)
-		case c == '/' && i+1 < len(data) && data[i+1] == '/':
-			for i < len(data) && data[i] != '\n' {
-				i++
-			}
-			if i < len(data) {
-				out = append(out, '\n')
-			}
-		case c == '/' && i+1 < len(data) && data[i+1] == '*':
-			i += 2
-			for i < len(data) && !(data[i] == '*' && i+1 < len(data) && data[i+1] == '/') {
-				if data[i] == '\n' {
-					out = append(out, '\n')
-				}
-				i++
-			}
-			i++ // skip the '/'
-		case c == ']' || c == '}':
-			// Drop a comma that only whitespace separates from the closer.
-			j := len(out) - 1
-			for j >= 0 && isSpace(out[j]) {
-				j--
-			}
-			if j >= 0 && out[j] == ',' {
-				out = append(out[:j], out[j+1:]...)
-			}
-			out = append(out, c)
-		default:
-			out = append(out, c)
-		}
+	out, err := hujson.Standardize(slices.Clone(data))
+	if err != nil {
+		return data
 	}
 	return out
 }
-
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
