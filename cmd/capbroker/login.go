@@ -66,7 +66,7 @@ FILE and --config, as for the gateway).`,
 				if st == nil {
 					return fmt.Errorf("capbroker login %s: no data directory to store the token in: set XDG_DATA_HOME or HOME", s.Name)
 				}
-				return srcmcp.Login(ctx, mcpconfig.Server{Name: s.Name, Transport: mcpconfig.HTTP, URL: s.URL, Headers: s.Headers},
+				return srcmcp.Login(ctx, mcpconfig.Server{Name: s.Name, Transport: s.Transport(), URL: s.URL, Headers: s.Headers},
 					st, &srcmcp.LoginOptions{Out: m.Stdout, Timeout: timeout})
 			}
 			slices.Sort(names)

@@ -101,3 +101,16 @@ func TestLoginEndToEnd(t *testing.T) {
 		t.Errorf("protocol problems: %v", p)
 	}
 }
+
+// TestLoginSSE: a legacy SSE server is named as one that cannot sign in
+// with OAuth, not treated as streamable HTTP (login rebuilt every remote
+// server as HTTP, so an SSE server went through the HTTP sign-in).
+func TestLoginSSE(t *testing.T) {
+	home := t.TempDir()
+	cfg := filepath.Join(home, ".claude.json")
+	writeFile(t, cfg, `{"mcpServers": {"old": {"type": "sse", "url": "http://127.0.0.1:9/sse"}}}`)
+	_, stderr, code := runEnv(t, map[string]string{"HOME": home}, "login", "old", "--mcp-config", cfg)
+	if code == 0 || !strings.Contains(stderr, "only remote servers over streamable HTTP sign in with OAuth; this one is sse") {
+		t.Errorf("login of an SSE server: code %d\n%s", code, stderr)
+	}
+}
