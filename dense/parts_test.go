@@ -141,3 +141,35 @@ func TestSentencesFindEachTool(t *testing.T) {
 		}
 	}
 }
+
+// shortEmbedder embeds card texts, then answers a query of several
+// texts with one vector too few.
+type shortEmbedder struct{ wordEmbedder }
+
+func (e *shortEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	vs, err := e.wordEmbedder.Embed(ctx, texts)
+	if len(texts) > 1 && len(texts) <= MaxQueryParts {
+		vs = vs[:len(vs)-1]
+	}
+	return vs, err
+}
+
+// TestHybridFallsBackOnPartsMismatch: an embedder that returns too few
+// vectors for a task's sentences leaves that task lexical, counted and
+// explained; a one-sentence task is fused.
+func TestHybridFallsBackOnPartsMismatch(t *testing.T) {
+	ctx := context.Background()
+	var why []string
+	h := buildHybrid(t, &shortEmbedder{}, &Options{Cooldown: -1, OnFallback: func(_ string, err error) { why = append(why, err.Error()) }})
+	hits := h.Search(ctx, "Send an email to bob. Then create a github issue.", 3)
+	if len(hits) == 0 || hits[0].Fallback == "" || hits[0].Dense != nil {
+		t.Fatalf("two sentences: %+v, want lexical hits with a fallback", hits)
+	}
+	if h.Fallbacks() != 1 || len(why) != 1 || !strings.Contains(why[0], "got 1 vectors for 2 texts") {
+		t.Errorf("fallbacks %d, why %q", h.Fallbacks(), why)
+	}
+	hits = h.Search(ctx, "send an email to bob", 3)
+	if len(hits) == 0 || hits[0].Fallback != "" || hits[0].Dense == nil {
+		t.Errorf("one sentence: %+v, want fused hits", hits)
+	}
+}
