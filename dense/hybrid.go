@@ -94,20 +94,42 @@ func (h *Hybrid) Search(ctx context.Context, query string, k int) []Hit {
 // denseResult is the dense side of one search.
 type denseResult struct {
 	hits []Hit
-	q    []float32
-	mo   Moments
+	// q holds the query's vectors, one per part (see [QueryParts]).
+	q  [][]float32
+	mo Moments
+	// parts scores every card for a query of several parts; nil for one.
+	parts *partScores
 	// lexSim holds the similarity of each lexical candidate (ZScore only).
 	lexSim []float64
+}
+
+// z is the z-score of a card's similarity sim: over the catalog for a
+// one-part query, its best part's for several.
+func (ds *denseResult) z(idx int, sim float64) float64 {
+	if ds.parts != nil {
+		return ds.parts.z[idx]
+	}
+	if ds.mo.Std == 0 {
+		return 0
+	}
+	return (sim - ds.mo.Mean) / ds.mo.Std
 }
 
 // lexicalSimilarities scores the lexical candidates the dense search did
 // not return, so z-score fusion sees both scores of every candidate.
 func (h *Hybrid) lexicalSimilarities(lex []rank.Hit, ds *denseResult) error {
+	if ds.parts != nil {
+		ds.lexSim = make([]float64, len(lex))
+		for i, l := range lex {
+			ds.lexSim[i] = ds.parts.sim[l.Index]
+		}
+		return nil
+	}
 	idx := make([]int, len(lex))
 	for i, l := range lex {
 		idx[i] = l.Index
 	}
-	sims, err := h.dense.vecs.Similarities(ds.q, idx)
+	sims, err := h.dense.vecs.Similarities(ds.q[0], idx)
 	if err != nil {
 		return fmt.Errorf("dense search: %w", err)
 	}
@@ -126,7 +148,7 @@ func (h *Hybrid) denseSearch(ctx context.Context, query string, depth int) (*den
 			return nil, &errCooling{err: last, until: until}
 		}
 	}
-	q, err := h.dense.EmbedQuery(ctx, query)
+	qs, err := h.dense.EmbedQueryParts(ctx, query)
 	if err != nil {
 		// A caller that gave up is not the endpoint's fault.
 		if h.o.Cooldown > 0 && ctx.Err() == nil {
@@ -136,11 +158,11 @@ func (h *Hybrid) denseSearch(ctx context.Context, query string, depth int) (*den
 		}
 		return nil, err
 	}
-	hits, mo, err := h.dense.searchVector(q, depth)
+	hits, mo, ps, err := h.dense.searchParts(qs, depth)
 	if err != nil {
 		return nil, err
 	}
-	return &denseResult{hits: hits, q: q, mo: mo}, nil
+	return &denseResult{hits: hits, q: qs, mo: mo, parts: ps}, nil
 }
 
 // lexicalOnly wraps lexical hits, keeping k.
@@ -243,12 +265,6 @@ func (h *Hybrid) fuseZ(lex []rank.Hit, ds *denseResult, k int) []Hit {
 		}
 		return (s - lm) / ls
 	}
-	zd := func(c float64) float64 {
-		if ds.mo.Std == 0 {
-			return 0
-		}
-		return (c - ds.mo.Mean) / ds.mo.Std
-	}
 	lowest := 0.0
 	if len(lex) > 0 {
 		lowest = zl(lex[len(lex)-1].Score)
@@ -273,7 +289,8 @@ func (h *Hybrid) fuseZ(lex []rank.Hit, ds *denseResult, k int) []Hit {
 		x.Dense = &Part{Rank: i + 1, Score: d.Dense.Score}
 	}
 	for _, x := range order {
-		x.Score = wd * zd(x.Similarity)
+		z := ds.z(x.Index, x.Similarity)
+		x.Score = wd * z
 		if x.Lexical != nil {
 			x.Score += x.Lexical.Fused
 		} else {
@@ -281,14 +298,14 @@ func (h *Hybrid) fuseZ(lex []rank.Hit, ds *denseResult, k int) []Hit {
 			x.Score += wl*lowest - 1e-9
 		}
 		if x.Dense != nil {
-			x.Dense.Fused = wd * zd(x.Similarity)
+			x.Dense.Fused = wd * z
 		}
 		// Meaning stands in for words only when it stands out: a
 		// similarity MeaningZ standard deviations above the catalog's
 		// mean covers the task by z/(2·MeaningZ), half at the threshold.
 		// A catalog too small to say what is unusual counts the
 		// similarity itself, as RRF and Blend do.
-		switch z := zd(x.Similarity); {
+		switch {
 		case ds.mo.N < MeaningMinCards:
 			x.Coverage = max(x.Coverage, clamp01(x.Similarity))
 		case z >= MeaningZ:
