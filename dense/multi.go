@@ -74,16 +74,24 @@ func (h *Hybrid) SearchBatch(ctx context.Context, queries []string, ks []int) []
 	for i, q := range queries {
 		lex[i] = h.lex.Search(q, max(h.o.Depth, kAt(ks, i)))
 	}
-	texts, which := nonBlank(queries)
+	// Every query's sentences (see QueryParts), all in one call.
+	_, which := nonBlank(queries)
+	var texts []string
+	first := make([]int, len(which)+1)
+	for j, i := range which {
+		first[j] = len(texts)
+		texts = append(texts, QueryParts(queries[i])...)
+	}
+	first[len(which)] = len(texts)
 	var vecs [][]float32
 	var err error
 	if len(texts) > 0 && h.dense.vecs.Len() > 0 {
 		vecs, err = h.embedBatch(ctx, texts)
 	}
-	dense := make([][]float32, len(queries))
+	dense := make([][][]float32, len(queries))
 	for j, i := range which {
 		if vecs != nil {
-			dense[i] = vecs[j]
+			dense[i] = vecs[first[j]:first[j+1]]
 		}
 	}
 	for i, q := range queries {
@@ -97,8 +105,9 @@ func (h *Hybrid) SearchBatch(ctx context.Context, queries []string, ks []int) []
 		if qerr == nil {
 			var hits []Hit
 			var mo Moments
-			hits, mo, qerr = h.dense.searchVector(dense[i], max(h.o.Depth, k))
-			ds = &denseResult{hits: hits, q: dense[i], mo: mo}
+			var ps *partScores
+			hits, mo, ps, qerr = h.dense.searchParts(dense[i], max(h.o.Depth, k))
+			ds = &denseResult{hits: hits, q: dense[i], mo: mo, parts: ps}
 		}
 		if qerr == nil && h.o.Fusion == ZScore {
 			qerr = h.lexicalSimilarities(lex[i], ds)

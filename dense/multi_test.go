@@ -22,8 +22,8 @@ func TestSearchBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := r.(*Hybrid)
-	queries := []string{"look up this URL and mail the text to Bob", "look up this URL", "  ", "send an email"}
-	ks := []int{5, 3, 3, 2}
+	queries := []string{"look up this URL and mail the text to Bob", "look up this URL", "  ", "send an email", "Look up this URL. Then mail the text to Bob."}
+	ks := []int{5, 3, 3, 2, 3}
 	var want [][]Hit
 	for i, q := range queries {
 		want = append(want, h.Search(ctx, q, ks[i]))
@@ -64,8 +64,8 @@ func TestSearchBatch(t *testing.T) {
 	f.srv.Close()
 	fb := h.Fallbacks()
 	got = h.SearchBatch(ctx, queries, ks)
-	if n := h.Fallbacks() - fb; n != 3 {
-		t.Errorf("%d fallbacks, want 3 (the blank query is not one)", n)
+	if n := h.Fallbacks() - fb; n != 4 {
+		t.Errorf("%d fallbacks, want 4 (the blank query is not one)", n)
 	}
 	if len(got[3]) == 0 || got[3][0].Name != "send_email" || got[3][0].Fallback == "" || got[3][0].Dense != nil {
 		t.Errorf("fallback batch %+v", got[3])
