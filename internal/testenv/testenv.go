@@ -79,14 +79,3 @@ func LookPath(tb testing.TB, name string) string {
 	}
 	return p
 }
-
-// Postgres returns the connection string of the test PostgreSQL server
-// ($CAPBROKER_TEST_POSTGRES), stopping tb if it is not set.
-func Postgres(tb testing.TB) string {
-	tb.Helper()
-	dsn := os.Getenv("CAPBROKER_TEST_POSTGRES")
-	if dsn == "" {
-		Missing(tb, "PostgreSQL (CAPBROKER_TEST_POSTGRES)")
-	}
-	return dsn
-}
