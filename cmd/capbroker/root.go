@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"go.opentelemetry.io/otel/trace"
@@ -34,6 +35,7 @@ type Main struct {
 	notedUnapproved bool          // the note on unapproved servers was printed
 	notedFailed     bool          // the note on failed servers was printed
 	span            trace.Span    // the command's span, when traced
+	warned          sync.Map      // keys warnOnce has warned about
 }
 
 // NewMain returns a Main wired to the process's streams and environment.

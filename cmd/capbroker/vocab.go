@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -54,11 +53,9 @@ func (m *Main) envToken() string {
 	return ""
 }
 
-var warned sync.Map
-
 // warnOnce prints msg on stderr the first time key is warned about.
 func (m *Main) warnOnce(key, msg string) {
-	if _, dup := warned.LoadOrStore(fmt.Sprintf("%p/%s", m, key), true); !dup {
+	if _, dup := m.warned.LoadOrStore(key, true); !dup {
 		fmt.Fprintln(m.Stderr, msg)
 	}
 }
