@@ -140,22 +140,12 @@ func (h *Hybrid) lexicalSimilarities(lex []rank.Hit, ds *denseResult) error {
 // denseSearch embeds the query unless the embedder is cooling down after
 // a failure, and searches the vectors.
 func (h *Hybrid) denseSearch(ctx context.Context, query string, depth int) (*denseResult, error) {
-	if h.o.Cooldown > 0 {
-		h.mu.Lock()
-		until, last := h.downUntil, h.downErr
-		h.mu.Unlock()
-		if h.now().Before(until) {
-			return nil, &errCooling{err: last, until: until}
-		}
+	if err := h.cooling(); err != nil {
+		return nil, err
 	}
 	qs, err := h.dense.EmbedQueryParts(ctx, query)
 	if err != nil {
-		// A caller that gave up is not the endpoint's fault.
-		if h.o.Cooldown > 0 && ctx.Err() == nil {
-			h.mu.Lock()
-			h.downUntil, h.downErr = h.now().Add(h.o.Cooldown), err
-			h.mu.Unlock()
-		}
+		h.failed(ctx, err)
 		return nil, err
 	}
 	hits, mo, ps, err := h.dense.searchParts(qs, depth)
@@ -163,6 +153,31 @@ func (h *Hybrid) denseSearch(ctx context.Context, query string, depth int) (*den
 		return nil, err
 	}
 	return &denseResult{hits: hits, q: qs, mo: mo, parts: ps}, nil
+}
+
+// cooling returns an *errCooling while the embedder cools down after a
+// failure (Options.Cooldown), nil otherwise.
+func (h *Hybrid) cooling() error {
+	if h.o.Cooldown <= 0 {
+		return nil
+	}
+	h.mu.Lock()
+	until, last := h.downUntil, h.downErr
+	h.mu.Unlock()
+	if h.now().Before(until) {
+		return &errCooling{err: last, until: until}
+	}
+	return nil
+}
+
+// failed starts the cooldown after the embedder failed with err. A caller
+// that gave up is not the endpoint's fault.
+func (h *Hybrid) failed(ctx context.Context, err error) {
+	if h.o.Cooldown > 0 && ctx.Err() == nil {
+		h.mu.Lock()
+		h.downUntil, h.downErr = h.now().Add(h.o.Cooldown), err
+		h.mu.Unlock()
+	}
 }
 
 // lexicalOnly wraps lexical hits, keeping k.

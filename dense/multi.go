@@ -134,19 +134,12 @@ func (h *Hybrid) RankBatch(ctx context.Context, queries []string, ks []int) ([][
 // embedBatch embeds texts unless the embedder is cooling down after a
 // failure, and starts the cooldown when it fails (see denseSearch).
 func (h *Hybrid) embedBatch(ctx context.Context, texts []string) ([][]float32, error) {
-	if h.o.Cooldown > 0 {
-		h.mu.Lock()
-		until, last := h.downUntil, h.downErr
-		h.mu.Unlock()
-		if h.now().Before(until) {
-			return nil, &errCooling{err: last, until: until}
-		}
+	if err := h.cooling(); err != nil {
+		return nil, err
 	}
 	vecs, err := h.dense.EmbedQueries(ctx, texts)
-	if err != nil && h.o.Cooldown > 0 && ctx.Err() == nil {
-		h.mu.Lock()
-		h.downUntil, h.downErr = h.now().Add(h.o.Cooldown), err
-		h.mu.Unlock()
+	if err != nil {
+		h.failed(ctx, err)
 	}
 	return vecs, err
 }
