@@ -5,16 +5,12 @@ package dense_test
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
-	"sort"
 	"testing"
-	"time"
 
 	"github.com/capbroker/capbroker/card"
 	"github.com/capbroker/capbroker/dense"
 	"github.com/capbroker/capbroker/encoder"
 	"github.com/capbroker/capbroker/internal/synth"
-	"github.com/capbroker/capbroker/internal/testenv"
 	"github.com/capbroker/capbroker/policy"
 	"github.com/capbroker/capbroker/rank"
 )
@@ -43,15 +39,7 @@ func BenchmarkSelectSteps(b *testing.B) {
 	}
 	cat, _ := card.NewCatalog(synth.Cards(1000, 1))
 	cards := cat.Cards()
-	rng := rand.New(rand.NewPCG(3, 4))
-	ce := &cachedEmbedder{enc: enc, cards: map[string][]float32{}}
-	for i := range cards {
-		v := make([]float32, encoder.Dim)
-		for j := range v {
-			v[j] = float32(rng.NormFloat64())
-		}
-		ce.cards[dense.Text(&cards[i])] = v
-	}
+	ce := newCachedEmbedder(enc, cards)
 	ctx := context.Background()
 	a := dense.NewAuto(ctx, rank.New(cards, nil), cards, ce, nil)
 	if !a.Ready() {
@@ -67,20 +55,7 @@ func BenchmarkSelectSteps(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			s.Select(ctx, two[0], nil)
-			lat := make([]time.Duration, 0, b.N)
-			i := 0
-			cpu0 := testenv.CPUTime()
-			for b.Loop() {
-				t0 := time.Now()
-				s.Select(ctx, two[i%len(two)], nil)
-				lat = append(lat, time.Since(t0))
-				i++
-			}
-			cpu := (testenv.CPUTime() - cpu0).Seconds() / float64(len(lat))
-			sort.Slice(lat, func(x, y int) bool { return lat[x] < lat[y] })
-			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
-			b.ReportMetric(cpu*1000, "cpu-ms/op")
+			timeSelects(b, two, func(task string) { s.Select(ctx, task, nil) })
 		})
 	}
 }
