@@ -21,11 +21,10 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata")
 
-// TestSelectExampleTasksGolden pins what select exposes for each of the
-// example tasks on the example catalog: steps, picks with their
-// confidence, and the overall reason. Run with -update after a deliberate
-// change and read the diff.
-func TestSelectExampleTasksGolden(t *testing.T) {
+// exampleSelector is a lexical selector over the embedded example
+// catalog, risks resolved as the CLI resolves them.
+func exampleSelector(t *testing.T) *policy.Selector {
+	t.Helper()
 	cards, err := examples.Cards()
 	if err != nil {
 		t.Fatal(err)
@@ -38,6 +37,15 @@ func TestSelectExampleTasksGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s
+}
+
+// TestSelectExampleTasksGolden pins what select exposes for each of the
+// example tasks on the example catalog: steps, picks with their
+// confidence, and the overall reason. Run with -update after a deliberate
+// change and read the diff.
+func TestSelectExampleTasksGolden(t *testing.T) {
+	s := exampleSelector(t)
 	f, err := os.Open(filepath.Join("..", "examples", "tasks.jsonl"))
 	if err != nil {
 		t.Fatal(err)

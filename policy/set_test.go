@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/capbroker/capbroker/card"
-	"github.com/capbroker/capbroker/examples"
 	"github.com/capbroker/capbroker/payload"
 	"github.com/capbroker/capbroker/policy"
 	"github.com/capbroker/capbroker/rank"
@@ -323,18 +322,7 @@ func TestIrreversibleNamedAction(t *testing.T) {
 // of the whole task (README's example: git_diff covers 26% of the task
 // and 47% of "review the diff of the last git commit").
 func TestStepConfidence(t *testing.T) {
-	cards, err := examples.Cards()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range cards {
-		cards[i].ResolveRisk()
-	}
-	cat, _ := card.NewCatalog(cards)
-	s, err := policy.NewSelector(cat, rank.New(cat.Cards(), nil), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := exampleSelector(t)
 	sel := s.Select(context.Background(), "review the diff of the last git commit and fix the bug it introduced", nil)
 	for _, p := range sel.Tools {
 		if p.Name == "git_diff" {
