@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/capbroker/capbroker/internal/testenv"
 )
 
 // TestREADMEPaths: the files and folders the README points at are in a
@@ -51,20 +53,7 @@ func TestNoticeNamesEmbeddedData(t *testing.T) {
 	}
 	embed := regexp.MustCompile(`(?m)^//go:embed (.+)$`)
 	n := 0
-	err = filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && path != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
+	testenv.EachGoSource(t, func(path string, data []byte) {
 		for _, m := range embed.FindAllStringSubmatch(string(data), -1) {
 			for _, pat := range strings.Fields(m[1]) {
 				p := filepath.ToSlash(filepath.Join(filepath.Dir(path), pat))
@@ -74,11 +63,7 @@ func TestNoticeNamesEmbeddedData(t *testing.T) {
 				}
 			}
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if n < 5 {
 		t.Fatalf("found %d embedded files; the reading seems broken", n)
 	}

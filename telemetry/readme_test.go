@@ -10,6 +10,8 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+
+	"github.com/capbroker/capbroker/internal/testenv"
 )
 
 // TestREADMESpans holds the README's tracing table to the code: every span
@@ -82,20 +84,7 @@ func TestREADMESpans(t *testing.T) {
 	}
 	resource := []string{"SchemaURL", "ServiceName", "ServiceVersion"} // the resource's, not spans'
 	used := regexp.MustCompile(`semconv\.(\w+)`)
-	err = filepath.WalkDir("..", func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (d.Name() == ".deps" || d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".") && path != "..") {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
+	testenv.EachGoSource(t, func(path string, data []byte) {
 		for _, m := range used.FindAllStringSubmatch(string(data), -1) {
 			if slices.Contains(resource, m[1]) {
 				continue
@@ -107,11 +96,7 @@ func TestREADMESpans(t *testing.T) {
 			}
 			codeKeys = append(codeKeys, string(k))
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if len(codeSpans) < 8 || len(codeKeys) < 30 {
 		t.Fatalf("read %d span names and %d keys from the code; the reading seems broken", len(codeSpans), len(codeKeys))
 	}

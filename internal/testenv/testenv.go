@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -78,4 +79,36 @@ func LookPath(tb testing.TB, name string) string {
 		Missing(tb, "program "+name)
 	}
 	return p
+}
+
+// EachGoSource calls fn with the module-relative path (slash-separated)
+// and the contents of each non-test Go file of the module, skipping
+// testdata and dot folders (.git, .deps). It stops tb on a read error.
+func EachGoSource(tb testing.TB, fn func(path string, data []byte)) {
+	tb.Helper()
+	root := Root()
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, path)
+		if err != nil {
+			return err
+		}
+		fn(filepath.ToSlash(rel), data)
+		return nil
+	})
+	if err != nil {
+		tb.Fatalf("reading the module's Go files: %v", err)
+	}
 }
