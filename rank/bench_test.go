@@ -184,6 +184,24 @@ func BenchmarkThirdStage(b *testing.B) {
 	}
 }
 
+// BenchmarkSearchSteps runs the three searches the aspect-aware selector
+// (package policy) makes for a two-step task over 10,000 synthetic cards
+// of real English words: the task for 15 hits, then each step for 3.
+func BenchmarkSearchSteps(b *testing.B) {
+	ix := New(synth.Cards(10000, 1), nil)
+	tasks := synth.Tasks(256, 2)
+	ix.Search(tasks[0], 10)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		first, then := tasks[i%len(tasks)], tasks[(i+1)%len(tasks)]
+		ix.Search(first+", then "+then, 15)
+		ix.Search(first, 3)
+		ix.Search(then, 3)
+		i++
+	}
+}
+
 // BenchmarkNeighbours measures what the vector neighbours of query words
 // the catalog lacks cost: each task of real words gets two more words
 // that are in the vector table but in no card, on 1,000 and 10,000 cards,
