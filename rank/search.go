@@ -277,6 +277,10 @@ type scratch struct {
 
 var scratchPool sync.Pool
 
+// denseClear: a search that scored at least 1/denseClear of the cards
+// clears its scores whole rather than card by card.
+const denseClear = 8
+
 func (ix *Index) getScratch() *scratch {
 	s, _ := scratchPool.Get().(*scratch)
 	if s == nil {
@@ -313,9 +317,16 @@ func (s *scratch) phrasesOf(ix *Index, d int32) int {
 }
 
 func (ix *Index) putScratch(s *scratch) {
-	for _, d := range s.touched {
-		s.scores[d] = 0
-		s.matched[d] = 0
+	if len(s.touched) >= len(s.scores)/denseClear {
+		// Most cards were scored: zeroing the whole of both slices, in
+		// order, is faster than zeroing the touched ones one by one.
+		clear(s.scores)
+		clear(s.matched)
+	} else {
+		for _, d := range s.touched {
+			s.scores[d] = 0
+			s.matched[d] = 0
+		}
 	}
 	s.touched = s.touched[:0]
 	scratchPool.Put(s)
