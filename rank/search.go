@@ -2,7 +2,6 @@ package rank
 
 import (
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"unicode"
@@ -259,6 +258,14 @@ type scratch struct {
 	terms   []*term    // each query term's index entry, or nil
 	phrases []docCount // phrase counts of the rescored cards
 
+	// Explanations' (explain): each hit's postings, and the coverage
+	// shared by the hits (see creditPlan).
+	at        []int32
+	credit    []float64
+	credits   []int
+	ownWords  []string
+	ownWeight []float64
+
 	// The third stage's (similar.go): the query's words with vectors,
 	// each one's best similarity to the current card, the cached
 	// similarity rows of card words (see simRow), and the measures of the
@@ -411,9 +418,8 @@ func (ix *Index) SearchTerms(q []QueryTerm, k int) []Hit {
 	if docs == nil {
 		docs = ix.best(s, s.touched, k)
 	}
-	hits := make([]Hit, len(docs))
+	hits := ix.explain(q, docs, s)
 	for i, d := range docs {
-		hits[i] = ix.explain(q, s.terms, int(d), s.scores[d])
 		if ix.opts.Phrase > 0 {
 			hits[i].Phrases = s.phrasesOf(ix, d)
 		}
@@ -574,72 +580,142 @@ func (ix *Index) saturate(doc int32, freqs *termFreqs) float64 {
 	return tf / (ix.opts.K1 + tf)
 }
 
-// explain recomputes one hit's score term by term, and its coverage: the
-// share of the query's own words' weight (IDF times query weight; an
-// unknown word counts as a rare one) that the card matched. A word
-// matched only through a related word earns the relation's strength.
-func (ix *Index) explain(q []QueryTerm, terms []*term, doc int, score float64) Hit {
-	h := Hit{Name: ix.names[doc], Index: doc, Score: score}
-	// A few allocations per hit rather than one per match: explain runs
-	// for every hit of every search.
-	tmp := make([]float64, 2*len(q))
-	weight, credit := tmp[:0:len(q)], tmp[len(q):len(q)] // of the own words, in order
-	ownWords := make([]string, 0, len(q))
-	var total float64
+// explain builds the hits of docs, in order: each one's first-stage score
+// term by term (Matches) and its coverage, the share of the query's own
+// words' weight (IDF times query weight; an unknown word counts as a rare
+// one) that the card matched. A word matched only through a related word
+// earns the relation's strength.
+//
+// It runs for every hit of every search, so what the hits share is
+// worked out once (see creditPlan), each hit's postings are found by one
+// binary search per term, and all the hits' matches and fields are cut
+// from one allocation each.
+func (ix *Index) explain(q []QueryTerm, docs []int32, s *scratch) []Hit {
+	hits := make([]Hit, len(docs))
+	credits, weight, total := ix.creditPlan(q, s)
+	// First pass: where each hit's postings are, and how many matches and
+	// fields they make.
+	at := s.at[:0] // at[h*len(q)+j]: hit h's posting of term j, or -1
+	nMatches, nFields := 0, 0
+	for _, d := range docs {
+		for _, t := range s.terms {
+			i, ok := -1, false
+			if t != nil {
+				i, ok = t.find(d)
+			}
+			if !ok {
+				at = append(at, -1)
+				continue
+			}
+			at = append(at, int32(i))
+			nMatches++
+			nFields += t.freqs[i].fields()
+		}
+	}
+	s.at = at
+	matches := make([]Match, 0, nMatches)
+	fields := make([]Field, 0, nFields)
+	credit := s.credit[:0]
+	for h, d := range docs {
+		hit := &hits[h]
+		*hit = Hit{Name: ix.names[d], Index: int(d), Score: s.scores[d]}
+		credit = append(credit[:0], make([]float64, len(weight))...)
+		firstMatch, firstField := len(matches), len(fields)
+		for j, qt := range q {
+			i := at[h*len(q)+j]
+			if i < 0 {
+				continue
+			}
+			t := s.terms[j]
+			from := len(fields)
+			for f := Field(0); f < numFields; f++ {
+				if t.freqs[i][f] > 0 {
+					fields = append(fields, f)
+				}
+			}
+			w := t.idf * qt.Weight
+			matches = append(matches, Match{Term: qt.Word, Fields: fields[from:len(fields):len(fields)], Score: w * float64(t.postings[i].sat), Via: qt.From})
+			if c := credits[j]; c < 0 {
+				continue
+			} else if qt.From == "" {
+				credit[c] = weight[c]
+			} else {
+				credit[c] = max(credit[c], weight[c]*min(qt.Strength, 1))
+			}
+		}
+		if len(matches) > firstMatch {
+			hit.Matches = matches[firstMatch:len(matches):len(matches)]
+		}
+		if len(fields) > firstField && ix.usage != nil {
+			hit.Asked = ix.asked(d, hit.Matches, q, s.terms)
+		}
+		if total > 0 {
+			var matched float64
+			for _, c := range credit {
+				matched += c
+			}
+			hit.Coverage = matched / total
+		}
+	}
+	s.credit = credit
+	return hits
+}
+
+// creditPlan works out the coverage shared by every hit of a search: the
+// weight of each of the query's own words (IDF times query weight; an
+// unknown word counts as a rare one), in order, their total, and for each
+// term the own word it credits when a card matches it (itself, or for an
+// expansion the word it came from; -1 for none).
+func (ix *Index) creditPlan(q []QueryTerm, s *scratch) (credits []int, weight []float64, total float64) {
+	own := s.ownWords[:0]
+	weight = s.ownWeight[:0]
 	for j, qt := range q {
 		if qt.From != "" {
 			continue
 		}
 		idf := ix.maxIDF()
-		if t := terms[j]; t != nil {
+		if t := s.terms[j]; t != nil {
 			idf = t.idf
 		}
-		ownWords = append(ownWords, qt.Word)
+		own = append(own, qt.Word)
 		weight = append(weight, idf*qt.Weight)
-		credit = append(credit, 0)
 		total += idf * qt.Weight
 	}
-	var fields []Field
-	for j, qt := range q {
-		t := terms[j]
-		if t == nil {
-			continue
+	credits = s.credits[:0]
+	for _, qt := range q {
+		w := qt.Word
+		if qt.From != "" {
+			w = qt.From
 		}
-		i := sort.Search(len(t.postings), func(i int) bool { return t.postings[i].doc >= int32(doc) })
-		if i == len(t.postings) || int(t.postings[i].doc) != doc {
-			continue
-		}
-		p, freqs := &t.postings[i], &t.freqs[i]
-		w := t.idf * qt.Weight
-		if h.Matches == nil {
-			h.Matches = make([]Match, 0, len(q)-j)
-			fields = make([]Field, 0, int(numFields)*(len(q)-j))
-		}
-		from := len(fields)
-		for f := Field(0); f < numFields; f++ {
-			if freqs[f] > 0 {
-				fields = append(fields, f)
-			}
-		}
-		h.Matches = append(h.Matches, Match{Term: qt.Word, Fields: fields[from:len(fields):len(fields)], Score: w * float64(p.sat), Via: qt.From})
-		if qt.From == "" {
-			j := slices.Index(ownWords, qt.Word)
-			credit[j] = weight[j]
-		} else if j := slices.Index(ownWords, qt.From); j >= 0 {
-			credit[j] = max(credit[j], weight[j]*min(qt.Strength, 1))
+		credits = append(credits, slices.Index(own, w))
+	}
+	s.ownWords, s.ownWeight, s.credits = own, weight, credits
+	return credits, weight, total
+}
+
+// fields counts the fields with a frequency.
+func (f *termFreqs) fields() int {
+	n := 0
+	for _, x := range f {
+		if x > 0 {
+			n++
 		}
 	}
-	if len(fields) > 0 && ix.usage != nil {
-		h.Asked = ix.asked(int32(doc), h.Matches, q, terms)
-	}
-	if total > 0 {
-		var matched float64
-		for _, c := range credit {
-			matched += c
+	return n
+}
+
+// find returns the position of card d's posting in t, if it has one.
+func (t *term) find(d int32) (int, bool) {
+	lo, hi := 0, len(t.postings)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if t.postings[mid].doc < d {
+			lo = mid + 1
+		} else {
+			hi = mid
 		}
-		h.Coverage = matched / total
 	}
-	return h
+	return lo, lo < len(t.postings) && t.postings[lo].doc == d
 }
 
 // maxIDF is the IDF of a term found in a single card.
