@@ -6,7 +6,6 @@ import (
 	_ "embed"
 	"fmt"
 	"io"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -112,10 +111,7 @@ func (t *relatedWords) line(i int) []byte {
 // lookup finds stem's line and parses it; a malformed line gives nil
 // (TestRelated checks every line of the embedded table).
 func (t *relatedWords) lookup(stem string) []Related {
-	i := sort.Search(len(t.lines), func(i int) bool {
-		off := t.lines[i]
-		return string(t.text[off:off+uint32(t.stems[i])]) >= stem
-	})
+	i := t.find(stem)
 	if i == len(t.lines) {
 		return nil
 	}
@@ -124,6 +120,95 @@ func (t *relatedWords) lookup(stem string) []Related {
 		return nil
 	}
 	return rs
+}
+
+// find returns the first line whose stem is not before stem, or the
+// number of lines.
+func (t *relatedWords) find(stem string) int {
+	lo, hi := 0, len(t.lines)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		off := t.lines[mid]
+		if string(t.text[off:off+uint32(t.stems[mid])]) < stem {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+// relation is one related stem, read in place from the table's text.
+type relation struct {
+	stem   []byte
+	weight float64
+}
+
+// appendRelated appends to dst the stems related to stem, as lookup
+// returns them, but read in place: Expand looks up every word of every
+// query, and copying and splitting each line cost more than the search
+// for it. A line not in the plain form "stem rel:w rel:w" (single
+// spaces, printable ASCII, w from 1 to 10) is left to lookup.
+func (t *relatedWords) appendRelated(dst []relation, stem string) []relation {
+	i := t.find(stem)
+	if i == len(t.lines) {
+		return dst
+	}
+	line := t.line(i)
+	if string(line[:t.stems[i]]) != stem {
+		return dst
+	}
+	n := len(dst)
+	rest := line[t.stems[i]:]
+	for len(rest) > 0 {
+		r, w, tail, ok := plainRelation(rest)
+		if !ok {
+			return t.appendLookup(dst[:n], stem)
+		}
+		dst = append(dst, relation{stem: r, weight: float64(w) / 10})
+		rest = tail
+	}
+	if len(dst) == n {
+		return t.appendLookup(dst, stem) // no relations: lookup's error
+	}
+	return dst
+}
+
+// plainRelation reads " rel:w" from the start of b, w from 1 to 10, and
+// returns the rest of b.
+func plainRelation(b []byte) (rel []byte, w int, rest []byte, ok bool) {
+	if len(b) < 4 || b[0] != ' ' {
+		return nil, 0, nil, false
+	}
+	end := 1
+	for end < len(b) && b[end] != ' ' {
+		if b[end] <= ' ' || b[end] >= 0x7f {
+			return nil, 0, nil, false
+		}
+		end++
+	}
+	f := b[1:end]
+	colon := bytes.IndexByte(f, ':')
+	if colon <= 0 {
+		return nil, 0, nil, false
+	}
+	switch d := f[colon+1:]; {
+	case len(d) == 1 && d[0] >= '1' && d[0] <= '9':
+		w = int(d[0] - '0')
+	case string(d) == "10":
+		w = 10
+	default:
+		return nil, 0, nil, false
+	}
+	return f[:colon], w, b[end:], true
+}
+
+// appendLookup appends lookup's relations of stem to dst.
+func (t *relatedWords) appendLookup(dst []relation, stem string) []relation {
+	for _, r := range t.lookup(stem) {
+		dst = append(dst, relation{stem: []byte(r.Stem), weight: r.Weight})
+	}
+	return dst
 }
 
 // parseRelatedLine reads "stem rel:w rel:w ...", w in tenths.
@@ -201,15 +286,17 @@ func (ix *Index) Expand(q []QueryTerm) []QueryTerm {
 		out = append(out, QueryTerm{Stem: stem, Word: ix.words[stem], Weight: w, Strength: strength, From: from})
 	}
 	var near []neighbour
+	var rels []relation
 	lacking := 0
 	for _, t := range q {
 		if t.From != "" {
 			continue
 		}
 		if table != nil {
-			for _, r := range table.lookup(t.Stem) {
-				if _, ok := ix.terms[r.Stem]; ok {
-					add(r.Stem, alpha*r.Weight*t.Weight, r.Weight, t.Word)
+			rels = table.appendRelated(rels[:0], t.Stem)
+			for _, r := range rels {
+				if _, ok := ix.terms[string(r.stem)]; ok {
+					add(string(r.stem), alpha*r.weight*t.Weight, r.weight, t.Word)
 				}
 			}
 		}

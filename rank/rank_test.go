@@ -400,6 +400,43 @@ func TestParseRelatedErrors(t *testing.T) {
 	}
 }
 
+// TestAppendRelated: the in-place reading Expand uses gives what lookup
+// gives, for every stem of the embedded table, for stems it lacks and for
+// lines not in the plain form.
+func TestAppendRelated(t *testing.T) {
+	agree := func(t *testing.T, table *relatedWords, stem string) {
+		t.Helper()
+		var got []Related
+		for _, r := range table.appendRelated(nil, stem) {
+			got = append(got, Related{Stem: string(r.stem), Weight: r.weight})
+		}
+		if want := table.lookup(stem); !slices.Equal(got, want) {
+			t.Fatalf("appendRelated(%q) = %v, lookup = %v", stem, got, want)
+		}
+	}
+	table, err := loadRelated()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range table.lines {
+		agree(t, table, string(table.line(i)[:table.stems[i]]))
+	}
+	for _, stem := range []string{"", "a", "zzzz-not-a-word", "film "} {
+		agree(t, table, stem)
+	}
+	var b bytes.Buffer
+	w := gzip.NewWriter(&b)
+	w.Write([]byte("a b:10\nb c:5  d:3\nc d:7\te:2\nd e:+5\ne f:05\nf\ng h:1 i:0\nh é:4\n"))
+	w.Close()
+	odd, err := newRelatedWords(b.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stem := range []string{"a", "b", "c", "d", "e", "f", "g", "h", "i"} {
+		agree(t, odd, stem)
+	}
+}
+
 // TestGolden ranks a dozen queries over a small fixed catalog of real-looking
 // tools and compares the top five, with explanations, to testdata.
 // Regenerate with: go test ./rank -run TestGolden -update
