@@ -452,12 +452,13 @@ func (b *builder) add(c *candidate, prefix string, covering bool) bool {
 	} else if tier(c.conf) > tier(conf) {
 		conf = c.conf // its best step's label
 	}
-	reason := prefix + hitReason(h)
+	why := hitReason(h)
+	reason := prefix + why
 	if len(b.aspects) > 1 {
 		if c.unit == 0 {
-			reason = prefix + "for the whole task: " + hitReason(h)
+			reason = prefix + "for the whole task: " + why
 		} else {
-			reason = prefix + "for " + quoteAspect(b.units[c.unit].text) + ": " + hitReason(h)
+			reason = prefix + "for " + quoteAspect(b.units[c.unit].text) + ": " + why
 		}
 	}
 	b.sel.Tools = append(b.sel.Tools, Pick{Name: card.Name, Kind: card.Kind, Score: h.Score, Confidence: conf, Risk: card.Risk,
