@@ -76,7 +76,7 @@ func (t *wordVectors) splitCompound(w string) []string {
 // count twice in the name: measured on the benchmarks, that does better
 // than once (BFCL NDCG@10 0.8235 against 0.8217, MetaTool 0.676 against
 // 0.667).
-func (t *wordVectors) splitCompounds(toks []Token, stems map[string]string) []Token {
+func (t *wordVectors) splitCompounds(toks []Token, stems wordTokens) []Token {
 	var out []Token
 	for i, tok := range toks {
 		parts := t.splitCompound(tok.Word)

@@ -242,7 +242,7 @@ func New(cards []card.Card, opts *Options) *Index {
 	}
 	var counts []count
 	slot := make(map[*term]int)
-	stems := make(map[string]string)
+	stems := make(wordTokens)
 	if ix.opts.Similar > 0 || ix.opts.NameFit > 0 {
 		// A table that fails to load only turns the third stage off; the
 		// embedded table is checked by the package's tests.

@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -82,6 +84,99 @@ func TestWords(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSplitWordsAsRunes: splitWords, which slices words from the text,
+// splits as the rune-by-rune version it replaced did, on text of every
+// kind of rune it treats apart (cases, digits, marks, hyphens, Chinese
+// and Japanese, invalid UTF-8).
+func TestSplitWordsAsRunes(t *testing.T) {
+	pieces := []string{"a", "b", "e", "Z", "Q", "x", "mail", "Server", "HTTP", "get", "2", "9", "-", "-", "_", ".", "/",
+		" ", "  ", "\t", "\n", "é", "Ä", "ß", "Σ", "ς", "\u0301", "ั", "ช่", "天", "气", "デ", "ー", "タ", "\xff", "\xc3", "\xe2\x82", "İ", "ǅ", "&", "'"}
+	r := rand.New(rand.NewPCG(7, 7))
+	texts := []string{"", "GitHub e-mail log-in to-do x-ray HTTPServer get2Items 天气 预报"}
+	for range 20000 {
+		var b strings.Builder
+		for range 1 + r.IntN(12) {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		texts = append(texts, b.String())
+	}
+	for _, text := range texts {
+		for _, joined := range []bool{false, true} {
+			if got, want := splitWords(text, joined), splitWordsByRunes(text, joined); !slices.Equal(got, want) {
+				t.Fatalf("splitWords(%q, %v) = %q, by runes %q", text, joined, got, want)
+			}
+		}
+	}
+}
+
+// splitWordsByRunes is splitWords as it was, building each word rune by
+// rune.
+func splitWordsByRunes(s string, joined bool) []string {
+	var words []string
+	var cur []rune
+	flush := func() {
+		if len(cur) > 0 {
+			words = append(words, strings.ToLower(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	runStart, camel := 0, false
+	endRun := func() {
+		flush()
+		if joined && camel && len(words)-runStart > 1 {
+			words = append(words, strings.Join(words[runStart:], ""))
+		}
+		runStart, camel = len(words), false
+	}
+	rs := []rune(s)
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		if isCJK(r) {
+			endRun()
+			j := i
+			for j < len(rs) && isCJK(rs[j]) {
+				j++
+			}
+			if j-i == 1 {
+				words = append(words, string(rs[i]))
+			}
+			for k := i; k+1 < j; k++ {
+				words = append(words, string(rs[k:k+2]))
+			}
+			i = j - 1
+			runStart = len(words)
+			continue
+		}
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.IsMark(r) {
+			shortNext := func(rs []rune) bool {
+				n := 0
+				for n < len(rs) && unicode.IsLetter(rs[n]) {
+					n++
+				}
+				return n <= 2
+			}
+			if r == '-' && len(cur) > 0 && i+1 < len(rs) && unicode.IsLetter(rs[i+1]) && (len(cur) <= 2 || shortNext(rs[i+1:])) {
+				flush()
+				camel = true
+				continue
+			}
+			endRun()
+			continue
+		}
+		if len(cur) > 0 && unicode.IsUpper(r) {
+			prev := cur[len(cur)-1]
+			nextLower := i+1 < len(rs) && unicode.IsLower(rs[i+1])
+			if unicode.IsLower(prev) || unicode.IsDigit(prev) || (unicode.IsUpper(prev) && nextLower) {
+				flush()
+				camel = true
+			}
+		}
+		cur = append(cur, r)
+	}
+	endRun()
+	return words
 }
 
 func TestTokens(t *testing.T) {

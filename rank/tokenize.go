@@ -36,72 +36,97 @@ func Words(s string) []string { return splitWords(s, false) }
 // hub, github; e, mail, email), as it is also written. [Tokens] asks for
 // that, so that "github" in a task matches "GitHub" in a card and the
 // reverse.
+//
+// A word is a run of the text, so each is sliced from s, lower-cased
+// (which copies only a word that has capitals), rather than built rune
+// by rune: splitting runs for every query, every step of a task and
+// every field of every card.
 func splitWords(s string, joined bool) []string {
 	var words []string
-	var cur []rune
-	flush := func() {
-		if len(cur) > 0 {
-			words = append(words, strings.ToLower(string(cur)))
-			cur = cur[:0]
+	start := -1   // byte offset of the current word, or -1 between words
+	n := 0        // its runes
+	var prev rune // its last rune
+	flush := func(end int) {
+		if start >= 0 {
+			words = append(words, strings.ToLower(s[start:end]))
+			start, n = -1, 0
 		}
 	}
 	runStart, camel := 0, false
-	endRun := func() {
-		flush()
+	endRun := func(end int) {
+		flush(end)
 		if joined && camel && len(words)-runStart > 1 {
 			words = append(words, strings.Join(words[runStart:], ""))
 		}
 		runStart, camel = len(words), false
 	}
-	rs := []rune(s)
-	for i := 0; i < len(rs); i++ {
-		r := rs[i]
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		next, _ := utf8.DecodeRuneInString(s[i+size:]) // RuneError at the end: no letter
 		if isCJK(r) {
-			endRun()
-			j := i
-			for j < len(rs) && isCJK(rs[j]) {
-				j++
-			}
-			if j-i == 1 {
-				words = append(words, string(rs[i]))
-			}
-			for k := i; k+1 < j; k++ {
-				words = append(words, string(rs[k:k+2]))
-			}
-			i = j - 1
+			endRun(i)
+			words, i = appendCJK(words, s, i)
 			runStart = len(words)
 			continue
 		}
 		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.IsMark(r) {
-			if r == '-' && len(cur) > 0 && i+1 < len(rs) && unicode.IsLetter(rs[i+1]) && (len(cur) <= 2 || shortNext(rs[i+1:])) {
+			if r == '-' && n > 0 && unicode.IsLetter(next) && (n <= 2 || shortNext(s[i+size:])) {
 				// "e-mail", "to-do", "log-in": a short part joined by a
 				// hyphen is also one word, as when written without it.
-				flush()
+				flush(i)
 				camel = true
-				continue
+			} else {
+				endRun(i)
 			}
-			endRun()
+			i += size
 			continue
 		}
-		if len(cur) > 0 && unicode.IsUpper(r) {
-			prev := cur[len(cur)-1]
-			nextLower := i+1 < len(rs) && unicode.IsLower(rs[i+1])
-			if unicode.IsLower(prev) || unicode.IsDigit(prev) || (unicode.IsUpper(prev) && nextLower) {
-				flush()
+		if n > 0 && unicode.IsUpper(r) {
+			if unicode.IsLower(prev) || unicode.IsDigit(prev) || (unicode.IsUpper(prev) && unicode.IsLower(next)) {
+				flush(i)
 				camel = true
 			}
 		}
-		cur = append(cur, r)
+		if start < 0 {
+			start = i
+		}
+		n++
+		prev = r
+		i += size
 	}
-	endRun()
+	endRun(len(s))
 	return words
 }
 
-// shortNext reports whether the letters at the start of rs are at most
+// appendCJK appends the words of the run of Chinese or Japanese
+// characters at s[i:]: its overlapping pairs, or a lone character. It
+// returns the words and the offset past the run.
+func appendCJK(words []string, s string, i int) ([]string, int) {
+	j, from, runes := i, i, 0 // from: the offset of the run's previous character
+	for j < len(s) {
+		c, size := utf8.DecodeRuneInString(s[j:])
+		if !isCJK(c) {
+			break
+		}
+		if runes > 0 {
+			words = append(words, s[from:j+size])
+		}
+		from, j, runes = j, j+size, runes+1
+	}
+	if runes == 1 {
+		words = append(words, s[i:j])
+	}
+	return words, j
+}
+
+// shortNext reports whether the letters at the start of s are at most
 // two, then a rune that is not a letter.
-func shortNext(rs []rune) bool {
+func shortNext(s string) bool {
 	n := 0
-	for n < len(rs) && unicode.IsLetter(rs[n]) {
+	for _, r := range s {
+		if !unicode.IsLetter(r) {
+			break
+		}
 		n++
 	}
 	return n <= 2
@@ -139,7 +164,9 @@ func Stem(w string) string {
 	env := snowballstem.NewEnv(w)
 	english.Stem(env)
 	s := env.Current()
-	stemCache.Store(w, s)
+	// w may be a slice of a long text (see splitWords): the cache, which
+	// lives as long as the process, keeps a copy of the word alone.
+	stemCache.Store(strings.Clone(w), s)
 	return s
 }
 
@@ -151,28 +178,34 @@ func Tokens(s string) []Token {
 	return tokens(s, nil)
 }
 
-// tokens is [Tokens] with an optional private stem cache, which New uses
-// to avoid the shared cache's synchronisation on every word.
-func tokens(s string, cache map[string]string) []Token {
+// tokens is [Tokens] with an optional private cache of tokens by word,
+// which New uses to avoid the shared stem cache's synchronisation on
+// every word. Its tokens are copies of the words, one per distinct word,
+// not slices of s: an index keeps them (see splitWords).
+func tokens(s string, cache wordTokens) []Token {
 	words := splitWords(s, true)
 	toks := make([]Token, 0, len(words))
 	for _, w := range words {
 		if stopWords[w] || !utf8.ValidString(w) {
 			continue
 		}
-		var st string
 		if cache == nil {
-			st = Stem(w)
-		} else if c, ok := cache[w]; ok {
-			st = c
-		} else {
-			st = Stem(w)
-			cache[w] = st
+			toks = append(toks, Token{Stem: Stem(w), Word: w})
+			continue
 		}
-		toks = append(toks, Token{Stem: st, Word: w})
+		tok, ok := cache[w]
+		if !ok {
+			w = strings.Clone(w)
+			tok = Token{Stem: Stem(w), Word: w}
+			cache[w] = tok
+		}
+		toks = append(toks, tok)
 	}
 	return toks
 }
+
+// wordTokens caches the token of each word while indexing.
+type wordTokens map[string]Token
 
 // stopWords are English function words and the filler of requests to an
 // assistant ("can you please help me..."). They carry no signal about

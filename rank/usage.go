@@ -72,7 +72,7 @@ type usagePhrase struct {
 // of a phrase (at most maxUsageWords) counts the phrase's weight in
 // FieldUsage. entry returns the term of a token and the card's
 // frequencies of it.
-func (ix *Index) addUsage(d int32, asked []Asked, stems map[string]string, entry func(Token) (*term, *termFreqs)) {
+func (ix *Index) addUsage(d int32, asked []Asked, stems wordTokens, entry func(Token) (*term, *termFreqs)) {
 	var kept []usagePhrase
 	for _, a := range asked {
 		if !(a.Weight > 0) || math.IsInf(a.Weight, 0) {
