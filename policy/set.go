@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/capbroker/capbroker/card"
 	"github.com/capbroker/capbroker/rank"
@@ -129,8 +131,13 @@ func (s *Selector) rankUnits(ctx context.Context, task string, aspects []Aspect,
 // of first appearance across units). Hits the catalog lacks are reported
 // in rejected.
 func (s *Selector) judge(units []unit, o *Options, rejected *[]Rejection) []*candidate {
-	byIdx := map[int]*candidate{}
-	var order []*candidate
+	n := 0
+	for _, un := range units {
+		n += len(un.hits)
+	}
+	byIdx := make(map[int]*candidate, n)
+	order := make([]*candidate, 0, n)
+	pool := make([]candidate, 0, n) // one allocation for them all; never grown, so pointers stay valid
 	for u := range units {
 		un := &units[u]
 		for pos, h := range un.hits {
@@ -141,7 +148,8 @@ func (s *Selector) judge(units []unit, o *Options, rejected *[]Rejection) []*can
 				}
 				continue
 			}
-			c := &candidate{idx: i, hit: h, unit: u, serves: un.aspect, pos: pos}
+			pool = append(pool, candidate{idx: i, hit: h, unit: u, serves: un.aspect, pos: pos})
+			c := &pool[len(pool)-1]
 			sh, top := un.scaled(h)
 			c.rel = 1
 			if top > 0 {
@@ -213,8 +221,8 @@ func (s *Selector) level(c *card.Card, h *rank.Hit, top float64, text string, o 
 // degrades to the full tool set (see the package doc).
 func (s *Selector) Select(ctx context.Context, task string, opts *Options) *Selection {
 	o := opts.resolved()
-	// Tools: [] in JSON, never null.
-	sel := &Selection{Task: task, Hatch: HatchName, Family: o.Family, Tools: []Pick{}}
+	// Tools: [] in JSON, never null; room for the usual bound.
+	sel := &Selection{Task: task, Hatch: HatchName, Family: o.Family, Tools: make([]Pick, 0, min(o.MaxSelected, DefaultMaxSelected))}
 	task = rank.ClipQuery(task) // no task costs more than one of rank.MaxQueryBytes
 	if sel.Family == "" {
 		sel.Family, sel.FamilyWords = InferFamily(task)
@@ -492,11 +500,30 @@ func (b *builder) aspectText(a int) string {
 
 // quoteAspect quotes an aspect for a reason, shortened to 60 characters.
 func quoteAspect(t string) string {
+	if plainShort(t) {
+		return "'" + t + "'" // as below, without splitting and joining it
+	}
 	t = strings.Join(strings.Fields(t), " ")
 	if r := []rune(t); len(r) > 60 {
 		t = string(r[:57]) + "..."
 	}
 	return "'" + t + "'"
+}
+
+// plainShort reports whether t is at most 60 bytes of ASCII whose only
+// spaces are single ' ' between words: quoteAspect would leave it as it
+// is.
+func plainShort(t string) bool {
+	if t == "" || len(t) > 60 || t[0] == ' ' || t[len(t)-1] == ' ' {
+		return false
+	}
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		if c >= utf8.RuneSelf || (c != ' ' && unicode.IsSpace(rune(c))) || (c == ' ' && t[i-1] == ' ') {
+			return false
+		}
+	}
+	return true
 }
 
 // finish appends the floor tools that did not rank, writes the overall
