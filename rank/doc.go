@@ -236,6 +236,13 @@
 // add about 12 µs to a search of 1,000 cards and 44 µs of 10,000
 // (BenchmarkNeighbours); at most 8 words of a task are looked up.
 //
+// [Index.SearchBatch] ranks several queries as Search ranks each, with
+// what they share done once: a selector (package policy, through
+// [Index.RankBatch]) ranks a task and then each of its steps, whose words
+// are the task's, so each word is expanded once (a word the catalog
+// lacks costs a pass over its words) and a step's third stage computes
+// only the similarities the task's did not (BenchmarkSearchSteps).
+//
 // No query costs more than one of [MaxQueryBytes] (16 KiB, three times
 // the longest benchmark task): [Index.Search] reads only that much of it
 // ([ClipQuery]), and every step over its words is linear (maps, not scans,

@@ -259,16 +259,18 @@ func parseRelated(gz []byte) (map[string][]Related, error) {
 // in From and their relation's strength (or similarity) in Strength. With
 // both expansions off, q is returned as it is.
 func (ix *Index) Expand(q []QueryTerm) []QueryTerm {
+	return ix.expand(q, nil)
+}
+
+// expand is Expand, taking each word's expansion from cache when it has
+// it and keeping it there (a nil cache keeps nothing).
+func (ix *Index) expand(q []QueryTerm, cache map[expansionKey]*wordExpansion) []QueryTerm {
 	alpha, beta := ix.opts.Expansion, ix.opts.Neighbours
 	if ix.vec == nil {
 		beta = 0
 	}
 	if (alpha <= 0 && beta <= 0) || len(q) == 0 {
 		return q
-	}
-	var table *relatedWords
-	if alpha > 0 {
-		table, _ = loadRelated() // a table that fails to load only turns WordNet off
 	}
 	in := make(map[string]int, len(q)*4)
 	for i, t := range q {
@@ -285,37 +287,80 @@ func (ix *Index) Expand(q []QueryTerm) []QueryTerm {
 		in[stem] = len(out)
 		out = append(out, QueryTerm{Stem: stem, Word: ix.words[stem], Weight: w, Strength: strength, From: from})
 	}
-	var near []neighbour
-	var rels []relation
+	var buf wordExpansion // a word's expansion, when there is no cache to keep it
 	lacking := 0
 	for _, t := range q {
 		if t.From != "" {
 			continue
 		}
-		if table != nil {
-			rels = table.appendRelated(rels[:0], t.Stem)
-			for _, r := range rels {
-				if _, ok := ix.terms[string(r.stem)]; ok {
-					add(string(r.stem), alpha*r.weight*t.Weight, r.weight, t.Word)
-				}
-			}
+		e := ix.expansionOf(t, alpha, cache, &buf)
+		for _, r := range e.related {
+			add(r.Stem, alpha*r.Weight*t.Weight, r.Weight, t.Word)
 		}
-		if ix.vec != nil && ix.terms[t.Stem] == nil {
-			// A compound the catalog lacks ("codebase"): its parts.
-			for _, p := range ix.vec.splitCompound(t.Word) {
-				if st := Stem(p); ix.terms[st] != nil && !stopWords[p] {
-					add(st, compoundPartWeight*t.Weight, compoundPartWeight, t.Word)
-				}
-			}
+		for _, st := range e.parts {
+			add(st, compoundPartWeight*t.Weight, compoundPartWeight, t.Word)
 		}
 		if beta <= 0 || ix.terms[t.Stem] != nil || lacking == maxNeighbourWords {
 			continue
 		}
 		lacking++
-		near = ix.neighbours(t, near)
-		for _, n := range near {
+		if !e.nearDone {
+			e.near, e.nearDone = ix.neighbours(t, e.near), true
+		}
+		for _, n := range e.near {
 			add(n.stem, beta*n.sim*min(t.Weight, 1), n.sim, t.Word)
 		}
 	}
 	return out
+}
+
+// wordExpansion is what expansion adds for one of a query's own words,
+// before the word's weight scales it: the words WordNet relates to it,
+// the parts of a compound the catalog lacks, and its nearest catalog
+// words by word vectors, once looked for.
+type wordExpansion struct {
+	related  []Related // in the table's order, only the catalog's
+	parts    []string  // stems
+	near     []neighbour
+	nearDone bool
+}
+
+// expansionKey names a query word's expansion: it depends on the word's
+// stem and form alone.
+type expansionKey struct{ stem, word string }
+
+// expansionOf returns the expansion of t: cache's when it has it, else
+// worked out (its neighbours only when asked for) and kept in cache, or in
+// buf when cache is nil.
+func (ix *Index) expansionOf(t QueryTerm, alpha float64, cache map[expansionKey]*wordExpansion, buf *wordExpansion) *wordExpansion {
+	key := expansionKey{t.Stem, t.Word}
+	if e := cache[key]; e != nil {
+		return e
+	}
+	e := buf
+	if cache != nil {
+		e = &wordExpansion{}
+		cache[key] = e
+	}
+	e.related, e.parts, e.nearDone = e.related[:0], e.parts[:0], false
+	if alpha > 0 {
+		// A table that fails to load only turns WordNet off.
+		if table, _ := loadRelated(); table != nil {
+			var rels [16]relation
+			for _, r := range table.appendRelated(rels[:0], t.Stem) {
+				if _, ok := ix.terms[string(r.stem)]; ok {
+					e.related = append(e.related, Related{Stem: string(r.stem), Weight: r.weight})
+				}
+			}
+		}
+	}
+	if ix.vec != nil && ix.terms[t.Stem] == nil {
+		// A compound the catalog lacks ("codebase"): its parts.
+		for _, p := range ix.vec.splitCompound(t.Word) {
+			if st := Stem(p); ix.terms[st] != nil && !stopWords[p] {
+				e.parts = append(e.parts, st)
+			}
+		}
+	}
+	return e
 }

@@ -12,3 +12,14 @@ func (ix *Index) Rank(ctx context.Context, query string, k int) ([]Hit, error) {
 	}
 	return ix.Search(query, k), nil
 }
+
+// RankBatch is [Index.SearchBatch] in the shape of policy.BatchRanker: a
+// selector ranks a task and its steps in one call, and the searches share
+// the work their words have in common. It fails only when ctx is already
+// done.
+func (ix *Index) RankBatch(ctx context.Context, queries []string, ks []int) ([][]Hit, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return ix.SearchBatch(queries, ks), nil
+}

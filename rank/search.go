@@ -280,6 +280,17 @@ type scratch struct {
 	simAt   []int32
 	simUsed int
 	meaning []docMeasure
+	// simBasis holds the vector ids of the words the cached rows are
+	// over, simIdx each query word's position in it (see shareRows), and
+	// simOut a row as the current search reads it.
+	simBasis []int32
+	simIdx   []int32
+	simOut   []float64
+
+	// batch is set during SearchBatch, whose searches share their words'
+	// expansions and similarity rows.
+	batch      bool
+	expansions map[expansionKey]*wordExpansion
 }
 
 var scratchPool sync.Pool
@@ -300,9 +311,6 @@ func (ix *Index) getScratch() *scratch {
 	}
 	s.scores = s.scores[:len(ix.names)]
 	s.matched = s.matched[:len(ix.names)]
-	s.touched = s.touched[:0]
-	s.meaning = s.meaning[:0]
-	s.phrases = s.phrases[:0]
 	return s
 }
 
@@ -323,7 +331,9 @@ func (s *scratch) phrasesOf(ix *Index, d int32) int {
 	return ix.phrases(d, s.pairs)
 }
 
-func (ix *Index) putScratch(s *scratch) {
+// clearScores zeroes the scores of the cards the last search touched,
+// for the next.
+func (s *scratch) clearScores() {
 	if len(s.touched) >= len(s.scores)/denseClear {
 		// Most cards were scored: zeroing the whole of both slices, in
 		// order, is faster than zeroing the touched ones one by one.
@@ -336,6 +346,10 @@ func (ix *Index) putScratch(s *scratch) {
 		}
 	}
 	s.touched = s.touched[:0]
+}
+
+func (ix *Index) putScratch(s *scratch) {
+	s.endBatch()
 	scratchPool.Put(s)
 }
 
@@ -343,19 +357,73 @@ func (ix *Index) putScratch(s *scratch) {
 // hits (all matching cards when k <= 0), best first, ties broken by name.
 // Cards that match no query term are never returned.
 func (ix *Index) Search(query string, k int) []Hit {
+	s := ix.getScratch()
+	defer ix.putScratch(s)
+	return ix.search(query, k, s)
+}
+
+// SearchBatch is [Index.Search] for each query, the i-th for ks[i] hits
+// (all when ks has no i-th): each list is what Search returns for that
+// query alone. The searches share what their queries share: the
+// expansion of each word (see [Index.Expand]: a word the catalog lacks
+// costs a pass over its words) and, in the third stage, the similarity
+// of each card word to each query word when every word of a query is
+// one of the first query's (as the steps of a task are the task's; see
+// shareRows).
+func (ix *Index) SearchBatch(queries []string, ks []int) [][]Hit {
+	s := ix.getScratch()
+	defer ix.putScratch(s)
+	s.startBatch()
+	out := make([][]Hit, len(queries))
+	for i, q := range queries {
+		k := 0
+		if i < len(ks) {
+			k = ks[i]
+		}
+		out[i] = ix.search(q, k, s)
+	}
+	return out
+}
+
+// search is Search with the scratch s.
+func (ix *Index) search(query string, k int, s *scratch) []Hit {
 	query = ClipQuery(query)
-	return ix.SearchTerms(ix.Expand(ix.addValueHints(ParseQuery(query), query)), k)
+	return ix.searchTerms(ix.expand(ix.addValueHints(ParseQuery(query), query), s.expansions), k, s)
+}
+
+// startBatch makes s share expansions and similarities across searches
+// until endBatch.
+func (s *scratch) startBatch() {
+	s.batch = true
+	if s.expansions == nil {
+		s.expansions = make(map[expansionKey]*wordExpansion)
+	}
+}
+
+// endBatch ends a batch: the next search shares nothing with the last.
+func (s *scratch) endBatch() {
+	s.batch = false
+	s.expansions = nil
+	s.simBasis = s.simBasis[:0]
 }
 
 // SearchTerms is [Index.Search] over already parsed, weighted terms; it
 // does not expand them or add value hints (Search is
 // SearchTerms(ix.Expand(ix.addValueHints(ParseQuery(query), query)), k)).
 func (ix *Index) SearchTerms(q []QueryTerm, k int) []Hit {
+	s := ix.getScratch()
+	defer ix.putScratch(s)
+	return ix.searchTerms(q, k, s)
+}
+
+// searchTerms is SearchTerms with the scratch s, whose scores it leaves
+// zero.
+func (ix *Index) searchTerms(q []QueryTerm, k int, s *scratch) []Hit {
 	if len(q) == 0 || len(ix.names) == 0 {
 		return nil
 	}
-	s := ix.getScratch()
-	defer ix.putScratch(s)
+	s.touched, s.meaning, s.phrases = s.touched[:0], s.meaning[:0], s.phrases[:0]
+	defer s.clearScores()
 	var queryIDF float64
 	boosts := false
 	s.terms = s.terms[:0]

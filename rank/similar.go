@@ -248,12 +248,37 @@ func (ix *Index) similar(d int32, qv []queryVector, pw []plainWord, s *scratch) 
 	return meaning, nameFit
 }
 
-// simRow returns the similarities of word c to each query word, floored
-// at similarFloor, computing them once per search: rows are cached in a
-// small open-addressing table keyed by word id (slot holds id+1, 0 is
-// empty), cleared by each search.
+// notComputed marks a similarity of a cached row not computed yet.
+const notComputed = -1
+
+// simRow returns the similarities of card word c to each query word,
+// floored at similarFloor, computing each once. Rows are cached by card
+// word in a small open-addressing table (slot holds c+1, 0 is empty); a
+// row holds a similarity for each word of the basis (see shareRows),
+// notComputed until a search reads it.
 func (s *scratch) simRow(cv *cardVectors, dims int, c int32, qv []queryVector) []float64 {
-	n := len(qv)
+	row := s.basisRow(c)
+	v := cv.arena[int(c)*dims : int(c+1)*dims]
+	out := s.simOut[:len(qv)]
+	for i, q := range qv {
+		b := s.simIdx[i]
+		x := row[b]
+		if x == notComputed {
+			x = min(float64(dot(q.vec, v)), 1) // bytes round: a word's own is 1.00x
+			if x < similarFloor {
+				x = 0
+			}
+			row[b] = x
+		}
+		out[i] = x
+	}
+	return out
+}
+
+// basisRow returns the cached row of card word c, adding it, all
+// notComputed, if the table lacks it.
+func (s *scratch) basisRow(c int32) []float64 {
+	n := len(s.simBasis)
 	mask := len(s.simKey) - 1
 	i := int(uint32(c)*2654435761) & mask
 	for ; s.simKey[i] != 0; i = (i + 1) & mask {
@@ -262,24 +287,59 @@ func (s *scratch) simRow(cv *cardVectors, dims int, c int32, qv []queryVector) [
 			return s.sims[at : at+n]
 		}
 	}
-	at := len(s.sims)
-	v := cv.arena[int(c)*dims : int(c+1)*dims]
-	for _, q := range qv {
-		x := min(float64(dot(q.vec, v)), 1) // bytes round: a word's own is 1.00x
-		if x < similarFloor {
-			x = 0
-		}
-		s.sims = append(s.sims, x)
-	}
 	if 2*(s.simUsed+1) > len(s.simKey) {
 		// Too full to probe quickly: forget the cache and keep going.
 		clear(s.simKey)
 		s.simUsed = 0
 		i = int(uint32(c)*2654435761) & mask
 	}
+	at := len(s.sims)
+	for range n {
+		s.sims = append(s.sims, notComputed)
+	}
 	s.simKey[i], s.simAt[i] = c+1, int32(at)
 	s.simUsed++
 	return s.sims[at : at+n]
+}
+
+// shareRows sets where a search's similarities are cached. Alone, a
+// search caches them afresh, by card word, over its own query words (the
+// basis). In a batch, a search whose query words are all in the basis
+// reads and fills the rows the batch's earlier searches left: the steps
+// of a task after the task (package policy) compute again only the
+// similarities of the cards the task's search did not rescore. A search
+// with a word the basis lacks starts afresh, its words the basis.
+func (s *scratch) shareRows(qv []queryVector) {
+	if s.batch && len(s.simBasis) > 0 && s.inBasis(qv) {
+		return
+	}
+	if s.simKey == nil {
+		s.simKey = make([]int32, simSlots)
+		s.simAt = make([]int32, simSlots)
+	} else {
+		clear(s.simKey)
+	}
+	s.simUsed = 0
+	s.sims = s.sims[:0]
+	s.simBasis, s.simIdx = s.simBasis[:0], s.simIdx[:0]
+	for i, q := range qv {
+		s.simBasis = append(s.simBasis, q.id)
+		s.simIdx = append(s.simIdx, int32(i))
+	}
+}
+
+// inBasis reports whether every word of qv is in the basis, and sets
+// simIdx to their positions in it.
+func (s *scratch) inBasis(qv []queryVector) bool {
+	s.simIdx = s.simIdx[:0]
+	for _, q := range qv {
+		b := slices.Index(s.simBasis, q.id)
+		if b < 0 {
+			return false
+		}
+		s.simIdx = append(s.simIdx, int32(b))
+	}
+	return true
 }
 
 // thirdStage rescores the cards of head (best first) by similarity of
@@ -295,16 +355,12 @@ func (ix *Index) thirdStage(q []QueryTerm, head []int32, s *scratch) {
 		// echo the first stage.
 		return
 	}
-	if s.simKey == nil {
-		s.simKey = make([]int32, simSlots)
-		s.simAt = make([]int32, simSlots)
-	} else {
-		clear(s.simKey)
-	}
-	s.simUsed = 0
-	s.sims = s.sims[:0]
+	s.shareRows(qv)
 	if cap(s.qbest) < len(qv) {
 		s.qbest = make([]float64, len(qv))
+	}
+	if cap(s.simOut) < len(qv) {
+		s.simOut = make([]float64, len(qv))
 	}
 	for _, d := range head {
 		meaning, fit := ix.similar(d, qv, pw, s)
