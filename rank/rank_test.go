@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"unicode"
@@ -529,6 +530,27 @@ func TestAppendRelated(t *testing.T) {
 	}
 	for _, stem := range []string{"a", "b", "c", "d", "e", "f", "g", "h", "i"} {
 		agree(t, odd, stem)
+	}
+}
+
+// TestRelatedFind: the search by stem keys finds the line a search over
+// the stems themselves finds, for every stem of the table, for words
+// just before and after each, and for stems longer than a key.
+func TestRelatedFind(t *testing.T) {
+	table, err := loadRelated()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byStem := func(stem string) int {
+		return sort.Search(len(table.lines), func(i int) bool { return string(table.stem(i)) >= stem })
+	}
+	for i := range table.lines {
+		st := string(table.stem(i))
+		for _, q := range []string{st, st + "a", st + "zzzzzzzzz", st[:len(st)-1], st[:len(st)-1] + "\xff", "0" + st} {
+			if got, want := table.find(q), byStem(q); got != want {
+				t.Fatalf("find(%q) = %d, want %d", q, got, want)
+			}
+		}
 	}
 }
 
