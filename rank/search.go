@@ -160,6 +160,11 @@ type segment struct {
 // linear in the text: the closer a quote looks for is found from a
 // cursor per kind of quote that only moves forward.
 func valueSpans(text string) []segment {
+	if !strings.ContainsAny(text, `"'“‘`) && !strings.Contains(text, "http") {
+		// No quote and no URL: one segment (most tasks), without copying
+		// the text into runes and back.
+		return []segment{{text: text}}
+	}
 	var out []segment
 	rs := []rune(text)
 	isWord := func(i int) bool {
