@@ -77,7 +77,7 @@ func (s *Selector) Find(ctx context.Context, query string, k int, opts *Options)
 	// The best allowed hit of each step first.
 	for u := 1; u < len(units); u++ {
 		for _, h := range units[u].hits {
-			c := findCand(cands, s.cat.Index(h.Name))
+			c := findCand(cands, s.hitIndex(&h))
 			if c == nil || c.picked || held(c) {
 				continue
 			}

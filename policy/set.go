@@ -141,7 +141,7 @@ func (s *Selector) judge(units []unit, o *Options, rejected *[]Rejection) []*can
 	for u := range units {
 		un := &units[u]
 		for pos, h := range un.hits {
-			i := s.cat.Index(h.Name)
+			i := s.hitIndex(&h)
 			if i < 0 {
 				if u == 0 {
 					*rejected = append(*rejected, Rejection{Name: h.Name, Score: h.Score, Reason: "not in catalog"})
@@ -180,6 +180,17 @@ func (s *Selector) judge(units []unit, o *Options, rejected *[]Rejection) []*can
 		}
 	}
 	return order
+}
+
+// hitIndex returns the catalog position of hit h's card, or -1. A ranker
+// over the catalog's cards in order (as NewSelector's callers build
+// theirs) gives that position as the hit's Index, and names are unique, so
+// the name there tells without a lookup by name.
+func (s *Selector) hitIndex(h *rank.Hit) int {
+	if i := h.Index; i >= 0 && i < s.cat.Len() && s.cat.At(i).Name == h.Name {
+		return i
+	}
+	return s.cat.Index(h.Name)
 }
 
 // level judges hit h of card c against its unit's best score top.
@@ -368,7 +379,7 @@ func (b *builder) cover(u int, cands []*candidate) {
 	}
 	un := &b.units[u]
 	for _, h := range un.hits {
-		i := b.s.cat.Index(h.Name)
+		i := b.s.hitIndex(&h)
 		if i < 0 {
 			continue
 		}
