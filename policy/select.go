@@ -403,21 +403,27 @@ func confidence(h rank.Hit, top float64) string {
 // of the task they cover and, when the ranker compared meanings, how much
 // of the task the card's words mean.
 func hitReason(h rank.Hit) string {
-	// Built by hand: this runs for every pick of every selection.
 	var b strings.Builder
+	writeHitReason(&b, h)
+	return b.String()
+}
+
+// writeHitReason writes hitReason(h) to b. Built by hand: this runs for
+// every pick of every selection.
+func writeHitReason(b *strings.Builder, h rank.Hit) {
 	b.Grow(48 + 32*len(h.Matches))
 	b.WriteString("matched ")
-	writeMatchedTerms(&b, h)
+	writeMatchedTerms(b, h)
 	b.WriteString(" (coverage ")
-	writePercent(&b, h.Coverage)
+	writePercent(b, h.Coverage)
 	if h.Meaning > 0 {
 		b.WriteString(", meaning ")
-		writePercent(&b, h.Meaning)
+		writePercent(b, h.Meaning)
 	}
 	if h.Similarity != 0 {
 		// The sentence encoder's (or endpoint's) cosine similarity.
 		b.WriteString(", similarity ")
-		b.WriteString(strconv.FormatFloat(h.Similarity, 'f', 2, 64))
+		writeFloat(b, h.Similarity, 2)
 	}
 	b.WriteByte(')')
 	if h.Asked != nil {
@@ -425,13 +431,34 @@ func hitReason(h rank.Hit) string {
 		b.WriteString("; ")
 		b.WriteString(h.Asked.String())
 	}
-	return b.String()
 }
 
 // writePercent writes x (a share in [0,1]) as a whole percentage, "47%".
 func writePercent(b *strings.Builder, x float64) {
-	b.WriteString(strconv.FormatFloat(100*x, 'f', 0, 64))
+	writeFloat(b, 100*x, 0)
 	b.WriteByte('%')
+}
+
+// writeFloat writes x with prec decimals, as strconv.FormatFloat(x, 'f',
+// prec, 64) does, without making a string of it.
+func writeFloat(b *strings.Builder, x float64, prec int) {
+	var buf [32]byte
+	b.Write(strconv.AppendFloat(buf[:0], x, 'f', prec, 64))
+}
+
+// writeQuoted writes s quoted, as strconv.Quote does; a word of printable
+// ASCII with no quote or backslash, as nearly every matched term is, is
+// written between quotes as it is.
+func writeQuoted(b *strings.Builder, s string) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < ' ' || c > '~' || c == '"' || c == '\\' {
+			b.WriteString(strconv.Quote(s))
+			return
+		}
+	}
+	b.WriteByte('"')
+	b.WriteString(s)
+	b.WriteByte('"')
 }
 
 // matchedTerms lists the terms a hit matched and where, or "nothing".
@@ -450,10 +477,10 @@ func writeMatchedTerms(b *strings.Builder, h rank.Hit) {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(strconv.Quote(m.Term))
+		writeQuoted(b, m.Term)
 		if m.Via != "" {
 			b.WriteString(" (from ")
-			b.WriteString(strconv.Quote(m.Via))
+			writeQuoted(b, m.Via)
 			b.WriteByte(')')
 		}
 		b.WriteString(" in ")

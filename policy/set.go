@@ -343,6 +343,10 @@ type builder struct {
 	// floorMatched: a floor tool matched the task, so it is not left with
 	// nothing but guesses.
 	floorMatched bool
+	// Strings every pick or rejection of a kind shares, made once: the
+	// bound's reason, and each unit's text quoted for reasons.
+	boundWhy string
+	quoted   []string
 }
 
 func newBuilder(s *Selector, sel *Selection, o *Options, units []unit, aspects []Aspect) *builder {
@@ -439,7 +443,10 @@ func (b *builder) add(c *candidate, prefix string, covering bool) bool {
 		return true
 	}
 	if b.room <= 0 {
-		b.reject(c, fmt.Sprintf("bound: at most %d picks", o.MaxSelected))
+		if b.boundWhy == "" {
+			b.boundWhy = fmt.Sprintf("bound: at most %d picks", o.MaxSelected)
+		}
+		b.reject(c, b.boundWhy)
 		return false
 	}
 	if len(b.aspects) > 1 && o.SiblingLimit > 0 && c.serves >= 0 && b.perAsp[c.serves] >= o.SiblingLimit && !(c.level == levelCertain && c.unit == 0) {
@@ -471,21 +478,43 @@ func (b *builder) add(c *candidate, prefix string, covering bool) bool {
 	} else if tier(c.conf) > tier(conf) {
 		conf = c.conf // its best step's label
 	}
-	why := hitReason(h)
-	reason := prefix + why
-	if len(b.aspects) > 1 {
-		if c.unit == 0 {
-			reason = prefix + "for the whole task: " + why
-		} else {
-			reason = prefix + "for " + quoteAspect(b.units[c.unit].text) + ": " + why
-		}
-	}
 	b.sel.Tools = append(b.sel.Tools, Pick{Name: card.Name, Kind: card.Kind, Score: h.Score, Confidence: conf, Risk: card.Risk,
-		Coverage: h.Coverage, Matches: h.Matches, Aspect: b.aspectText(c.serves), Reason: reason})
+		Coverage: h.Coverage, Matches: h.Matches, Aspect: b.aspectText(c.serves), Reason: b.pickReason(prefix, c.unit, h)})
 	c.picked = true
 	b.perAsp[c.serves]++
 	b.markCovered(c.serves)
 	return true
+}
+
+// pickReason says why hit h of unit u is picked: prefix, then, for a task
+// of several steps, the unit it serves, then hitReason(h), written in
+// one go.
+func (b *builder) pickReason(prefix string, u int, h rank.Hit) string {
+	var r strings.Builder
+	r.WriteString(prefix)
+	if len(b.aspects) > 1 {
+		if u == 0 {
+			r.WriteString("for the whole task: ")
+		} else {
+			r.WriteString("for ")
+			r.WriteString(b.quotedUnit(u))
+			r.WriteString(": ")
+		}
+	}
+	writeHitReason(&r, h)
+	return r.String()
+}
+
+// quotedUnit returns quoteAspect of unit u's text, quoted once for all
+// the picks that serve it.
+func (b *builder) quotedUnit(u int) string {
+	if b.quoted == nil {
+		b.quoted = make([]string, len(b.units))
+	}
+	if b.quoted[u] == "" {
+		b.quoted[u] = quoteAspect(b.units[u].text)
+	}
+	return b.quoted[u]
 }
 
 func (b *builder) markCovered(a int) {
