@@ -291,6 +291,7 @@ type scratch struct {
 	simBasis []int32
 	simIdx   []int32
 	simOut   []float64
+	simAlone bool // the basis is the search's own words, in order
 
 	// batch is set during SearchBatch, whose searches share their words'
 	// expansions and similarity rows.

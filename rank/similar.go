@@ -257,34 +257,60 @@ const notComputed = -1
 // row holds a similarity for each word of the basis (see shareRows),
 // notComputed until a search reads it.
 func (s *scratch) simRow(cv *cardVectors, dims int, c int32, qv []queryVector) []float64 {
-	row := s.basisRow(c)
-	v := cv.arena[int(c)*dims : int(c+1)*dims]
-	out := s.simOut[:len(qv)]
-	for i, q := range qv {
-		b := s.simIdx[i]
-		x := row[b]
-		if x == notComputed {
-			x = min(float64(dot(q.vec, v)), 1) // bytes round: a word's own is 1.00x
-			if x < similarFloor {
-				x = 0
-			}
-			row[b] = x
-		}
-		out[i] = x
+	row, fresh := s.basisRow(c)
+	if s.simAlone && !fresh {
+		return row // the search's own words: complete, and in qv's order
 	}
-	return out
+	v := cv.arena[int(c)*dims : int(c+1)*dims]
+	out := row
+	if !s.simAlone {
+		out = s.simOut[:len(qv)]
+	}
+	// Two query words at a time: their sums do not wait on each other.
+	i := 0
+	for ; i+1 < len(qv); i += 2 {
+		b0, b1 := s.simIdx[i], s.simIdx[i+1]
+		if row[b0] == notComputed && row[b1] == notComputed {
+			x0, x1 := dot2(qv[i].vec, qv[i+1].vec, v)
+			row[b0], row[b1] = similarity(x0), similarity(x1)
+		}
+		out[i], out[i+1] = s.similarityAt(row, b0, qv[i].vec, v), s.similarityAt(row, b1, qv[i+1].vec, v)
+	}
+	if i < len(qv) {
+		out[i] = s.similarityAt(row, s.simIdx[i], qv[i].vec, v)
+	}
+	return out[:len(qv)]
+}
+
+// similarityAt returns row[b], the similarity of the card word of vector
+// v to the query word of vector q, computing it if it is not yet.
+func (s *scratch) similarityAt(row []float64, b int32, q, v []float32) float64 {
+	if row[b] == notComputed {
+		row[b] = similarity(dot(q, v))
+	}
+	return row[b]
+}
+
+// similarity is a cosine similarity as the third stage counts it: below
+// similarFloor it is none.
+func similarity(dot float32) float64 {
+	x := min(float64(dot), 1) // bytes round: a word's own is 1.00x
+	if x < similarFloor {
+		x = 0
+	}
+	return x
 }
 
 // basisRow returns the cached row of card word c, adding it, all
-// notComputed, if the table lacks it.
-func (s *scratch) basisRow(c int32) []float64 {
+// notComputed, if the table lacks it (fresh).
+func (s *scratch) basisRow(c int32) (row []float64, fresh bool) {
 	n := len(s.simBasis)
 	mask := len(s.simKey) - 1
 	i := int(uint32(c)*2654435761) & mask
 	for ; s.simKey[i] != 0; i = (i + 1) & mask {
 		if s.simKey[i] == c+1 {
 			at := int(s.simAt[i])
-			return s.sims[at : at+n]
+			return s.sims[at : at+n], false
 		}
 	}
 	if 2*(s.simUsed+1) > len(s.simKey) {
@@ -299,7 +325,7 @@ func (s *scratch) basisRow(c int32) []float64 {
 	}
 	s.simKey[i], s.simAt[i] = c+1, int32(at)
 	s.simUsed++
-	return s.sims[at : at+n]
+	return s.sims[at : at+n], true
 }
 
 // shareRows sets where a search's similarities are cached. Alone, a
@@ -311,8 +337,10 @@ func (s *scratch) basisRow(c int32) []float64 {
 // with a word the basis lacks starts afresh, its words the basis.
 func (s *scratch) shareRows(qv []queryVector) {
 	if s.batch && len(s.simBasis) > 0 && s.inBasis(qv) {
+		s.simAlone = false
 		return
 	}
+	s.simAlone = true
 	if s.simKey == nil {
 		s.simKey = make([]int32, simSlots)
 		s.simAt = make([]int32, simSlots)

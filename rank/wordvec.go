@@ -135,6 +135,29 @@ func dot(a, b []float32) float32 {
 	return s0 + s1 + s2 + s3
 }
 
+// dot2 returns dot(a, b) and dot(c, b), each summed exactly as dot sums
+// it, in one pass: the two sets of sums do not wait on each other.
+func dot2(a, c, b []float32) (float32, float32) {
+	b, c = b[:len(a)], c[:len(a)]
+	var s0, s1, s2, s3, t0, t1, t2, t3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+		t0 += c[i] * b[i]
+		t1 += c[i+1] * b[i+1]
+		t2 += c[i+2] * b[i+2]
+		t3 += c[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+		t0 += c[i] * b[i]
+	}
+	return s0 + s1 + s2 + s3, t0 + t1 + t2 + t3
+}
+
 // weight is how much a word counts in a similarity: rare words count
 // more. It is Arora et al.'s smooth inverse frequency a/(a+p(w)), with
 // p(w) estimated from the word's frequency rank by Zipf's law (0.1/rank).

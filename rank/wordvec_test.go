@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/binary"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -126,6 +127,28 @@ func BenchmarkLoadVectors(b *testing.B) {
 	for b.Loop() {
 		if _, err := decodeVectors(wordvecGz); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestDot2: dot2 sums each product exactly as dot does, so the third
+// stage's similarities do not depend on which it used.
+func TestDot2(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	vec := func(n int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(r.NormFloat64())
+		}
+		return v
+	}
+	for n := range 70 {
+		for range 20 {
+			a, c, b := vec(n), vec(n), vec(n)
+			x, y := dot2(a, c, b)
+			if x != dot(a, b) || y != dot(c, b) {
+				t.Fatalf("n=%d: dot2 = %v, %v; dot = %v, %v", n, x, y, dot(a, b), dot(c, b))
+			}
 		}
 	}
 }
