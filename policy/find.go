@@ -110,7 +110,7 @@ func (s *Selector) Find(ctx context.Context, query string, k int, opts *Options)
 			break
 		}
 		cd := s.cat.At(c.idx)
-		h := c.hit
+		h := *c.hit
 		conf := confidence(units[c.unit].scaled(h))
 		if c.level < levelCertain {
 			conf = Low

@@ -47,9 +47,9 @@ func (u *unit) scaled(h rank.Hit) (rank.Hit, float64) {
 // candidate is a card some unit ranked, judged on the unit it serves
 // best.
 type candidate struct {
-	idx  int // catalog position
-	hit  rank.Hit
-	unit int // index in units of the judging unit
+	idx  int       // catalog position
+	hit  *rank.Hit // in its unit's hits
+	unit int       // index in units of the judging unit
 	rel  float64
 	// conf is the best confidence of the card in a unit where its
 	// evidence is certain: a tool that serves one step of several fully
@@ -140,8 +140,9 @@ func (s *Selector) judge(units []unit, o *Options, rejected *[]Rejection) []*can
 	pool := make([]candidate, 0, n) // one allocation for them all; never grown, so pointers stay valid
 	for u := range units {
 		un := &units[u]
-		for pos, h := range un.hits {
-			i := s.hitIndex(&h)
+		for pos := range un.hits {
+			h := &un.hits[pos]
+			i := s.hitIndex(h)
 			if i < 0 {
 				if u == 0 {
 					*rejected = append(*rejected, Rejection{Name: h.Name, Score: h.Score, Reason: "not in catalog"})
@@ -150,7 +151,7 @@ func (s *Selector) judge(units []unit, o *Options, rejected *[]Rejection) []*can
 			}
 			pool = append(pool, candidate{idx: i, hit: h, unit: u, serves: un.aspect, pos: pos})
 			c := &pool[len(pool)-1]
-			sh, top := un.scaled(h)
+			sh, top := un.scaled(*h)
 			c.rel = 1
 			if top > 0 {
 				c.rel = sh.Score / top
@@ -382,8 +383,9 @@ func (b *builder) cover(u int, cands []*candidate) {
 		return
 	}
 	un := &b.units[u]
-	for _, h := range un.hits {
-		i := b.s.hitIndex(&h)
+	for k := range un.hits {
+		h := &un.hits[k]
+		i := b.s.hitIndex(h)
 		if i < 0 {
 			continue
 		}
@@ -402,7 +404,7 @@ func (b *builder) cover(u int, cands []*candidate) {
 			return
 		}
 		// Judge it on this aspect, the one it would cover.
-		sh, top := un.scaled(h)
+		sh, top := un.scaled(*h)
 		lvl, why := b.s.level(b.s.cat.At(i), &sh, top, un.text, b.o)
 		if lvl < levelPlausible {
 			continue
@@ -430,7 +432,7 @@ func (b *builder) cover(u int, cands []*candidate) {
 func (b *builder) add(c *candidate, prefix string, covering bool) bool {
 	s, o := b.s, b.o
 	card := s.cat.At(c.idx)
-	h := c.hit
+	h := *c.hit
 	if b.inFloor[c.idx] {
 		// A floor tool that also ranks is reported at its rank, with its evidence.
 		b.sel.Tools = append(b.sel.Tools, Pick{Name: card.Name, Kind: card.Kind, Score: h.Score, Confidence: Floor, Floor: true, Risk: card.Risk,
