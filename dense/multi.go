@@ -70,10 +70,12 @@ func (ix *Index) RankBatch(ctx context.Context, queries []string, ks []int) ([][
 // fallback, as Search would.
 func (h *Hybrid) SearchBatch(ctx context.Context, queries []string, ks []int) [][]Hit {
 	out := make([][]Hit, len(queries))
-	lex := make([][]rank.Hit, len(queries))
-	for i, q := range queries {
-		lex[i] = h.lex.Search(q, max(h.o.Depth, kAt(ks, i)))
+	depths := make([]int, len(queries))
+	for i := range queries {
+		depths[i] = max(h.o.Depth, kAt(ks, i))
 	}
+	// Ranked by words together: the queries share their words' work.
+	lex := h.lex.SearchBatch(queries, depths)
 	// Every query's sentences (see QueryParts), all in one call.
 	_, which := nonBlank(queries)
 	var texts []string
@@ -150,9 +152,10 @@ func (a *Auto) SearchBatch(ctx context.Context, queries []string, ks []int) [][]
 	h := a.ready.Load()
 	out := make([][]Hit, len(queries))
 	lexical := func(why string) [][]Hit {
-		for i, q := range queries {
+		lex := a.lex.SearchBatch(queries, ks)
+		for i := range queries {
 			a.fallbacks.Add(1)
-			out[i] = lexicalOnly(a.lex.Search(q, kAt(ks, i)), kAt(ks, i), why)
+			out[i] = lexicalOnly(lex[i], kAt(ks, i), why)
 		}
 		return out
 	}
