@@ -186,19 +186,29 @@ func BenchmarkThirdStage(b *testing.B) {
 
 // BenchmarkSearchSteps runs the three searches the aspect-aware selector
 // (package policy) makes for a two-step task over 10,000 synthetic cards
-// of real English words: the task for 15 hits, then each step for 3.
+// of real English words: the task for 15 hits, then each step for 3, one
+// search after another and as one batch (SearchBatch, as policy calls it).
 func BenchmarkSearchSteps(b *testing.B) {
 	ix := New(synth.Cards(10000, 1), nil)
 	tasks := synth.Tasks(256, 2)
 	ix.Search(tasks[0], 10)
-	b.ReportAllocs()
-	i := 0
-	for b.Loop() {
-		first, then := tasks[i%len(tasks)], tasks[(i+1)%len(tasks)]
-		ix.Search(first+", then "+then, 15)
-		ix.Search(first, 3)
-		ix.Search(then, 3)
-		i++
+	for _, batch := range []bool{false, true} {
+		b.Run(map[bool]string{false: "searches", true: "batch"}[batch], func(b *testing.B) {
+			b.ReportAllocs()
+			ks := []int{15, 3, 3}
+			i := 0
+			for b.Loop() {
+				first, then := tasks[i%len(tasks)], tasks[(i+1)%len(tasks)]
+				if batch {
+					ix.SearchBatch([]string{first + ", then " + then, first, then}, ks)
+				} else {
+					ix.Search(first+", then "+then, 15)
+					ix.Search(first, 3)
+					ix.Search(then, 3)
+				}
+				i++
+			}
+		})
 	}
 }
 
