@@ -326,6 +326,40 @@ func TestSearchExplains(t *testing.T) {
 	}
 }
 
+// A query of more than 64 terms (past the first stage's bits of terms
+// matched) explains and covers its later terms as its first ones: the
+// cards of words 60 to 79, which say theirs twice, are the 20 the second
+// stage rescores, and each is found, explained and rescored alike.
+func TestSearchManyTerms(t *testing.T) {
+	var cards []card.Card
+	var words []string
+	for i := range 80 {
+		w := fmt.Sprintf("zq%02dx", i)
+		words = append(words, w)
+		desc := "does " + w
+		if i >= 60 {
+			desc += " " + w
+		}
+		cards = append(cards, card.Card{Name: w, Kind: card.KindTool, Description: desc})
+	}
+	ix := New(cards, nil)
+	hits := ix.Search(strings.Join(words, " "), 0)
+	if len(hits) != len(words) {
+		t.Fatalf("%d hits, want %d", len(hits), len(words))
+	}
+	for i, h := range hits {
+		if len(h.Matches) != 1 || h.Matches[0].Term != h.Name {
+			t.Errorf("%s matched %+v, want its own word alone", h.Name, h.Matches)
+		}
+		if h.Coverage != hits[0].Coverage {
+			t.Errorf("%s: coverage %v, %s: %v", h.Name, h.Coverage, hits[0].Name, hits[0].Coverage)
+		}
+		if i < 20 && (h.Name != words[60+i] || h.Score != hits[0].Score) {
+			t.Errorf("hit %d: %s scores %v, want %s scoring %v", i, h.Name, h.Score, words[60+i], hits[0].Score)
+		}
+	}
+}
+
 func TestSearchExpansionExplained(t *testing.T) {
 	ix := New(testCards(), nil)
 	hits := ix.Search("which movie is on tonight", 1)

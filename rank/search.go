@@ -255,8 +255,10 @@ func isNumber(w string) bool {
 // scratch is per-search working memory, pooled to keep searches free of
 // allocation proportional to the catalog.
 type scratch struct {
-	scores  []float64
-	matched []float64 // IDF of the query's own words each card matched
+	scores []float64
+	// has[d] has bit j set when card d has a posting of query term j, for
+	// the first 64 terms (the first stage sets them; see hasTerm).
+	has     []uint64
 	touched []int32
 	pairs   [][2]int32
 	heap    []int32
@@ -312,11 +314,11 @@ func (ix *Index) getScratch() *scratch {
 	}
 	if cap(s.scores) < len(ix.names) {
 		s.scores = make([]float64, len(ix.names))
-		s.matched = make([]float64, len(ix.names))
+		s.has = make([]uint64, len(ix.names))
 		s.touched = make([]int32, 0, len(ix.names)+1) // see addPostings
 	}
 	s.scores = s.scores[:len(ix.names)]
-	s.matched = s.matched[:len(ix.names)]
+	s.has = s.has[:len(ix.names)]
 	return s
 }
 
@@ -344,11 +346,11 @@ func (s *scratch) clearScores() {
 		// Most cards were scored: zeroing the whole of both slices, in
 		// order, is faster than zeroing the touched ones one by one.
 		clear(s.scores)
-		clear(s.matched)
+		clear(s.has)
 	} else {
 		for _, d := range s.touched {
 			s.scores[d] = 0
-			s.matched[d] = 0
+			s.has[d] = 0
 		}
 	}
 	s.touched = s.touched[:0]
@@ -445,12 +447,10 @@ func (ix *Index) searchTerms(q []QueryTerm, k int, s *scratch) []Hit {
 			boosts = true
 			continue
 		}
-		w := t.idf * qt.Weight
-		own := qt.From == ""
-		if own {
+		if qt.From == "" {
 			queryIDF += t.idf
 		}
-		s.touched = addPostings(s.scores, s.matched, s.touched, t.postings, w, t.idf, own)
+		s.touched = addPostings(s.scores, s.has, s.touched, t.postings, t.idf*qt.Weight, termBit(j))
 	}
 	if len(s.touched) == 0 {
 		return nil
@@ -461,10 +461,11 @@ func (ix *Index) searchTerms(q []QueryTerm, k int, s *scratch) []Hit {
 			if !qt.Boost || t == nil {
 				continue
 			}
-			w := t.idf * qt.Weight
+			w, bit := t.idf*qt.Weight, termBit(j)
 			for i := range t.postings {
 				if p := &t.postings[i]; s.scores[p.doc] != 0 {
 					s.scores[p.doc] += w * float64(p.sat)
+					s.has[p.doc] |= bit
 				}
 			}
 		}
@@ -508,16 +509,16 @@ func (ix *Index) searchTerms(q []QueryTerm, k int, s *scratch) []Hit {
 }
 
 // addPostings adds w times each posting's saturated frequency to its
-// card's score and, for a query's own word, the word's IDF to the card's
-// matched IDF. Cards scored for the first time are appended to touched,
-// which it returns; touched must have room for every card plus one.
+// card's score and sets bit in the card's has. Cards scored for the first
+// time are appended to touched, which it returns; touched must have room
+// for every card plus one.
 //
 // It is the first stage's inner loop, and it has no branch that depends
 // on the data: each card is written at the end of touched, and the end
 // moves past it only if the card was new. Whether a card is new is a coin
 // toss to the processor, so an if around an append mispredicted about
 // every other posting and took half the loop's time (BenchmarkSearchSteps).
-func addPostings(scores, matched []float64, touched []int32, postings []posting, w, idf float64, own bool) []int32 {
+func addPostings(scores []float64, has []uint64, touched []int32, postings []posting, w float64, bit uint64) []int32 {
 	n := len(touched)
 	touched = touched[:cap(touched)]
 	for _, p := range postings {
@@ -527,11 +528,41 @@ func addPostings(scores, matched []float64, touched []int32, postings []posting,
 			n++ // compiled without a branch (a conditional move)
 		}
 		scores[p.doc] = old + w*float64(p.sat)
-		if own {
-			matched[p.doc] += idf
-		}
+		has[p.doc] |= bit
 	}
 	return touched[:n]
+}
+
+// termBit is the bit of has that marks query term j, or 0 past the 64th.
+func termBit(j int) uint64 {
+	if j >= 64 {
+		return 0
+	}
+	return 1 << j
+}
+
+// hasTerm reports whether card d may have a posting of query term j: for
+// the first 64 terms has tells (false is sure); past them it may.
+func (s *scratch) hasTerm(d int32, j int) bool {
+	return j >= 64 || s.has[d]&(1<<j) != 0
+}
+
+// matchedIDF is the IDF of the query's own words card d matched, summed
+// in query order, as the second stage's coverage bonus counts it.
+func (s *scratch) matchedIDF(q []QueryTerm, d int32) float64 {
+	var sum float64
+	for j, qt := range q {
+		t := s.terms[j]
+		if t == nil || qt.From != "" || !s.hasTerm(d, j) {
+			continue
+		}
+		if j < 64 {
+			sum += t.idf
+		} else if _, ok := t.find(d); ok {
+			sum += t.idf
+		}
+	}
+	return sum
 }
 
 // best returns the k best touched cards, best first (score, then name).
@@ -597,7 +628,7 @@ func (ix *Index) rescore(q []QueryTerm, queryIDF float64, top []int32, s *scratc
 	for _, d := range top {
 		bonus := 1.0
 		if ix.opts.Coverage > 0 && queryIDF > 0 {
-			bonus += ix.opts.Coverage * s.matched[d] / queryIDF
+			bonus += ix.opts.Coverage * s.matchedIDF(q, d) / queryIDF
 		}
 		if len(s.pairs) > 0 {
 			n := ix.phrases(d, s.pairs)
@@ -672,9 +703,9 @@ func (ix *Index) explain(q []QueryTerm, docs []int32, s *scratch) []Hit {
 	at := s.at[:0] // at[h*len(q)+j]: hit h's posting of term j, or -1
 	nMatches, nFields := 0, 0
 	for _, d := range docs {
-		for _, t := range s.terms {
+		for j, t := range s.terms {
 			i, ok := -1, false
-			if t != nil {
+			if t != nil && s.hasTerm(d, j) {
 				i, ok = t.find(d)
 			}
 			if !ok {
