@@ -215,7 +215,7 @@ type token struct {
 // scan splits task into words and the punctuation that can end a step,
 // skipping protected spans (which become one word each).
 func scan(task string, prot []bool) []token {
-	var toks []token
+	toks := make([]token, 0, len(task)/4+1) // about a word and its space or a mark every 4 bytes
 	for i := 0; i < len(task); {
 		r, n := utf8.DecodeRuneInString(task[i:])
 		switch {

@@ -530,6 +530,9 @@ func (b *builder) reject(c *candidate, why string) {
 		return
 	}
 	b.rejected[c.idx] = true
+	if b.sel.Rejected == nil {
+		b.sel.Rejected = make([]Rejection, 0, len(b.units[0].hits)) // most of the task's hits, usually
+	}
 	b.sel.Rejected = append(b.sel.Rejected, Rejection{Name: c.hit.Name, Score: c.hit.Score, Reason: why})
 }
 

@@ -42,10 +42,10 @@ func Words(s string) []string { return splitWords(s, false) }
 // by rune: splitting runs for every query, every step of a task and
 // every field of every card.
 func splitWords(s string, joined bool) []string {
-	var words []string
-	start := -1   // byte offset of the current word, or -1 between words
-	n := 0        // its runes
-	var prev rune // its last rune
+	words := make([]string, 0, len(s)/5+1) // English words are about 5 bytes with their space
+	start := -1                            // byte offset of the current word, or -1 between words
+	n := 0                                 // its runes
+	var prev rune                          // its last rune
 	flush := func(end int) {
 		if start >= 0 {
 			words = append(words, strings.ToLower(s[start:end]))
@@ -95,6 +95,9 @@ func splitWords(s string, joined bool) []string {
 		i += size
 	}
 	endRun(len(s))
+	if len(words) == 0 {
+		return nil // as before: no words is nil
+	}
 	return words
 }
 
