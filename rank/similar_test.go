@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/capbroker/capbroker/card"
+	"github.com/capbroker/capbroker/internal/synth"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -267,5 +268,24 @@ func TestThirdStagePlainWords(t *testing.T) {
 				t.Errorf("twin %s ranks %d, want 1", tw.Name, got)
 			}
 		})
+	}
+}
+
+// A search for a few hits is the head of a search for more, with the third
+// stage on (cards of real words, which it rescores by meaning).
+func TestThirdStageFewHits(t *testing.T) {
+	ix := New(synth.Cards(3000, 9), nil)
+	tasks := synth.Tasks(120, 10)
+	for i, q := range tasks {
+		if i%2 == 1 {
+			q += ", then " + tasks[i-1] // longer queries, flatter scores
+		}
+		all := ix.Search(q, 15)
+		for _, k := range []int{1, 2, 3, 5, 10} {
+			want := all[:min(k, len(all))]
+			if diff := cmp.Diff(want, ix.Search(q, k)); diff != "" {
+				t.Fatalf("%q: the best %d differ from the head of the best 15 (-15 +%d):\n%s", q, k, k, diff)
+			}
+		}
 	}
 }
