@@ -179,7 +179,7 @@ func mergeShort(task string, as []Aspect, prot []bool) []Aspect {
 		// A step that is all quotation, code or URL is an argument of
 		// the step before it, not a step.
 		quoted := !slices.Contains(prot[a.Start:a.End], false)
-		short := quoted || len(rank.Tokens(a.Text)) < minAspectWords
+		short := quoted || rank.CountTokens(a.Text) < minAspectWords
 		switch {
 		case short && len(out) > 0:
 			p := &out[len(out)-1]

@@ -63,7 +63,6 @@ var familyStems = func() map[string]uint8 {
 func InferFamily(task string) (Family, []string) {
 	var score [len(scored)]int
 	words := rank.Words(task)
-	stems := make([]string, 0, len(words))
 	kept := make([]string, 0, len(words)) // the word each stem came from
 	marks := make([]uint8, 0, len(words))
 	seen := make(map[string]struct{}, len(words))
@@ -74,7 +73,6 @@ func InferFamily(task string) (Family, []string) {
 		}
 		seen[s] = struct{}{}
 		bits := familyStems[s]
-		stems = append(stems, s)
 		kept = append(kept, w)
 		marks = append(marks, bits)
 		for i := range scored {

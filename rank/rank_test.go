@@ -90,7 +90,7 @@ func TestWords(t *testing.T) {
 // TestSplitWordsAsRunes: splitWords, which slices words from the text,
 // splits as the rune-by-rune version it replaced did, on text of every
 // kind of rune it treats apart (cases, digits, marks, hyphens, Chinese
-// and Japanese, invalid UTF-8).
+// and Japanese, invalid UTF-8); and CountTokens counts what Tokens gives.
 func TestSplitWordsAsRunes(t *testing.T) {
 	pieces := []string{"a", "b", "e", "Z", "Q", "x", "mail", "Server", "HTTP", "get", "2", "9", "-", "-", "_", ".", "/",
 		" ", "  ", "\t", "\n", "é", "Ä", "ß", "Σ", "ς", "\u0301", "ั", "ช่", "天", "气", "デ", "ー", "タ", "\xff", "\xc3", "\xe2\x82", "İ", "ǅ", "&", "'"}
@@ -108,6 +108,9 @@ func TestSplitWordsAsRunes(t *testing.T) {
 			if got, want := splitWords(text, joined), splitWordsByRunes(text, joined); !slices.Equal(got, want) {
 				t.Fatalf("splitWords(%q, %v) = %q, by runes %q", text, joined, got, want)
 			}
+		}
+		if got, want := CountTokens(text), len(Tokens(text)); got != want {
+			t.Fatalf("CountTokens(%q) = %d, Tokens gives %d", text, got, want)
 		}
 	}
 }
@@ -194,6 +197,9 @@ func TestTokens(t *testing.T) {
 		t.Run(tt.in, func(t *testing.T) {
 			if diff := cmp.Diff(tt.want, Tokens(tt.in)); diff != "" {
 				t.Errorf("Tokens(%q) mismatch (-want +got):\n%s", tt.in, diff)
+			}
+			if n := CountTokens(tt.in); n != len(tt.want) {
+				t.Errorf("CountTokens(%q) = %d, want %d", tt.in, n, len(tt.want))
 			}
 		})
 	}

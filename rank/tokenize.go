@@ -181,6 +181,19 @@ func Tokens(s string) []Token {
 	return tokens(s, nil)
 }
 
+// CountTokens returns len(Tokens(s)) without stemming the words: how many
+// words of s would be matched (a task's step needs a few to stand alone;
+// see package policy).
+func CountTokens(s string) int {
+	n := 0
+	for _, w := range splitWords(s, true) {
+		if !stopWords[w] && utf8.ValidString(w) {
+			n++
+		}
+	}
+	return n
+}
+
 // tokens is [Tokens] with an optional private cache of tokens by word,
 // which New uses to avoid the shared stem cache's synchronisation on
 // every word. Its tokens are copies of the words, one per distinct word,
