@@ -28,6 +28,10 @@ type unit struct {
 	// base is the zero scores are measured from: 0, or the unit's
 	// lowest score when it is negative (see [unit.scaled]).
 	base float64
+	// topZ is the largest rank.Hit.SimilarityZ of the hits: how far the
+	// card most similar to the text by meaning stands out (0 when the
+	// ranker does not compare meanings).
+	topZ float64
 }
 
 // scaled returns h with its score, and the unit's best score, measured
@@ -119,6 +123,7 @@ func (s *Selector) rankUnits(ctx context.Context, task string, aspects []Aspect,
 		}
 		for _, h := range units[i].hits {
 			units[i].base = min(units[i].base, h.Score)
+			units[i].topZ = max(units[i].topZ, h.SimilarityZ)
 		}
 	}
 	return units, nil
@@ -147,7 +152,7 @@ func (s *Selector) judge(units []unit, o *Options, rejected *[]Rejection) []*can
 			if top > 0 {
 				c.rel = sh.Score / top
 			}
-			c.level, c.why = s.level(s.cat.At(i), &sh, top, un.text, o)
+			c.level, c.why = s.level(s.cat.At(i), &sh, top, un, o)
 			if c.level == levelCertain {
 				c.conf = confidence(sh, top)
 			}
@@ -174,8 +179,9 @@ func (s *Selector) judge(units []unit, o *Options, rejected *[]Rejection) []*can
 	return order
 }
 
-// level judges hit h of card c against its unit's best score top.
-func (s *Selector) level(c *card.Card, h *rank.Hit, top float64, text string, o *Options) (int, string) {
+// level judges hit h of card c (scaled, see [unit.scaled]) against its
+// unit's best score top.
+func (s *Selector) level(c *card.Card, h *rank.Hit, top float64, un *unit, o *Options) (int, string) {
 	if o.Allow != nil && !o.Allow(c) {
 		return levelNone, "held: not allowed by policy (changed digest awaiting approval)"
 	}
@@ -185,11 +191,17 @@ func (s *Selector) level(c *card.Card, h *rank.Hit, top float64, text string, o 
 	}
 	if c.Risk == card.RiskIrreversible {
 		// What cannot be undone needs certain evidence, unless the step
-		// asks for that very action ("delete the old log file" and
-		// delete_file) or ranks it first, ahead of every tool that can
-		// be undone ("throw away my local changes" and git_reset_hard),
-		// and the hit clears the thresholds any tool must.
-		if namesAction(text, c.Name) || (top > 0 && h.Score >= top) {
+		// asks for that very action, and the hit clears the thresholds
+		// any tool must. A step asks for it by its words, when it opens
+		// with the action that opens the tool's name ("delete the old
+		// log file" and delete_file); by rank, when it ranks the tool
+		// first, ahead of every tool that can be undone ("throw away my
+		// local changes" and git_reset_hard); or by meaning, when the
+		// tool is the card most like the step and covers as much of it
+		// as the stronger bar asks ("give the customer their money back"
+		// and a refund).
+		if namesAction(un.text, c.Name) || (top > 0 && h.Score >= top) ||
+			(h.SimilarityZ > 0 && h.SimilarityZ >= un.topZ && h.Coverage >= IrreversibleMinCoverage) {
 			plain := *o
 			plain.MinCoverage, plain.MinRelative = max(o.MinCoverage, DefaultMinCoverage), max(o.MinRelative, DefaultMinRelative)
 			if indirect := indirectOnly(h) && h.Coverage < IndirectMinCoverage; !indirect && h.Coverage >= plain.MinCoverage && (top <= 0 || h.Score/top >= plain.MinRelative) {
@@ -384,7 +396,7 @@ func (b *builder) cover(u int, cands []*candidate) {
 		}
 		// Judge it on this aspect, the one it would cover.
 		sh, top := un.scaled(h)
-		lvl, why := b.s.level(b.s.cat.At(i), &sh, top, un.text, b.o)
+		lvl, why := b.s.level(b.s.cat.At(i), &sh, top, un, b.o)
 		if lvl < levelPlausible {
 			continue
 		}
@@ -446,7 +458,7 @@ func (b *builder) hedge(u int, cands []*candidate) {
 			continue
 		}
 		sh, top := un.scaled(h)
-		lvl, _ := b.s.level(b.s.cat.At(i), &sh, top, un.text, b.o)
+		lvl, _ := b.s.level(b.s.cat.At(i), &sh, top, un, b.o)
 		if lvl < levelPlausible {
 			continue
 		}
@@ -468,7 +480,7 @@ func (b *builder) hedge(u int, cands []*candidate) {
 			continue // a match through related words alone is a guess, not a hedge
 		}
 		sh, top := un.scaled(h)
-		if lvl, _ := b.s.level(b.s.cat.At(i), &sh, top, un.text, b.o); lvl != levelWeak {
+		if lvl, _ := b.s.level(b.s.cat.At(i), &sh, top, un, b.o); lvl != levelWeak {
 			continue
 		}
 		if top > 0 && sh.Score/top < b.o.PlausibleRelative {

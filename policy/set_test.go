@@ -451,13 +451,15 @@ func TestHedge(t *testing.T) {
 }
 
 // TestIrreversibleRankedFirst: an irreversible tool that its step ranks
-// first, ahead of every tool that can be undone, is exposed (low) on the
-// evidence any tool needs, though the step does not open with its name's
-// verb; ranked second it is not.
+// first, ahead of every tool that can be undone, or that is the card most
+// like the step by meaning with the stronger bar's coverage, is exposed
+// (low) on the evidence any tool needs, though the step does not open
+// with its name's verb; otherwise it is not.
 func TestIrreversibleRankedFirst(t *testing.T) {
 	hit := func(name string, score, cov float64) rank.Hit {
 		return rank.Hit{Name: name, Score: score, Coverage: cov, Matches: []rank.Match{{Term: "namespace", Fields: []rank.Field{rank.FieldName}}}}
 	}
+	z := func(h rank.Hit, z float64) rank.Hit { h.SimilarityZ = z; return h }
 	for _, tt := range []struct {
 		hits fusedRanker
 		want bool
@@ -465,6 +467,13 @@ func TestIrreversibleRankedFirst(t *testing.T) {
 		{fusedRanker{hit("delete_namespace", 2.2, 0.25), hit("kubectl_get", 1.9, 0.25)}, true},
 		{fusedRanker{hit("kubectl_get", 2.2, 0.25), hit("delete_namespace", 2.1, 0.25)}, false},
 		{fusedRanker{hit("delete_namespace", 2.2, 0.1), hit("kubectl_get", 1.9, 0.1)}, false}, // below the plain coverage bar
+		// Second, but the card most like the step by meaning, and it
+		// stands out enough to cover the stronger bar: asked for by meaning.
+		{fusedRanker{z(hit("kubectl_get", 2.2, 0.25), 1.5), z(hit("delete_namespace", 1.5, 0.5), 4.1)}, true},
+		// Most alike, but covering too little for what cannot be undone.
+		{fusedRanker{z(hit("kubectl_get", 2.2, 0.25), 1.5), z(hit("delete_namespace", 1.5, 0.25), 2.5)}, false},
+		// Covering enough, but another card is more alike.
+		{fusedRanker{z(hit("kubectl_get", 2.2, 0.25), 4.5), z(hit("delete_namespace", 1.5, 0.5), 4.1)}, false},
 	} {
 		cat, _ := card.NewCatalog(opsCards())
 		s, err := policy.NewSelector(cat, tt.hits, nil)
