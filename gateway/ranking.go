@@ -38,6 +38,11 @@ type ranking struct {
 	mu    sync.Mutex
 	notes []string
 
+	// down counts the catalogs in a row whose card vectors could not be
+	// had: an outage is logged at its first try and its end, not at
+	// every retry.
+	down atomic.Int32
+
 	evidence atomic.Pointer[learn.Evidence]
 	learnMu  sync.Mutex
 	learnAt  time.Time
@@ -110,18 +115,26 @@ func (r *ranking) settle(ctx context.Context, a *dense.Auto, cards int) {
 	}
 	if a.Ready() {
 		st := a.Stats()
-		r.o.Logger.Info("ranking by meaning and words", "ranker", r.kind(), "model", st.Model, "cards", cards,
-			"cached", st.Cached, "embedded", st.Embedded)
+		args := []any{"ranker", r.kind(), "model", st.Model, "cards", cards, "cached", st.Cached, "embedded", st.Embedded}
+		if n := r.down.Swap(0); n > 0 {
+			args = append(args, "after_failed_tries", n)
+		}
+		r.o.Logger.Info("ranking by meaning and words", args...)
 		return
 	}
 	if ctx.Err() != nil {
 		return
 	}
+	n := r.down.Add(1)
 	t := time.NewTimer(r.o.RankRetry)
 	defer t.Stop()
 	select {
 	case <-t.C:
-		r.o.Logger.Info("trying again to embed the cards", "after", r.o.RankRetry)
+		if n == 1 {
+			r.o.Logger.Info("trying again to embed the cards, every "+r.o.RankRetry.String()+" until it works (later tries are logged at debug level)", "after", r.o.RankRetry)
+		} else {
+			r.o.Logger.Debug("trying again to embed the cards", "try", n+1)
+		}
 		r.rebuild()
 	case <-ctx.Done():
 	}
