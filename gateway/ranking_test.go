@@ -20,6 +20,7 @@ import (
 
 	"github.com/capbroker/capbroker/dense"
 	"github.com/capbroker/capbroker/encoder"
+	"github.com/capbroker/capbroker/internal/testenv"
 	"github.com/capbroker/capbroker/policy"
 )
 
@@ -485,30 +486,12 @@ func counterValue(t *testing.T, m *Metrics, why string) float64 {
 	return 0
 }
 
-// lockedBuffer is a log destination safe for the gateway's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestRankingOutageLoggedOnce: an endpoint down across many retries is
 // logged when the outage starts and when it ends, not at every retry.
 func TestRankingOutageLoggedOnce(t *testing.T) {
 	ep := newEndpoint(t)
 	ep.down.Store(true)
-	var log lockedBuffer
+	var log testenv.Buffer
 	g := startGateway(t, []ServerConfig{meteo()}, &Options{Mode: ModeAuto, Family: policy.General,
 		Embedder: client(t, ep.srv.URL+"/v1"), RankRetry: 20 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelInfo}))})
