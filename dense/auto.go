@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -119,7 +120,18 @@ func NewAuto(ctx context.Context, lex *rank.Index, cards []card.Card, e Embedder
 		build(ctx)
 	case a.o.Background:
 		a.setWhy(fmt.Sprintf("%d of %d cards are being embedded in the background", len(missing), len(cards)))
-		go build(ctx)
+		go func() {
+			build(ctx)
+			// Embedding leaves garbage and free heap behind (the
+			// encoder's activations, the texts' pieces: 20 MiB and more
+			// for 1,000 cards) that the runtime would give back to the OS
+			// only slowly; a long-running process should not keep it
+			// resident. One collection after seconds of embedding is
+			// cheap.
+			if a.Stats().Embedded > 0 {
+				debug.FreeOSMemory()
+			}
+		}()
 	default:
 		limit := max(a.o.Budget, a.o.QueryTimeout)
 		if c, ok := e.(Coster); ok {

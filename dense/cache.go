@@ -52,7 +52,12 @@ func OpenCache(ctx context.Context, path string) (*Cache, error) {
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(NORMAL)")
-	q.Add("_pragma", "cache_size(-32768)") // 32 MiB per connection
+	// A small page cache (SQLite's default size): the vectors are read
+	// once at start and written once, so a larger cache only keeps pages
+	// the process never reads again — up to the whole table on every
+	// connection (14 MiB for 1,007 cards behind a gateway at 32 MiB;
+	// reading or writing 10,000 vectors is no slower at 2 MiB).
+	q.Add("_pragma", "cache_size(-2048)") // KiB per connection
 	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("opening embedding cache %s: %w", path, err)

@@ -305,6 +305,7 @@ func (h *Hybrid) fuseZ(lex []rank.Hit, ds *denseResult, k int) []Hit {
 	}
 	for _, x := range order {
 		z := ds.z(x.Index, x.Similarity)
+		x.SimilarityZ = z
 		x.Score = wd * z
 		if x.Lexical != nil {
 			x.Score += x.Lexical.Fused

@@ -47,9 +47,10 @@ var load = sync.OnceValues(func() (*use.Model, error) {
 	return use.ReadTable(table)
 })
 
-// New returns an encoder. The weights (about 7 MB of int8 in the binary,
-// 28 MB of float32 in memory) are decoded on the first call, in about
-// 100 ms, and shared by every encoder.
+// New returns an encoder. The weights (about 7 MB of int8 in the binary)
+// are read on the first call, in a few milliseconds, and shared by every
+// encoder: they stay where the binary holds them, int8, and only their
+// scales and the tokenizer are built.
 func New(opts *Options) (*Encoder, error) {
 	m, err := load()
 	if err != nil {

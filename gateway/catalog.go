@@ -226,7 +226,11 @@ func buildCatalog(ctx context.Context, ups []*upstream, opts *Options, rk *ranki
 	cat.broker = b
 	if len(heldCards) > 0 {
 		hc, _ := card.NewCatalog(heldCards)
-		if cat.heldBroker, err = capbroker.New(ctx, &capbroker.Options{Cards: hc.Cards(), Logger: opts.Logger}); err != nil {
+		ho := &capbroker.Options{Cards: hc.Cards(), Logger: opts.Logger}
+		if rk != nil && rk.e != nil {
+			ho.NewRanker = rk.newHeldRanker
+		}
+		if cat.heldBroker, err = capbroker.New(ctx, ho); err != nil {
 			return nil, fmt.Errorf("indexing the held-back tools: %w", err)
 		}
 	}

@@ -164,3 +164,46 @@ func TestPinsDeletedWhileRunning(t *testing.T) {
 		t.Errorf("after approve --all: %v %q", isErr, text)
 	}
 }
+
+// TestHeldFoundByMeaning: the held-back tools are ranked as the catalog
+// is, so one that only the task's meaning finds is listed under held, not
+// reported absent ("what's it like outside in Lyon" shares no word with
+// get_weather_forecast).
+func TestHeldFoundByMeaning(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		embedder bool
+		want     bool
+	}{
+		{"hybrid", true, true},
+		{"lexical", false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ix, err := index.Open(t.TempDir(), &index.Options{HoldNew: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := &Options{Mode: ModeSearch, Family: policy.General, Pins: ix}
+			if tc.embedder {
+				o.Embedder = builtin(t)
+			}
+			g := startGateway(t, []ServerConfig{meteo()}, o)
+			cs := connect(t, serveHTTP(t, g, nil), nil, nil)
+			heldNames := func() []string {
+				var n []string
+				for _, h := range findAll(t, cs, meaningTask).Held {
+					n = append(n, h.Name)
+				}
+				return n
+			}
+			const tool = "meteo__get_weather_forecast"
+			if !tc.want {
+				if got := heldNames(); slices.Contains(got, tool) {
+					t.Errorf("held %v: lexically, %s shares no word with %q", got, tool, meaningTask)
+				}
+				return
+			}
+			eventually(t, "the held weather tool found by meaning", func() bool { return slices.Contains(heldNames(), tool) })
+		})
+	}
+}

@@ -66,16 +66,19 @@ func memory() (heap, rss float64) {
 	debug.FreeOSMemory()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	heap = float64(ms.HeapAlloc) / (1 << 20)
-	if b, err := os.ReadFile("/proc/self/status"); err == nil {
-		for _, l := range strings.Split(string(b), "\n") {
-			if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmRSS:" {
-				kb, _ := strconv.ParseFloat(f[1], 64)
-				rss = kb / 1024
-			}
+	return float64(ms.HeapAlloc) / (1 << 20), procStatus("VmRSS:")
+}
+
+// procStatus returns a line of /proc/self/status in MiB ("VmRSS:", say).
+func procStatus(field string) float64 {
+	b, _ := os.ReadFile("/proc/self/status")
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == field {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb / 1024
 		}
 	}
-	return heap, rss
+	return 0
 }
 
 // TestIdleSessionsLoad opens 500 MCP sessions over HTTP and leaves them

@@ -29,6 +29,10 @@ func TestMain(m *testing.M) {
 		runTestServer(name)
 		return
 	}
+	if ranker := os.Getenv(memoryEnv); ranker != "" {
+		runMemoryChild(ranker)
+		return
+	}
 	os.Exit(m.Run())
 }
 

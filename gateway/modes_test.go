@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"slices"
@@ -10,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/capbroker/capbroker/internal/testenv"
 	"github.com/capbroker/capbroker/policy"
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -201,7 +201,7 @@ func TestAutoMode(t *testing.T) {
 }
 
 func TestTaskAndTrace(t *testing.T) {
-	var trace syncBuffer
+	var trace testenv.Buffer
 	g := startGateway(t, []ServerConfig{testServer("alpha")}, &Options{Mode: ModeSearch, Task: "echo the text back", Trace: NewJSONLTracer(&trace)})
 	cs := connect(t, serveHTTP(t, g, nil), nil, map[string]string{SessionHeader: "traced"})
 	got := listNames(t, cs)
@@ -234,23 +234,6 @@ func TestTaskAndTrace(t *testing.T) {
 	if diff := cmp.Diff([]string{"select", "find", "call"}, kinds); diff != "" {
 		t.Errorf("traced events (-want +got):\n%s", diff)
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func TestIrreversible(t *testing.T) {

@@ -38,6 +38,11 @@ type ranking struct {
 	mu    sync.Mutex
 	notes []string
 
+	// down counts the catalogs in a row whose card vectors could not be
+	// had: an outage is logged at its first try and its end, not at
+	// every retry.
+	down atomic.Int32
+
 	evidence atomic.Pointer[learn.Evidence]
 	learnMu  sync.Mutex
 	learnAt  time.Time
@@ -89,16 +94,35 @@ func (r *ranking) notesNow() []string {
 // the hybrid (or dense) ranker once its cards' vectors are at hand, from
 // the cache or embedded in the background, the lexical one until then.
 func (r *ranking) newRanker(ctx context.Context, cards []card.Card, lex *rank.Index) (policy.Ranker, error) {
+	a := r.auto(ctx, cards, lex, r.note)
+	gr := &catalogRanker{auto: a, r: r}
+	go r.settle(ctx, a, len(cards))
+	return gr, nil
+}
+
+// auto starts ranking cards by meaning too: lexically until their
+// vectors are at hand, from the cache or embedded in the background. note
+// is told why the ranking stays lexical.
+func (r *ranking) auto(ctx context.Context, cards []card.Card, lex *rank.Index, note func(string)) *dense.Auto {
 	ro := r.o.Ranking
 	ro.OnFallback = func(query string, err error) {
 		r.o.Logger.Debug("ranked a query lexically: embedding it failed", "query", query, "error", err)
 	}
-	a := dense.NewAuto(ctx, lex, cards, r.e, &dense.AutoOptions{
-		Options: ro, Dense: r.o.Dense, Cache: r.o.EmbedCache, Background: true, OnNote: r.note,
+	return dense.NewAuto(ctx, lex, cards, r.e, &dense.AutoOptions{
+		Options: ro, Dense: r.o.Dense, Cache: r.o.EmbedCache, Background: true, OnNote: note,
 	})
-	gr := &catalogRanker{auto: a, r: r}
-	go r.settle(ctx, a, len(cards))
-	return gr, nil
+}
+
+// newHeldRanker builds the ranker of the held-back tools, which
+// find_capability lists under held: ranked as the catalog is, so a held
+// tool that only the task's meaning finds is not reported absent. Its
+// fallbacks are not counted (the catalog's ranker counts the find's), its
+// notes are logged at debug level (the catalog's notes tell of the same
+// outage), and a failed embedding of its cards is tried again when the
+// catalog is next built.
+func (r *ranking) newHeldRanker(ctx context.Context, cards []card.Card, lex *rank.Index) (policy.Ranker, error) {
+	note := func(s string) { r.o.Logger.Debug("ranking the held-back tools", "note", s) }
+	return r.auto(ctx, cards, lex, note), nil
 }
 
 // settle waits for a catalog's card vectors, logs how the catalog ranks,
@@ -110,18 +134,26 @@ func (r *ranking) settle(ctx context.Context, a *dense.Auto, cards int) {
 	}
 	if a.Ready() {
 		st := a.Stats()
-		r.o.Logger.Info("ranking by meaning and words", "ranker", r.kind(), "model", st.Model, "cards", cards,
-			"cached", st.Cached, "embedded", st.Embedded)
+		args := []any{"ranker", r.kind(), "model", st.Model, "cards", cards, "cached", st.Cached, "embedded", st.Embedded}
+		if n := r.down.Swap(0); n > 0 {
+			args = append(args, "after_failed_tries", n)
+		}
+		r.o.Logger.Info("ranking by meaning and words", args...)
 		return
 	}
 	if ctx.Err() != nil {
 		return
 	}
+	n := r.down.Add(1)
 	t := time.NewTimer(r.o.RankRetry)
 	defer t.Stop()
 	select {
 	case <-t.C:
-		r.o.Logger.Info("trying again to embed the cards", "after", r.o.RankRetry)
+		if n == 1 {
+			r.o.Logger.Info("trying again to embed the cards, every "+r.o.RankRetry.String()+" until it works (later tries are logged at debug level)", "after", r.o.RankRetry)
+		} else {
+			r.o.Logger.Debug("trying again to embed the cards", "try", n+1)
+		}
 		r.rebuild()
 	case <-ctx.Done():
 	}

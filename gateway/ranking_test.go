@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/capbroker/capbroker/dense"
 	"github.com/capbroker/capbroker/encoder"
+	"github.com/capbroker/capbroker/internal/testenv"
 	"github.com/capbroker/capbroker/policy"
 )
 
@@ -482,4 +484,26 @@ func counterValue(t *testing.T, m *Metrics, why string) float64 {
 		}
 	}
 	return 0
+}
+
+// TestRankingOutageLoggedOnce: an endpoint down across many retries is
+// logged when the outage starts and when it ends, not at every retry.
+func TestRankingOutageLoggedOnce(t *testing.T) {
+	ep := newEndpoint(t)
+	ep.down.Store(true)
+	var log testenv.Buffer
+	g := startGateway(t, []ServerConfig{meteo()}, &Options{Mode: ModeAuto, Family: policy.General,
+		Embedder: client(t, ep.srv.URL+"/v1"), RankRetry: 20 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+	eventually(t, "several retries", func() bool { return g.ranking.down.Load() >= 4 })
+	ep.down.Store(false)
+	eventually(t, "the card vectors are in use after the retries", func() bool { return g.Ranking().ByMeaning })
+	eventually(t, "the end of the outage is logged", func() bool { return strings.Contains(log.String(), "after_failed_tries") })
+	out := log.String()
+	if n := strings.Count(out, "trying again to embed"); n != 1 {
+		t.Errorf("%d lines about trying again, want 1:\n%s", n, out)
+	}
+	if n := strings.Count(out, "level=WARN"); n != 1 {
+		t.Errorf("%d warnings, want 1 (the failure, once):\n%s", n, out)
+	}
 }

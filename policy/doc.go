@@ -33,9 +33,15 @@
 //     RankBatch ([BatchRanker]) ranks the task and its steps in one call.
 //     An irreversible capability is never only plausible: it needs
 //     stronger evidence (IrreversibleMinCoverage, IrreversibleMinRelative),
-//     unless the step opens with the action its name opens with ("delete
-//     the old log file" and delete_file), when it is plausible on the
-//     evidence any tool needs to be certain. A hit that matched only words
+//     unless the step asks for that very action, when it is plausible on
+//     the evidence any tool needs to be certain: by its words, when the
+//     step opens with the action the tool's name opens with ("delete the
+//     old log file" and delete_file); by rank, when the step ranks it
+//     first, ahead of every tool that can be undone ("throw away my local
+//     changes and go back to main's last commit" and git_reset_hard); or
+//     by meaning, when it is the card most like the step and covers
+//     IrreversibleMinCoverage of it ("give the customer their money back
+//     for order 1234" and stripe_create_refund). A hit that matched only words
 //     related to the task's needs more too ([IndirectMinCoverage]). Risk
 //     informs the choice; it never grants approval.
 //  4. The set is chosen, not cut from a list: first each step gets its
@@ -49,11 +55,27 @@
 //     fully is not low for its share of the whole task). The reason names
 //     the step it serves ("for 'tell the team on slack': matched ...").
 //     A task of one step is the task.
+//
+//     A step whose evidence is plausible but not strong (no certain hit of
+//     high confidence) is hedged: the weak hits among its first
+//     [HedgeDepth] that score [Options.PlausibleRelative] of its best are
+//     exposed too, labelled low, with the reason "hedge, ranked #N where
+//     no match is strong". There the ranking is the best evidence there
+//     is, and it is mostly what the task's meaning alone found: "book a
+//     meeting with Bob on Friday at 3pm" matches find_free_time by its
+//     words and create_event, ranked third, by meaning only. A match
+//     through related words alone and what cannot be undone are never a
+//     hedge.
 //  5. The bound ([Options.MaxSelected], default 10, floor included) and the
 //     token budget ([Options.TokenBudget]; the floor and the hatch are
 //     always exposed) are hard ceilings.
 //  6. A task whose words and meaning match nothing gets the floor alone,
-//     with the reason "floor (no matches)". A task whose only hits are
+//     with the reason "floor (no matches)". A hit that shares no word with
+//     the task is a match by meaning only when its similarity stands
+//     [MeaningWeakZ] deviations above the catalog's mean
+//     ([rank.Hit.SimilarityZ]): a dense ranker scores every card, so some
+//     card is always the most similar, even to "qwzx vbnm" or a task in a
+//     language the encoder does not read. A task whose only hits are
 //     weak (a match through related words alone among them) gets the best
 //     of them, labelled low, rather than nothing, unless a floor tool
 //     matched it.

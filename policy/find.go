@@ -73,6 +73,11 @@ func (s *Selector) Find(ctx context.Context, query string, k int, opts *Options)
 	}
 	var ignored []Rejection
 	cands := s.judge(units, &o, &ignored)
+	if !slices.ContainsFunc(cands, func(c *candidate) bool { return !noMatch(c.hit) }) {
+		// Nothing shares a word with the query and no card's meaning
+		// stands out: what a dense ranker ranks first is noise.
+		cands = nil
+	}
 	var order []*candidate
 	// The best allowed hit of each step first.
 	for u := 1; u < len(units); u++ {

@@ -30,6 +30,10 @@ type unit struct {
 	// base is the zero scores are measured from: 0, or the unit's
 	// lowest score when it is negative (see [unit.scaled]).
 	base float64
+	// topZ is the largest rank.Hit.SimilarityZ of the hits: how far the
+	// card most similar to the text by meaning stands out (0 when the
+	// ranker does not compare meanings).
+	topZ float64
 }
 
 // scaled returns h with its score, and the unit's best score, measured
@@ -121,6 +125,7 @@ func (s *Selector) rankUnits(ctx context.Context, task string, aspects []Aspect,
 		}
 		for _, h := range units[i].hits {
 			units[i].base = min(units[i].base, h.Score)
+			units[i].topZ = max(units[i].topZ, h.SimilarityZ)
 		}
 	}
 	return units, nil
@@ -156,7 +161,7 @@ func (s *Selector) judge(units []unit, o *Options, rejected *[]Rejection) []*can
 			if top > 0 {
 				c.rel = sh.Score / top
 			}
-			c.level, c.why = s.level(s.cat.At(i), &sh, top, un.text, o)
+			c.level, c.why = s.level(s.cat.At(i), &sh, top, un, o)
 			if c.level == levelCertain {
 				c.conf = confidence(sh, top)
 			}
@@ -194,8 +199,9 @@ func (s *Selector) hitIndex(h *rank.Hit) int {
 	return s.cat.Index(h.Name)
 }
 
-// level judges hit h of card c against its unit's best score top.
-func (s *Selector) level(c *card.Card, h *rank.Hit, top float64, text string, o *Options) (int, string) {
+// level judges hit h of card c (scaled, see [unit.scaled]) against its
+// unit's best score top.
+func (s *Selector) level(c *card.Card, h *rank.Hit, top float64, un *unit, o *Options) (int, string) {
 	if o.Allow != nil && !o.Allow(c) {
 		return levelNone, "held: not allowed by policy (changed digest awaiting approval)"
 	}
@@ -205,9 +211,17 @@ func (s *Selector) level(c *card.Card, h *rank.Hit, top float64, text string, o 
 	}
 	if c.Risk == card.RiskIrreversible {
 		// What cannot be undone needs certain evidence, unless the step
-		// asks for that very action ("delete the old log file" and
-		// delete_file) and the hit clears the thresholds any tool must.
-		if namesAction(text, c.Name) {
+		// asks for that very action, and the hit clears the thresholds
+		// any tool must. A step asks for it by its words, when it opens
+		// with the action that opens the tool's name ("delete the old
+		// log file" and delete_file); by rank, when it ranks the tool
+		// first, ahead of every tool that can be undone ("throw away my
+		// local changes" and git_reset_hard); or by meaning, when the
+		// tool is the card most like the step and covers as much of it
+		// as the stronger bar asks ("give the customer their money back"
+		// and a refund).
+		if namesAction(un.text, c.Name) || (top > 0 && h.Score >= top) ||
+			(h.SimilarityZ > 0 && h.SimilarityZ >= un.topZ && h.Coverage >= IrreversibleMinCoverage) {
 			plain := *o
 			plain.MinCoverage, plain.MinRelative = max(o.MinCoverage, DefaultMinCoverage), max(o.MinRelative, DefaultMinRelative)
 			if indirect := indirectOnly(h) && h.Coverage < IndirectMinCoverage; !indirect && h.Coverage >= plain.MinCoverage && (top <= 0 || h.Score/top >= plain.MinRelative) {
@@ -295,20 +309,22 @@ func (s *Selector) Select(ctx context.Context, task string, opts *Options) *Sele
 			continue
 		}
 		if c.level < levelPlausible {
-			if c.level == levelNone || !b.anyRanked() {
-				continue // judged below; a weak hit may still be the one exposed
-			}
-			b.reject(c, c.why)
-			continue
+			continue // judged below: a weak hit may still be exposed as a hedge
 		}
 		b.add(c, "", false)
+	}
+	// 2b. A step whose best evidence is certain but not strong is hedged:
+	// the weak hits ranked among its first few are exposed too, while the
+	// bound and the token share allow.
+	for u := range units {
+		b.hedge(u, cands)
 	}
 	// 3. Nothing plausible, and no floor tool matched: the best weak hit
 	// of the whole task, labelled so, beats exposing nothing when the
 	// ranker found something.
 	if !b.anyRanked() && !b.floorMatched {
 		for _, c := range rest {
-			if !c.picked && c.level == levelWeak && c.unit == 0 {
+			if !c.picked && c.level == levelWeak && c.unit == 0 && !noMatch(c.hit) {
 				b.add(c, "weak match, the best there is: ", true)
 				break
 			}
@@ -405,7 +421,7 @@ func (b *builder) cover(u int, cands []*candidate) {
 		}
 		// Judge it on this aspect, the one it would cover.
 		sh, top := un.scaled(*h)
-		lvl, why := b.s.level(b.s.cat.At(i), &sh, top, un.text, b.o)
+		lvl, why := b.s.level(b.s.cat.At(i), &sh, top, un, b.o)
 		if lvl < levelPlausible {
 			continue
 		}
@@ -425,6 +441,93 @@ func (b *builder) cover(u int, cands []*candidate) {
 			return
 		}
 	}
+}
+
+// MeaningWeakZ is how far above the catalog's mean (in standard
+// deviations, [rank.Hit.SimilarityZ]) the similarity of a card that
+// shares no word with the task must stand for the card to count as a
+// match at all. A dense ranker scores every card, so some card is always
+// the most similar: on the example catalog the best card for "qwzx vbnm",
+// "asdf" or "blorp the zingle" stands 2.4–2.8 deviations above the mean,
+// translate_text for "say 'good morning' in Japanese" 3.5.
+const MeaningWeakZ = 3.0
+
+// noMatch reports whether h is no evidence at all: no word of it matched
+// the task and its meaning does not stand out.
+func noMatch(h *rank.Hit) bool {
+	return len(h.Matches) == 0 && h.Coverage <= 0 && h.SimilarityZ < MeaningWeakZ
+}
+
+// HedgeDepth is how deep in a step's ranking a hedge reaches: as deep as
+// find answers by default.
+const HedgeDepth = DefaultFindK
+
+// hedge exposes the weak hits among the first [HedgeDepth] of unit u when
+// u is grounded but uncertain: some hit of it is plausible (its words or
+// its meaning match: the step is not nonsense), none certain with high
+// confidence. There the ranker's
+// order is the best evidence there is, and a card that only its meaning
+// found ("what's on my schedule tomorrow?" and list_events) beats a
+// second guess by the agent; each is labelled low. What cannot be undone
+// is never a hedge.
+func (b *builder) hedge(u int, cands []*candidate) {
+	un := &b.units[u]
+	if len(b.units) > 1 && u == 0 && len(b.aspects) > 1 {
+		// The whole task of several steps: its steps are hedged instead.
+		return
+	}
+	grounded := false
+	for _, h := range un.hits {
+		i := b.s.cat.Index(h.Name)
+		if i < 0 {
+			continue
+		}
+		sh, top := un.scaled(h)
+		lvl, _ := b.s.level(b.s.cat.At(i), &sh, top, un, b.o)
+		if lvl < levelPlausible {
+			continue
+		}
+		if lvl == levelCertain && confidence(sh, top) == High {
+			return
+		}
+		grounded = true
+	}
+	if !grounded {
+		return
+	}
+	for pos := range un.hits[:min(len(un.hits), HedgeDepth)] {
+		h := &un.hits[pos]
+		i := b.s.cat.Index(h.Name)
+		if i < 0 {
+			continue
+		}
+		c := candidateAt(cands, i)
+		if c == nil || c.picked || c.level != levelWeak || b.inFloor[i] || indirectOnly(h) {
+			continue // a match through related words alone is a guess, not a hedge
+		}
+		sh, top := un.scaled(*h)
+		if lvl, _ := b.s.level(b.s.cat.At(i), &sh, top, un, b.o); lvl != levelWeak {
+			continue
+		}
+		if top > 0 && sh.Score/top < b.o.PlausibleRelative {
+			continue // ranked high only because little else ranks at all
+		}
+		c.hit, c.unit = h, u
+		if un.aspect >= 0 {
+			c.serves = un.aspect
+		}
+		b.add(c, fmt.Sprintf("hedge, ranked #%d where no match is strong: ", pos+1), false)
+	}
+}
+
+// candidateAt returns the candidate of catalog position i, or nil.
+func candidateAt(cands []*candidate, i int) *candidate {
+	for _, c := range cands {
+		if c.idx == i {
+			return c
+		}
+	}
+	return nil
 }
 
 // add picks c when the bound, the sibling limit and the budget allow,

@@ -366,3 +366,127 @@ func TestFusedScoresRelative(t *testing.T) {
 		t.Errorf("picks %v: want kubectl_scale (third, negative fused score) and not fetch_webpage (the lowest)", got)
 	}
 }
+
+// TestHedge: a step whose best evidence is plausible but not strong also
+// gets the weak hits ranked among its first few (found by meaning alone),
+// labelled low; a strong step, a nonsense task and what cannot be undone
+// get no hedge.
+func TestHedge(t *testing.T) {
+	words := func(term string, cov float64) rank.Hit {
+		return rank.Hit{Score: 2, Coverage: cov, Matches: []rank.Match{{Term: term, Fields: []rank.Field{rank.FieldDescription}}}}
+	}
+	meaning := func(name string, score, z float64) rank.Hit {
+		return rank.Hit{Name: name, Score: score, SimilarityZ: z}
+	}
+	named := func(h rank.Hit, name string) rank.Hit { h.Name = name; return h }
+	for _, tt := range []struct {
+		name     string
+		hits     fusedRanker
+		want     []string // exposed, in order
+		hedged   []string // of want, exposed as a hedge
+		findNone bool
+	}{
+		{
+			name: "uncertain step hedged to the hedge depth",
+			hits: fusedRanker{
+				named(words("team", 0.25), "slack_post_message"),
+				meaning("kubectl_get", 1.5, 2.1), meaning("notion_create_page", 1.2, 2.0),
+				meaning("kubectl_scale", 1.0, 1.9), meaning("fetch_webpage", 0.9, 1.8),
+				meaning("kubectl_restart", 0.8, 1.7), // sixth: past the depth
+			},
+			want:   []string{"slack_post_message", "kubectl_get", "notion_create_page", "kubectl_scale", "fetch_webpage"},
+			hedged: []string{"kubectl_get", "notion_create_page", "kubectl_scale", "fetch_webpage"},
+		},
+		{
+			name: "strong step not hedged",
+			hits: fusedRanker{named(words("deploy", 0.8), "kubectl_apply"), meaning("kubectl_get", 1.5, 2.1)},
+			want: []string{"kubectl_apply"},
+		},
+		{
+			name: "far below the best not hedged",
+			hits: fusedRanker{named(words("team", 0.25), "slack_post_message"), meaning("kubectl_get", 0.2, 2.1)},
+			want: []string{"slack_post_message"},
+		},
+		{
+			name: "irreversible never a hedge",
+			hits: fusedRanker{named(words("team", 0.25), "slack_post_message"), meaning("delete_namespace", 1.9, 2.1)},
+			want: []string{"slack_post_message"},
+		},
+		{
+			name:     "nonsense: meaning that does not stand out is no match",
+			hits:     fusedRanker{meaning("kubectl_get", 1.3, 2.8), meaning("fetch_webpage", 1.1, 2.5)},
+			want:     []string{},
+			findNone: true,
+		},
+		{
+			name: "meaning that stands out is the best there is",
+			hits: fusedRanker{meaning("fetch_webpage", 1.6, 3.4), meaning("kubectl_get", 1.1, 2.5)},
+			want: []string{"fetch_webpage"},
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cat, _ := card.NewCatalog(opsCards())
+			s, err := policy.NewSelector(cat, tt.hits, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sel := s.Select(context.Background(), "let the team know", nil)
+			if got := sel.Names(); !slices.Equal(got, tt.want) {
+				t.Fatalf("picks %v, want %v", got, tt.want)
+			}
+			for _, p := range sel.Tools {
+				hedge := strings.HasPrefix(p.Reason, "hedge, ranked #")
+				if hedge != slices.Contains(tt.hedged, p.Name) {
+					t.Errorf("%s: reason %q, hedge want %v", p.Name, p.Reason, !hedge)
+				}
+				if hedge && p.Confidence != policy.Low {
+					t.Errorf("%s: hedge labelled %s", p.Name, p.Confidence)
+				}
+			}
+			if res := s.Find(context.Background(), "let the team know", 5, nil); (len(res.Matches) == 0) != tt.findNone {
+				t.Errorf("find: %v (%s), want none %v", res.Names(), res.Reason, tt.findNone)
+			}
+		})
+	}
+}
+
+// TestIrreversibleRankedFirst: an irreversible tool that its step ranks
+// first, ahead of every tool that can be undone, or that is the card most
+// like the step by meaning with the stronger bar's coverage, is exposed
+// (low) on the evidence any tool needs, though the step does not open
+// with its name's verb; otherwise it is not.
+func TestIrreversibleRankedFirst(t *testing.T) {
+	hit := func(name string, score, cov float64) rank.Hit {
+		return rank.Hit{Name: name, Score: score, Coverage: cov, Matches: []rank.Match{{Term: "namespace", Fields: []rank.Field{rank.FieldName}}}}
+	}
+	z := func(h rank.Hit, z float64) rank.Hit { h.SimilarityZ = z; return h }
+	for _, tt := range []struct {
+		hits fusedRanker
+		want bool
+	}{
+		{fusedRanker{hit("delete_namespace", 2.2, 0.25), hit("kubectl_get", 1.9, 0.25)}, true},
+		{fusedRanker{hit("kubectl_get", 2.2, 0.25), hit("delete_namespace", 2.1, 0.25)}, false},
+		{fusedRanker{hit("delete_namespace", 2.2, 0.1), hit("kubectl_get", 1.9, 0.1)}, false}, // below the plain coverage bar
+		// Second, but the card most like the step by meaning, and it
+		// stands out enough to cover the stronger bar: asked for by meaning.
+		{fusedRanker{z(hit("kubectl_get", 2.2, 0.25), 1.5), z(hit("delete_namespace", 1.5, 0.5), 4.1)}, true},
+		// Most alike, but covering too little for what cannot be undone.
+		{fusedRanker{z(hit("kubectl_get", 2.2, 0.25), 1.5), z(hit("delete_namespace", 1.5, 0.25), 2.5)}, false},
+		// Covering enough, but another card is more alike.
+		{fusedRanker{z(hit("kubectl_get", 2.2, 0.25), 4.5), z(hit("delete_namespace", 1.5, 0.5), 4.1)}, false},
+	} {
+		cat, _ := card.NewCatalog(opsCards())
+		s, err := policy.NewSelector(cat, tt.hits, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sel := s.Select(context.Background(), "get rid of the staging namespace", nil)
+		i := slices.Index(sel.Names(), "delete_namespace")
+		if (i >= 0) != tt.want {
+			t.Errorf("hits %v: delete_namespace exposed %v, want %v", tt.hits, i >= 0, tt.want)
+		}
+		if i >= 0 && sel.Tools[i].Confidence != policy.Low {
+			t.Errorf("delete_namespace labelled %s, want low", sel.Tools[i].Confidence)
+		}
+	}
+}

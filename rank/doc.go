@@ -140,7 +140,10 @@
 // of money are recognised (values.go) and add the words a tool taking
 // them uses ("date", "url", "path", "latitude", "amount", ...) with weight
 // [Options.ValueHint] (0.8). A hint only raises cards the task's words
-// found ([QueryTerm.Boost]); [Match.Via] shows the value it came from.
+// found ([QueryTerm.Boost]), but for a URL's: a URL is a thing to fetch,
+// open or scrape whatever the verb ("grab the text of https://…"), so
+// its "url" finds the tools that take one. [Match.Via] shows the value a
+// hint came from.
 //
 // # Third stage: meaning, by word vectors
 //

@@ -37,6 +37,12 @@ type Hit struct {
 	// sentence vectors, set when a dense or hybrid ranker (package dense)
 	// compared them; 0 otherwise.
 	Similarity float64 `json:"similarity,omitempty"`
+	// SimilarityZ is how many standard deviations Similarity stands above
+	// the mean over the catalog (for a task of several sentences, its best
+	// sentence's), set by z-score fusion; 0 otherwise. Unlike a cosine, it
+	// says whether the similarity is unusual for this catalog: a nonsense
+	// task's best card is about as similar to it as a real task's.
+	SimilarityZ float64 `json:"-"`
 	// Asked is, when the card matched words of what past sessions asked
 	// for before calling it ([FieldUsage]), the past phrase that shares
 	// the most of the query's words.

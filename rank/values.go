@@ -15,7 +15,7 @@ import (
 // each kind of value found in the task adds the words naming it to the
 // query with weight [Options.ValueHint], as a boost: it raises the cards
 // the task's words found and finds none by itself (Match.Via shows the
-// value's text).
+// value's text). A URL's hint alone also finds (see valueKind.finds).
 
 // valueKind is a kind of value recognised in task text.
 type valueKind struct {
@@ -24,6 +24,10 @@ type valueKind struct {
 	// maybe is a cheap test, on the lower-cased text, that must pass
 	// before re is tried: most tasks hold no value of most kinds.
 	maybe func(lower string) bool
+	// finds makes the words find cards, not only raise them: a URL in a
+	// task is a thing to fetch, open or scrape, whatever the verb ("grab
+	// the text of https://…"), and the tools that do it take a "url".
+	finds bool
 }
 
 const monthRE = `jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?`
@@ -65,6 +69,7 @@ var valueKinds = []valueKind{
 		words: []string{"url"},
 		re:    regexp.MustCompile(`(?i)\bhttps?://\S+`),
 		maybe: func(s string) bool { return strings.Contains(s, "://") },
+		finds: true,
 	},
 	{
 		words: []string{"email"},
@@ -133,8 +138,9 @@ func hasDigit(s string) bool { return strings.ContainsAny(s, "0123456789") }
 
 // valueHint is a word implied by a value found in a task.
 type valueHint struct {
-	word string
-	text string // the value as written, for explanations
+	word  string
+	text  string // the value as written, for explanations
+	finds bool   // see valueKind.finds
 }
 
 // valueHints returns the words implied by the values in text, in the
@@ -153,7 +159,7 @@ func valueHints(text string) []valueHint {
 		v := strings.TrimSpace(text[loc[0]:loc[1]])
 		for _, w := range k.words {
 			if !slices.ContainsFunc(out, func(h valueHint) bool { return h.word == w }) {
-				out = append(out, valueHint{word: w, text: v})
+				out = append(out, valueHint{word: w, text: v, finds: k.finds})
 			}
 		}
 	}
@@ -181,7 +187,7 @@ func (ix *Index) addValueHints(q []QueryTerm, text string) []QueryTerm {
 		}
 		if !in[st] {
 			in[st] = true
-			q = append(q, QueryTerm{Stem: st, Word: h.word, Weight: ix.opts.ValueHint, From: h.text, Boost: true})
+			q = append(q, QueryTerm{Stem: st, Word: h.word, Weight: ix.opts.ValueHint, From: h.text, Boost: !h.finds})
 		}
 	}
 	return q

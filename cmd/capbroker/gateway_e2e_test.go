@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/capbroker/capbroker/internal/testenv"
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -57,7 +58,7 @@ func (d *dictServer) describe(desc string) {
 // gatewayRun is "capbroker gateway" running over stdio in this process.
 type gatewayRun struct {
 	cs     *mcp.ClientSession
-	stderr *lockedBuffer
+	stderr *testenv.Buffer
 	stop   func() error
 }
 
@@ -67,7 +68,7 @@ func runGateway(t *testing.T, env map[string]string, copts *mcp.ClientOptions, a
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	r := &gatewayRun{stderr: &lockedBuffer{}}
+	r := &gatewayRun{stderr: &testenv.Buffer{}}
 	m := &Main{Stdin: inR, Stdout: outW, Stderr: r.stderr, Getenv: func(k string) string { return env[k] }}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/capbroker/capbroker/internal/testenv"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -46,8 +47,8 @@ func startGatewayCmd(t *testing.T, env map[string]string, args ...string) string
 	if env["HOME"] == "" {
 		env["HOME"] = dir
 	}
-	stderr := &lockedBuffer{}
-	m := &Main{Stdin: strings.NewReader(""), Stdout: &lockedBuffer{}, Stderr: stderr, Getenv: func(k string) string { return env[k] }}
+	stderr := &testenv.Buffer{}
+	m := &Main{Stdin: strings.NewReader(""), Stdout: &testenv.Buffer{}, Stderr: stderr, Getenv: func(k string) string { return env[k] }}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {

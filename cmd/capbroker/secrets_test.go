@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/capbroker/capbroker/internal/testenv"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -72,7 +73,7 @@ func TestSecretsStaySecret(t *testing.T) {
 	}
 
 	// The gateway over HTTP: /status, the log, a failed call.
-	stderrBuf := &lockedBuffer{}
+	stderrBuf := &testenv.Buffer{}
 	m := &Main{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: stderrBuf, Getenv: func(k string) string { return env[k] }}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

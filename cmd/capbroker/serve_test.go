@@ -1,36 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/capbroker/capbroker/internal/testenv"
 	"github.com/google/go-cmp/cmp"
 )
-
-// lockedBuffer is a bytes.Buffer safe for the server's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // addrWriter hands the address of the "serving ... on http://ADDR" line to
 // a channel.
@@ -55,7 +36,7 @@ func serve(t *testing.T, env map[string]string, args ...string) string {
 		return "lexical" // as runIO: the tests expect lexical answers
 	}
 	addrc := make(chan string, 1)
-	stderr := &lockedBuffer{}
+	stderr := &testenv.Buffer{}
 	m := &Main{Stdin: strings.NewReader(""), Stdout: addrWriter{addrc}, Stderr: stderr, Getenv: getenv}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -9,3 +9,9 @@ import "golang.org/x/sys/cpu"
 func dot4x2AVX2(x0, x1, x2, x3, w0, w1 *float32, n int, out *[8]float32)
 
 var haveAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
+// dequantAVX2 sets dst[64g+k] to float32(int8(q[64g+k])) · scale[g] for
+// the given number of groups of 64 weights.
+//
+//go:noescape
+func dequantAVX2(dst *float32, q *byte, scale *float32, groups int)

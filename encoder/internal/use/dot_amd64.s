@@ -61,3 +61,42 @@ done:
 	HSUM(Y7, X7, 28)
 	VZEROUPPER
 	RET
+
+// DQ8 decodes the 8 int8 weights at off(SI) into the 8 floats at 4·off(DI),
+// times the scale in Y0.
+#define DQ8(off) \
+	VPMOVSXBD off(SI), Y1 \
+	VCVTDQ2PS Y1, Y1 \
+	VMULPS Y0, Y1, Y1 \
+	VMOVUPS Y1, (4*off)(DI)
+
+// func dequantAVX2(dst *float32, q *byte, scale *float32, groups int)
+// dst[64g+k] = float32(int8(q[64g+k])) * scale[g]: exact conversions and
+// one rounded product, as the Go loop computes it.
+TEXT ·dequantAVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ q+8(FP), SI
+	MOVQ scale+16(FP), DX
+	MOVQ groups+24(FP), CX
+
+group:
+	TESTQ CX, CX
+	JE    dqdone
+	VBROADCASTSS (DX), Y0
+	DQ8(0)
+	DQ8(8)
+	DQ8(16)
+	DQ8(24)
+	DQ8(32)
+	DQ8(40)
+	DQ8(48)
+	DQ8(56)
+	ADDQ $64, SI
+	ADDQ $256, DI
+	ADDQ $4, DX
+	DECQ CX
+	JMP  group
+
+dqdone:
+	VZEROUPPER
+	RET

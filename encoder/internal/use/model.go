@@ -22,7 +22,7 @@ const (
 // product.
 type Linear struct {
 	In, Out int
-	W       []float32 // Out×In
+	W       Weights   // Out×In
 	B       []float32 // Out
 }
 
@@ -40,11 +40,12 @@ type Layer struct {
 	FF1, FF2          Linear
 }
 
-// Model is USE-lite's weights, float32 in memory.
+// Model is USE-lite's weights: int8 as the weight table holds them (see
+// [ReadTable]), or float32 as converted from the TF.js graph.
 type Model struct {
 	Tok *Tokenizer
 	// Emb holds one EmbedDim row per vocabulary id.
-	Emb    []float32
+	Emb    Weights
 	Rows   int
 	Timing []float32 // 128 inverse timescales
 	// signal caches the timing signal of every position.
@@ -111,12 +112,13 @@ func (m *Model) Forward(s *Scratch, seqs [][]int32, dst [][]float32) {
 	// Input: the graph adds the embedding twice (once through its
 	// timing-signal branch) plus the position signal.
 	x := s.x[:rows*EmbedDim]
+	var ebuf [EmbedDim]float32
 	r := 0
 	for _, q := range seqs {
 		for pos, id := range q {
 			row := x[r*EmbedDim : (r+1)*EmbedDim]
 			m.timingSignal(row, pos)
-			e := m.Emb[int(id)*EmbedDim : (int(id)+1)*EmbedDim]
+			e := m.Emb.row(ebuf[:], int(id), EmbedDim)
 			for i := range row {
 				row[i] += 2 * e[i]
 			}

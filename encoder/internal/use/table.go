@@ -56,7 +56,7 @@ func WriteTable(m *Model) []byte {
 		binary.Write(&b, binary.LittleEndian, q)
 	}
 	lin := func(l *Linear) {
-		q8(l.W, l.Out, l.In)
+		q8(l.W.float32s(l.Out, l.In), l.Out, l.In)
 		f32s(l.B)
 	}
 	pieces := m.Tok.pieces
@@ -66,7 +66,7 @@ func WriteTable(m *Model) []byte {
 		b.WriteString(p.Text)
 		binary.Write(&b, binary.LittleEndian, p.Score)
 	}
-	q8(m.Emb, m.Rows, EmbedDim)
+	q8(m.Emb.float32s(m.Rows, EmbedDim), m.Rows, EmbedDim)
 	f32s(m.Timing)
 	for i := range m.Layers {
 		l := &m.Layers[i]
@@ -113,7 +113,9 @@ func quantize(v, s float32) int8 {
 	return int8(max(-127, min(127, math.Round(float64(v/s)))))
 }
 
-// ReadTable decodes a table written by [WriteTable] into a float32 model.
+// ReadTable decodes a table written by [WriteTable] into an int8 model.
+// The model's int8 weights are data itself, not a copy (see [Weights]):
+// data must not change afterwards.
 func ReadTable(data []byte) (*Model, error) {
 	r := &tableReader{b: data}
 	if string(r.next(len(tableMagic))) != tableMagic {
@@ -221,28 +223,25 @@ func (r *tableReader) f32s(want int) []float32 {
 	return v
 }
 
-func (r *tableReader) q8() (w []float32, rows, cols int) {
+func (r *tableReader) q8() (w Weights, rows, cols int) {
 	rows, cols = r.u32(), r.u32()
 	if r.err == nil && (rows <= 0 || cols <= 0 || rows*cols > 1<<24) {
 		r.fail("matrix of %d×%d", rows, cols)
 	}
 	if r.err != nil {
-		return nil, 0, 0
+		return Weights{}, 0, 0
 	}
 	groups := (cols + quantGroup - 1) / quantGroup
 	sp := r.next(4 * rows * groups)
 	qp := r.next(rows * cols)
 	if r.err != nil {
-		return nil, 0, 0
+		return Weights{}, 0, 0
 	}
-	w = make([]float32, rows*cols)
-	for i := 0; i < rows; i++ {
-		for j := 0; j < cols; j++ {
-			s := math.Float32frombits(binary.LittleEndian.Uint32(sp[4*(i*groups+j/quantGroup):]))
-			w[i*cols+j] = float32(int8(qp[i*cols+j])) * s
-		}
+	scale := make([]float32, rows*groups)
+	for i := range scale {
+		scale[i] = math.Float32frombits(binary.LittleEndian.Uint32(sp[4*i:]))
 	}
-	return w, rows, cols
+	return Weights{Q: qp[:len(qp):len(qp)], Scale: scale}, rows, cols
 }
 
 func (r *tableReader) lin(in, out int) Linear {
@@ -252,7 +251,7 @@ func (r *tableReader) lin(in, out int) Linear {
 	}
 	b := r.f32s(out)
 	if r.err != nil {
-		return Linear{In: in, Out: out, W: make([]float32, in*out), B: make([]float32, out)}
+		return Linear{In: in, Out: out, W: Weights{F: make([]float32, in*out)}, B: make([]float32, out)}
 	}
 	return Linear{In: in, Out: out, W: w, B: b}
 }

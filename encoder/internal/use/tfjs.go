@@ -198,10 +198,10 @@ func Convert(p *Package) (*Model, error) {
 				w[j*in+i] = k[i*out+j]
 			}
 		}
-		return Linear{In: in, Out: out, W: w, B: append([]float32(nil), b...)}
+		return Linear{In: in, Out: out, W: Weights{F: w}, B: append([]float32(nil), b...)}
 	}
 	m := &Model{Tok: NewTokenizer(pieces)}
-	m.Emb = get("module/Embeddings_en", 8002, EmbedDim)
+	m.Emb = Weights{F: get("module/Embeddings_en", 8002, EmbedDim)}
 	m.Rows = 8002
 	m.Timing = get(applyPrefix+"TransformerStack/Layer_0/AddTimingSignal/TimingSignal/ExpandDims_1", EmbedDim/2)
 	for li := range m.Layers {

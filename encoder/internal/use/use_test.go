@@ -114,6 +114,64 @@ func TestInt8MatchesFloat32(t *testing.T) {
 	}
 }
 
+// decoded returns a copy of the int8 model m with every weight decoded
+// to float32 up front, as ReadTable once did.
+func decoded(m *Model) *Model {
+	dec := func(w Weights, rows, cols int) Weights {
+		groups := (cols + quantGroup - 1) / quantGroup
+		f := make([]float32, rows*cols)
+		for i := range rows {
+			for j := range cols {
+				f[i*cols+j] = float32(int8(w.Q[i*cols+j])) * w.Scale[i*groups+j/quantGroup]
+			}
+		}
+		return Weights{F: f}
+	}
+	lin := func(l Linear) Linear {
+		l.W = dec(l.W, l.Out, l.In)
+		return l
+	}
+	d := &Model{Tok: m.Tok, Emb: dec(m.Emb, m.Rows, EmbedDim), Rows: m.Rows, Timing: m.Timing,
+		Layers: m.Layers, Tanh: lin(m.Tanh)}
+	for i := range d.Layers {
+		l := &d.Layers[i]
+		l.QKV, l.Out, l.FF1, l.FF2 = lin(l.QKV), lin(l.Out), lin(l.FF1), lin(l.FF2)
+		if l.Residual != nil {
+			res := lin(*l.Residual)
+			l.Residual = &res
+		}
+	}
+	return d
+}
+
+// TestInt8InPlace: the int8 weights decoded a row at a time as the
+// forward pass needs them give the very vectors (bit for bit) of the same
+// weights decoded to float32 up front, with both kernels.
+func TestInt8InPlace(t *testing.T) {
+	q8 := int8Model(t)
+	if q8.Layers[0].QKV.W.F != nil || q8.Emb.F != nil {
+		t.Fatal("ReadTable decoded the weights to float32")
+	}
+	f32 := decoded(q8)
+	texts := goldenTexts(t)
+	texts = append(texts, strings.Repeat("a long card that the model clips at its last position ", 20))
+	defer func() { useAVX2 = haveAVX2 }()
+	for _, avx := range []bool{false, true} {
+		if avx && !haveAVX2 {
+			continue
+		}
+		useAVX2 = avx
+		a, b := embed(q8, texts), embed(f32, texts)
+		for i := range texts {
+			for j := range a[i] {
+				if math.Float32bits(a[i][j]) != math.Float32bits(b[i][j]) {
+					t.Fatalf("AVX2 %v, %q: coordinate %d is %v decoded a row at a time, %v decoded up front", avx, texts[i], j, a[i][j], b[i][j])
+				}
+			}
+		}
+	}
+}
+
 // TestKernels checks the assembly matrix product against the portable
 // one for every row remainder and both modes.
 func TestKernels(t *testing.T) {
@@ -121,9 +179,9 @@ func TestKernels(t *testing.T) {
 		t.Skip("no AVX2+FMA on this machine: only the portable kernel runs")
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	l := &Linear{In: 64, Out: 6, W: make([]float32, 64*6), B: make([]float32, 6)}
-	for i := range l.W {
-		l.W[i] = rng.Float32()*2 - 1
+	l := &Linear{In: 64, Out: 6, W: Weights{F: make([]float32, 64*6)}, B: make([]float32, 6)}
+	for i := range l.W.F {
+		l.W.F[i] = rng.Float32()*2 - 1
 	}
 	for i := range l.B {
 		l.B[i] = rng.Float32()
