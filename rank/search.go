@@ -699,8 +699,9 @@ func (ix *Index) saturate(doc int32, freqs *termFreqs) float64 {
 //
 // It runs for every hit of every search, so what the hits share is
 // worked out once (see creditPlan), each hit's postings are found by one
-// binary search per term, and all the hits' matches and fields are cut
-// from one allocation each.
+// binary search per term it has (the first stage marked them; see
+// hasTerm), and all the hits' matches and fields are cut from one
+// allocation each.
 func (ix *Index) explain(q []QueryTerm, docs []int32, s *scratch) []Hit {
 	hits := make([]Hit, len(docs))
 	credits, weight, total := ix.creditPlan(q, s)
