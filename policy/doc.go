@@ -54,11 +54,10 @@
 //     unit where its evidence is certain (a tool that serves one step
 //     fully is not low for its share of the whole task). The reason names
 //     the step it serves ("for 'tell the team on slack': matched ...").
-//     A task of one step is the task.
-//
-//     A step whose evidence is plausible but not strong (no certain hit of
-//     high confidence) is hedged: the weak hits among its first
-//     [HedgeDepth] that score [Options.PlausibleRelative] of its best are
+//     A task of one step is the task. A step whose evidence is plausible
+//     but not strong (no certain hit of high confidence) is hedged: the
+//     weak hits among its first [HedgeDepth] that score
+//     [Options.PlausibleRelative] of its best are
 //     exposed too, labelled low, with the reason "hedge, ranked #N where
 //     no match is strong". There the ranking is the best evidence there
 //     is, and it is mostly what the task's meaning alone found: "book a
