@@ -144,6 +144,7 @@ func (s *Selector) Find(ctx context.Context, query string, k int, opts *Options)
 // approval): the one reason Find leaves a hit out.
 func held(c *candidate) bool { return strings.HasPrefix(c.why, "held:") }
 
+// findCand returns the candidate of catalog position idx, or nil.
 func findCand(cands []*candidate, idx int) *candidate {
 	if idx < 0 {
 		return nil

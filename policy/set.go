@@ -405,13 +405,7 @@ func (b *builder) cover(u int, cands []*candidate) {
 		if i < 0 {
 			continue
 		}
-		var c *candidate
-		for _, x := range cands {
-			if x.idx == i {
-				c = x
-				break
-			}
-		}
+		c := findCand(cands, i)
 		if c == nil {
 			continue
 		}
@@ -465,25 +459,28 @@ const HedgeDepth = DefaultFindK
 // hedge exposes the weak hits among the first [HedgeDepth] of unit u when
 // u is grounded but uncertain: some hit of it is plausible (its words or
 // its meaning match: the step is not nonsense), none certain with high
-// confidence. There the ranker's
-// order is the best evidence there is, and a card that only its meaning
-// found ("what's on my schedule tomorrow?" and list_events) beats a
-// second guess by the agent; each is labelled low. What cannot be undone
-// is never a hedge.
+// confidence. There the ranker's order is the best evidence there is, and
+// a card that only its meaning found ("what's on my schedule tomorrow?"
+// and list_events) beats a second guess by the agent; each is labelled
+// low. What cannot be undone is never a hedge.
 func (b *builder) hedge(u int, cands []*candidate) {
-	un := &b.units[u]
-	if len(b.units) > 1 && u == 0 && len(b.aspects) > 1 {
-		// The whole task of several steps: its steps are hedged instead.
-		return
+	if u == 0 && len(b.aspects) > 1 {
+		return // the whole task of several steps: its steps are hedged instead
 	}
+	un := &b.units[u]
+	var weak [HedgeDepth]bool // which of the first hits are weak in u
 	grounded := false
-	for _, h := range un.hits {
-		i := b.s.cat.Index(h.Name)
+	for pos := range un.hits {
+		h := &un.hits[pos]
+		i := b.s.hitIndex(h)
 		if i < 0 {
 			continue
 		}
-		sh, top := un.scaled(h)
+		sh, top := un.scaled(*h)
 		lvl, _ := b.s.level(b.s.cat.At(i), &sh, top, un, b.o)
+		if pos < HedgeDepth {
+			weak[pos] = lvl == levelWeak && (top <= 0 || sh.Score/top >= b.o.PlausibleRelative)
+		}
 		if lvl < levelPlausible {
 			continue
 		}
@@ -497,20 +494,16 @@ func (b *builder) hedge(u int, cands []*candidate) {
 	}
 	for pos := range un.hits[:min(len(un.hits), HedgeDepth)] {
 		h := &un.hits[pos]
-		i := b.s.cat.Index(h.Name)
-		if i < 0 {
+		if !weak[pos] || indirectOnly(h) {
+			// Not weak here, ranked high only because little else ranks
+			// at all, or a match through related words alone: a guess,
+			// not a hedge.
 			continue
 		}
-		c := candidateAt(cands, i)
-		if c == nil || c.picked || c.level != levelWeak || b.inFloor[i] || indirectOnly(h) {
-			continue // a match through related words alone is a guess, not a hedge
-		}
-		sh, top := un.scaled(*h)
-		if lvl, _ := b.s.level(b.s.cat.At(i), &sh, top, un, b.o); lvl != levelWeak {
+		i := b.s.hitIndex(h)
+		c := findCand(cands, i)
+		if c == nil || c.picked || c.level != levelWeak || b.inFloor[i] {
 			continue
-		}
-		if top > 0 && sh.Score/top < b.o.PlausibleRelative {
-			continue // ranked high only because little else ranks at all
 		}
 		c.hit, c.unit = h, u
 		if un.aspect >= 0 {
@@ -518,16 +511,6 @@ func (b *builder) hedge(u int, cands []*candidate) {
 		}
 		b.add(c, fmt.Sprintf("hedge, ranked #%d where no match is strong: ", pos+1), false)
 	}
-}
-
-// candidateAt returns the candidate of catalog position i, or nil.
-func candidateAt(cands []*candidate, i int) *candidate {
-	for _, c := range cands {
-		if c.idx == i {
-			return c
-		}
-	}
-	return nil
 }
 
 // add picks c when the bound, the sibling limit and the budget allow,
