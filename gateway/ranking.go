@@ -150,7 +150,7 @@ func (r *ranking) settle(ctx context.Context, a *dense.Auto, cards int) {
 	select {
 	case <-t.C:
 		if n == 1 {
-			r.o.Logger.Info("trying again to embed the cards, every "+r.o.RankRetry.String()+" until it works (later tries are logged at debug level)", "after", r.o.RankRetry)
+			r.o.Logger.Info("trying again to embed the cards until it works; later tries are logged at debug level", "every", r.o.RankRetry)
 		} else {
 			r.o.Logger.Debug("trying again to embed the cards", "try", n+1)
 		}
