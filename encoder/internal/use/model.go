@@ -3,6 +3,8 @@ package use
 import (
 	"math"
 	"sync"
+
+	"github.com/capbroker/capbroker/encoder/internal/tensor"
 )
 
 // Model dimensions of Universal Sentence Encoder lite.
@@ -17,14 +19,11 @@ const (
 	l2Epsilon = 1e-12
 )
 
-// Linear is a dense layer y = x·Wᵀ + b with W stored as Out rows of In
-// weights (one row per output), so each output is one contiguous dot
-// product.
-type Linear struct {
-	In, Out int
-	W       Weights   // Out×In
-	B       []float32 // Out
-}
+// Linear is a dense layer y = x·Wᵀ + b.
+type Linear = tensor.Linear
+
+// Weights is a matrix of float32 or int8 weights.
+type Weights = tensor.Weights
 
 // Layer is one transformer layer (pre-norm, multi-head self-attention,
 // then a ReLU feed-forward network, each with a residual connection).
@@ -78,12 +77,7 @@ type Scratch struct {
 	x, a, h, qkv, ff, att, scores, pooled, out []float32
 }
 
-func grow(b []float32, n int) []float32 {
-	if cap(b) < n {
-		return make([]float32, n)
-	}
-	return b[:n]
-}
+var grow = tensor.Grow
 
 // Clip returns ids cut to the positions the model reads.
 func Clip(ids []int32) []int32 {
@@ -118,7 +112,7 @@ func (m *Model) Forward(s *Scratch, seqs [][]int32, dst [][]float32) {
 		for pos, id := range q {
 			row := x[r*EmbedDim : (r+1)*EmbedDim]
 			m.timingSignal(row, pos)
-			e := m.Emb.row(ebuf[:], int(id), EmbedDim)
+			e := m.Emb.Row(ebuf[:], int(id), EmbedDim)
 			for i := range row {
 				row[i] += 2 * e[i]
 			}
@@ -131,25 +125,25 @@ func (m *Model) Forward(s *Scratch, seqs [][]int32, dst [][]float32) {
 		l := &m.Layers[li]
 		d := l.Dim
 		a := s.a[:rows*d]
-		layerNorm(a, in, rows, d, l.LN1Scale, l.LN1Bias)
+		tensor.LayerNorm(a, in, rows, d, l.LN1Scale, l.LN1Bias, lnEpsilon)
 		qkv := s.qkv[:rows*3*d]
-		linear(qkv, a, rows, &l.QKV, false)
+		l.QKV.Apply(qkv, a, rows, false)
 		att := s.att[:rows*d]
 		s.attention(att, qkv, seqs, d)
 		h := s.h[:rows*ModelDim]
 		if l.Residual != nil {
-			linear(h, in, rows, l.Residual, false)
+			l.Residual.Apply(h, in, rows, false)
 		} else {
 			copy(h, in)
 		}
-		linear(h, att, rows, &l.Out, true)
+		l.Out.Apply(h, att, rows, true)
 		// Feed-forward with its residual.
 		a = s.a[:rows*ModelDim]
-		layerNorm(a, h, rows, ModelDim, l.LN2Scale, l.LN2Bias)
+		tensor.LayerNorm(a, h, rows, ModelDim, l.LN2Scale, l.LN2Bias, lnEpsilon)
 		ff := s.ff[:rows*FFNDim]
-		linear(ff, a, rows, &l.FF1, false)
+		l.FF1.Apply(ff, a, rows, false)
 		relu(ff)
-		linear(h, ff, rows, &l.FF2, true)
+		l.FF2.Apply(h, ff, rows, true)
 		// h is the next layer's input; swap buffers.
 		s.x, s.h = s.h, s.x
 		in = s.x[:rows*ModelDim]
@@ -178,7 +172,7 @@ func (m *Model) Forward(s *Scratch, seqs [][]int32, dst [][]float32) {
 	}
 	s.out = grow(s.out, len(seqs)*OutDim)
 	out := s.out
-	linear(out, pooled, len(seqs), &m.Tanh, false)
+	m.Tanh.Apply(out, pooled, len(seqs), false)
 	for i, q := range seqs {
 		v := dst[i][:OutDim]
 		if len(q) == 0 {
@@ -246,29 +240,6 @@ func (s *Scratch) attention(dst, qkv []float32, seqs [][]int32, d int) {
 			}
 		}
 		base += t
-	}
-}
-
-// layerNorm normalizes each row of src over its d values into dst.
-func layerNorm(dst, src []float32, rows, d int, scale, bias []float32) {
-	for r := 0; r < rows; r++ {
-		x := src[r*d : (r+1)*d]
-		y := dst[r*d : (r+1)*d]
-		var mean float64
-		for _, v := range x {
-			mean += float64(v)
-		}
-		mean /= float64(d)
-		var variance float64
-		for _, v := range x {
-			dv := float64(v) - mean
-			variance += dv * dv
-		}
-		variance /= float64(d)
-		inv := 1 / math.Sqrt(variance+lnEpsilon)
-		for i, v := range x {
-			y[i] = float32((float64(v)-mean)*inv)*scale[i] + bias[i]
-		}
 	}
 }
 

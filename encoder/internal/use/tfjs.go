@@ -89,7 +89,7 @@ type tfjsModel struct {
 	} `json:"weightsManifest"`
 }
 
-type tensor struct {
+type graphTensor struct {
 	shape []int
 	f     []float32
 	i     []int32
@@ -109,7 +109,7 @@ func Convert(p *Package) (*Model, error) {
 	if err := json.Unmarshal(p.ModelJSON, &tm); err != nil {
 		return nil, fmt.Errorf("parsing model.json: %w", err)
 	}
-	ts := map[string]tensor{}
+	ts := map[string]graphTensor{}
 	for _, g := range tm.WeightsManifest {
 		var data []byte
 		for _, f := range g.Paths {
@@ -128,7 +128,7 @@ func Convert(p *Package) (*Model, error) {
 			if off+4*n > len(data) {
 				return nil, fmt.Errorf("weight %s: shards end at byte %d, need %d", w.Name, len(data), off+4*n)
 			}
-			t := tensor{shape: w.Shape}
+			t := graphTensor{shape: w.Shape}
 			switch w.Dtype {
 			case "float32":
 				t.f = make([]float32, n)
@@ -242,7 +242,7 @@ func Convert(p *Package) (*Model, error) {
 // checkGraph verifies the graph's op census and the constants the forward
 // pass hard-codes, so a different model fails loudly instead of running
 // wrong.
-func checkGraph(tm *tfjsModel, ts map[string]tensor) error {
+func checkGraph(tm *tfjsModel, ts map[string]graphTensor) error {
 	ops := map[string]int{}
 	for _, n := range tm.ModelTopology.Node {
 		ops[n.Op]++

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/capbroker/capbroker/encoder/internal/tensor"
 	"github.com/capbroker/capbroker/internal/testenv"
 )
 
@@ -117,21 +117,11 @@ func TestInt8MatchesFloat32(t *testing.T) {
 // decoded returns a copy of the int8 model m with every weight decoded
 // to float32 up front, as ReadTable once did.
 func decoded(m *Model) *Model {
-	dec := func(w Weights, rows, cols int) Weights {
-		groups := (cols + quantGroup - 1) / quantGroup
-		f := make([]float32, rows*cols)
-		for i := range rows {
-			for j := range cols {
-				f[i*cols+j] = float32(int8(w.Q[i*cols+j])) * w.Scale[i*groups+j/quantGroup]
-			}
-		}
-		return Weights{F: f}
-	}
 	lin := func(l Linear) Linear {
-		l.W = dec(l.W, l.Out, l.In)
+		l.W = l.W.Decoded(l.Out, l.In)
 		return l
 	}
-	d := &Model{Tok: m.Tok, Emb: dec(m.Emb, m.Rows, EmbedDim), Rows: m.Rows, Timing: m.Timing,
+	d := &Model{Tok: m.Tok, Emb: m.Emb.Decoded(m.Rows, EmbedDim), Rows: m.Rows, Timing: m.Timing,
 		Layers: m.Layers, Tanh: lin(m.Tanh)}
 	for i := range d.Layers {
 		l := &d.Layers[i]
@@ -155,12 +145,12 @@ func TestInt8InPlace(t *testing.T) {
 	f32 := decoded(q8)
 	texts := goldenTexts(t)
 	texts = append(texts, strings.Repeat("a long card that the model clips at its last position ", 20))
-	defer func() { useAVX2 = haveAVX2 }()
+	defer func() { tensor.UseAVX2 = tensor.HaveAVX2 }()
 	for _, avx := range []bool{false, true} {
-		if avx && !haveAVX2 {
+		if avx && !tensor.HaveAVX2 {
 			continue
 		}
-		useAVX2 = avx
+		tensor.UseAVX2 = avx
 		a, b := embed(q8, texts), embed(f32, texts)
 		for i := range texts {
 			for j := range a[i] {
@@ -170,46 +160,6 @@ func TestInt8InPlace(t *testing.T) {
 			}
 		}
 	}
-}
-
-// TestKernels checks the assembly matrix product against the portable
-// one for every row remainder and both modes.
-func TestKernels(t *testing.T) {
-	if !haveAVX2 {
-		t.Skip("no AVX2+FMA on this machine: only the portable kernel runs")
-	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	l := &Linear{In: 64, Out: 6, W: Weights{F: make([]float32, 64*6)}, B: make([]float32, 6)}
-	for i := range l.W.F {
-		l.W.F[i] = rng.Float32()*2 - 1
-	}
-	for i := range l.B {
-		l.B[i] = rng.Float32()
-	}
-	for rows := 1; rows <= 70; rows++ {
-		src := make([]float32, rows*64)
-		for i := range src {
-			src[i] = rng.Float32()*2 - 1
-		}
-		for _, add := range []bool{false, true} {
-			want := make([]float32, rows*6)
-			got := make([]float32, rows*6)
-			for i := range want {
-				want[i] = float32(i)
-				got[i] = float32(i)
-			}
-			useAVX2 = false
-			linear(want, src, rows, l, add)
-			useAVX2 = true
-			linear(got, src, rows, l, add)
-			for i := range want {
-				if math.Abs(float64(want[i]-got[i])) > 1e-4 {
-					t.Fatalf("rows %d add %v: [%d] = %v, portable %v", rows, add, i, got[i], want[i])
-				}
-			}
-		}
-	}
-	useAVX2 = haveAVX2
 }
 
 // TestTokenizer checks the segmentation rules on a small hand-made

@@ -1,33 +1,41 @@
-package use
+package tensor
 
 // rowBlock is how many input rows one pass over a weight matrix serves:
 // the block of inputs stays in cache while each weight row is read once.
 const rowBlock = 64
 
-// useAVX2 turns the assembly kernel on; tests turn it off to check the
-// portable path against it.
-var useAVX2 = haveAVX2
+// UseAVX2 turns the assembly kernels on where the CPU has them; tests
+// turn it off to check the portable path against them.
+var UseAVX2 = HaveAVX2
 
-// linear computes dst = src·Wᵀ + b over rows (dst += … when add is set).
-// An int8 weight row is decoded once a block of rows, into a buffer on
-// the stack, and serves every row of the block, so a 22-piece task
-// decodes each weight once (about 5% more CPU than float32 weights) and
-// a batch of cards once per rowBlock rows (nothing measurable).
-func linear(dst, src []float32, rows int, l *Linear, add bool) {
+// Linear is a dense layer y = x·Wᵀ + b with W stored as Out rows of In
+// weights (one row per output), so each output is one contiguous dot
+// product.
+type Linear struct {
+	In, Out int
+	W       Weights   // Out×In
+	B       []float32 // Out
+}
+
+// Apply computes dst = src·Wᵀ + b over rows of src (dst += … when add is
+// set). An int8 weight row is decoded once a block of rows, into a buffer
+// on the stack, and serves every row of the block, so a short text
+// decodes each weight once and a batch of cards once per rowBlock rows.
+func (l *Linear) Apply(dst, src []float32, rows int, add bool) {
 	in, out := l.In, l.Out
-	if useAVX2 && in%8 == 0 && out%2 == 0 && rows > 0 {
-		linearAVX2(dst, src, rows, l, add)
+	if UseAVX2 && in%8 == 0 && out%2 == 0 && rows > 0 {
+		l.applyAVX2(dst, src, rows, add)
 		return
 	}
-	var buf [maxCols]float32
+	var buf [MaxStackCols]float32
 	wbuf := buf[:]
-	if in > maxCols {
+	if in > MaxStackCols {
 		wbuf = make([]float32, in)
 	}
 	for r0 := 0; r0 < rows; r0 += rowBlock {
 		r1 := min(r0+rowBlock, rows)
 		for j := 0; j < out; j++ {
-			w := l.W.row(wbuf, j, in)
+			w := l.W.Row(wbuf, j, in)
 			b := l.B[j]
 			r := r0
 			for ; r+4 <= r1; r += 4 {
@@ -53,22 +61,22 @@ func store(dst []float32, i int, v float32, add bool) {
 	}
 }
 
-// linearAVX2 is linear with the 4-row × 2-output assembly kernel. Rows
+// applyAVX2 is Apply with the 4-row × 2-output assembly kernel. Rows
 // past the last multiple of 4 repeat the last row and drop its results.
-func linearAVX2(dst, src []float32, rows int, l *Linear, add bool) {
+func (l *Linear) applyAVX2(dst, src []float32, rows int, add bool) {
 	in, out := l.In, l.Out
 	_ = src[rows*in-1]
 	_ = dst[rows*out-1]
-	var buf [2 * maxCols]float32
+	var buf [2 * MaxStackCols]float32
 	wbuf := buf[:]
-	if in > maxCols {
+	if in > MaxStackCols {
 		wbuf = make([]float32, 2*in)
 	}
 	var acc [8]float32
 	for r0 := 0; r0 < rows; r0 += rowBlock {
 		r1 := min(r0+rowBlock, rows)
 		for j := 0; j < out; j += 2 {
-			w0, w1 := &l.W.row(wbuf[:in], j, in)[0], &l.W.row(wbuf[in:], j+1, in)[0]
+			w0, w1 := &l.W.Row(wbuf[:in], j, in)[0], &l.W.Row(wbuf[in:], j+1, in)[0]
 			b0, b1 := l.B[j], l.B[j+1]
 			for r := r0; r < r1; r += 4 {
 				x := [4]*float32{}

@@ -1,4 +1,4 @@
-package use
+package tensor
 
 // dot4Go returns the dot products of four rows with w.
 func dot4Go(x0, x1, x2, x3, w []float32) (s0, s1, s2, s3 float32) {

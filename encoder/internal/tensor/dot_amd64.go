@@ -1,4 +1,4 @@
-package use
+package tensor
 
 import "golang.org/x/sys/cpu"
 
@@ -8,7 +8,8 @@ import "golang.org/x/sys/cpu"
 //go:noescape
 func dot4x2AVX2(x0, x1, x2, x3, w0, w1 *float32, n int, out *[8]float32)
 
-var haveAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+// HaveAVX2 reports whether the CPU runs the assembly kernels (AVX2 and FMA).
+var HaveAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
 // dequantAVX2 sets dst[64g+k] to float32(int8(q[64g+k])) · scale[g] for
 // the given number of groups of 64 weights.

@@ -1,0 +1,37 @@
+package tensor
+
+import "math"
+
+// LayerNorm normalizes each row of src over its d values into dst (which
+// may be src): zero mean, unit variance (with eps added to the variance),
+// then times scale plus bias. Sums run in float64.
+func LayerNorm(dst, src []float32, rows, d int, scale, bias []float32, eps float64) {
+	for r := 0; r < rows; r++ {
+		x := src[r*d : (r+1)*d]
+		y := dst[r*d : (r+1)*d]
+		var mean float64
+		for _, v := range x {
+			mean += float64(v)
+		}
+		mean /= float64(d)
+		var variance float64
+		for _, v := range x {
+			dv := float64(v) - mean
+			variance += dv * dv
+		}
+		variance /= float64(d)
+		inv := 1 / math.Sqrt(variance+eps)
+		for i, v := range x {
+			y[i] = float32((float64(v)-mean)*inv)*scale[i] + bias[i]
+		}
+	}
+}
+
+// Grow returns b resliced to n values, or a new slice when b is too
+// small. The values are not cleared.
+func Grow(b []float32, n int) []float32 {
+	if cap(b) < n {
+		return make([]float32, n)
+	}
+	return b[:n]
+}
