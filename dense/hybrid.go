@@ -333,9 +333,11 @@ func (h *Hybrid) fuseZ(lex []rank.Hit, ds *denseResult, k int) []Hit {
 
 // MeaningZ is how many standard deviations above the catalog's mean a
 // card's similarity to the task must be for z-score fusion to count it as
-// coverage (policy thresholds read coverage): on the example catalog,
-// nonsense tasks ("blorp the zingle") reach about 2.8, "what's it like
-// outside in Lyon" reaches 4.5 on get_weather_forecast.
+// coverage (policy thresholds read coverage): with the built-in encoder on
+// the example catalog, the best card of 24 nonsense tasks ("blorp the
+// zingle", "kjhgf poiuy", Korean and Thai text) stands 2.6–3.4 deviations
+// above the mean, and the gold tool of 25 of the 60 example tasks 4 or
+// more.
 const MeaningZ = 4.0
 
 // MeaningMinCards is the least catalog whose similarity moments

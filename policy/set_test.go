@@ -414,13 +414,13 @@ func TestHedge(t *testing.T) {
 		},
 		{
 			name:     "nonsense: meaning that does not stand out is no match",
-			hits:     fusedRanker{meaning("kubectl_get", 1.3, 2.8), meaning("fetch_webpage", 1.1, 2.5)},
+			hits:     fusedRanker{meaning("kubectl_get", 1.3, 3.3), meaning("fetch_webpage", 1.1, 2.5)}, // 3.3: "kjhgf poiuy" on the example catalog
 			want:     []string{},
 			findNone: true,
 		},
 		{
 			name: "meaning that stands out is the best there is",
-			hits: fusedRanker{meaning("fetch_webpage", 1.6, 3.4), meaning("kubectl_get", 1.1, 2.5)},
+			hits: fusedRanker{meaning("fetch_webpage", 1.6, 3.8), meaning("kubectl_get", 1.1, 2.5)},
 			want: []string{"fetch_webpage"},
 		},
 	} {

@@ -80,7 +80,7 @@ func TestEmbedBuiltin(t *testing.T) {
 	db := filepath.Join(dir, "x.db")
 	for i, want := range []string{"0 cached, 1 embedded", "1 cached, 0 embedded"} {
 		out, errOut, code := runEnv(t, nil, "embed", "--tools", tools, "--db", db)
-		if code != 0 || !strings.Contains(out, want) || !strings.Contains(out, "builtin:use-lite") {
+		if code != 0 || !strings.Contains(out, want) || !strings.Contains(out, "builtin:minilm") {
 			t.Errorf("run %d: exit %d, stderr %q, out %q: want %q", i, code, errOut, out, want)
 		}
 	}
