@@ -8,30 +8,46 @@ import (
 	"github.com/capbroker/capbroker/rank"
 )
 
-// Batched search: a task and its steps (see policy.Aspects) are ranked
-// together, so their sentence vectors come from one call to the embedder
-// (one forward pass of the built-in encoder over all of them, one request
-// to an endpoint) instead of one call each. Each query is then ranked
-// exactly as Search ranks it alone.
+// Batched search: a task and its steps (see package steps) are ranked
+// together, so their vectors come from one call to the embedder (one
+// forward pass of the built-in encoder over all of them, one request to
+// an endpoint) instead of one call each. A task of several steps is
+// embedded as its steps ([QueryParts]), so with its steps in the batch
+// each step's text is embedded once. Each query is then ranked exactly
+// as Search ranks it alone.
 
 // EmbedQueries embeds several queries in one call to the embedder, within
-// one QueryTimeout. Every query must have text.
+// one QueryTimeout; a text given twice is embedded once, and both get the
+// same vector. Every query must have text.
 func (ix *Index) EmbedQueries(ctx context.Context, queries []string) ([][]float32, error) {
+	at := make(map[string]int, len(queries))
+	var uniq []string
 	for i, q := range queries {
 		if strings.TrimSpace(q) == "" {
 			return nil, fmt.Errorf("embedding queries: query %d is empty", i)
 		}
+		if _, ok := at[q]; !ok {
+			at[q] = len(uniq)
+			uniq = append(uniq, q)
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, ix.o.QueryTimeout)
 	defer cancel()
-	vs, err := ix.e.Embed(ctx, queries)
+	vs, err := ix.e.Embed(ctx, uniq)
 	if err != nil {
-		return nil, fmt.Errorf("embedding %d queries: %w", len(queries), err)
+		return nil, fmt.Errorf("embedding %d queries: %w", len(uniq), err)
 	}
-	if len(vs) != len(queries) {
-		return nil, fmt.Errorf("embedding queries: got %d vectors for %d texts", len(vs), len(queries))
+	if len(vs) != len(uniq) {
+		return nil, fmt.Errorf("embedding queries: got %d vectors for %d texts", len(vs), len(uniq))
 	}
-	return vs, nil
+	if len(uniq) == len(queries) {
+		return vs, nil
+	}
+	out := make([][]float32, len(queries))
+	for i, q := range queries {
+		out[i] = vs[at[q]]
+	}
+	return out, nil
 }
 
 // SearchBatch is [Index.Search] for each query, embedded in one call; the

@@ -43,6 +43,24 @@ func TestSearchBatch(t *testing.T) {
 		t.Errorf("blank query got %v", names(got[2]))
 	}
 
+	// A task of two steps ranked with its steps, as selection ranks it:
+	// the task is embedded as its steps, so each step's text is sent once.
+	task := "Look up this URL. Then mail the text to Bob."
+	steps := QueryParts(task)
+	if len(steps) != 2 {
+		t.Fatalf("QueryParts(%q) = %q, want two steps", task, steps)
+	}
+	_, in0 := f.stats()
+	got = h.SearchBatch(ctx, append([]string{task}, steps...), []int{5, 3, 3})
+	if _, in := f.stats(); in != in0+2 {
+		t.Errorf("a task and its 2 steps sent %d texts, want 2", in-in0)
+	}
+	for i, q := range append([]string{task}, steps...) {
+		if diff := cmp.Diff(h.Search(ctx, q, []int{5, 3, 3}[i]), got[i], cmpopts.EquateApprox(0, 1e-9)); diff != "" {
+			t.Errorf("%q in a batch with its steps differs from alone (-alone +batch):\n%s", q, diff)
+		}
+	}
+
 	// Dense alone: the same vectors, one request.
 	d := h.Dense()
 	reqs0, _ = f.stats()

@@ -4,58 +4,39 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"unicode"
 
 	"github.com/capbroker/capbroker/rank"
+	"github.com/capbroker/capbroker/steps"
 )
 
-// MaxQueryParts bounds how many sentences a query is embedded as; the
-// sentences past it are embedded with the last part.
-const MaxQueryParts = 8
+// MaxQueryParts bounds how many parts a query is embedded as: the steps
+// past it are joined to the last one.
+const MaxQueryParts = steps.Max
 
-// QueryParts returns the texts a query is embedded as: its sentences when
-// it has more than one, otherwise the query itself. A sentence ends at
-// '.', '!', '?' or ';' followed by a space, or at a line break.
+// QueryParts returns the texts a query is embedded as: its steps
+// (steps.Split: sentences, lines, clauses joined by "then" or by "and"
+// before a new action) when it has more than one, otherwise the query
+// itself.
 //
-// The built-in encoder is a model of short sentences: the vector of "Find
-// the budget for 2023. Then open the valve on device X." lies between
-// both requests and near neither tool, while each sentence alone lands
-// near its own. A task of several requests is therefore compared with a
-// card sentence by sentence, and the card keeps its best sentence's
-// score (see [Hybrid]). The sentences together are about as many pieces
-// as the whole task, so embedding them costs about the same.
+// The vector of a task of several requests, "Find the budget for 2023.
+// Then open the valve on device X.", lies between them and near neither
+// tool, while each step alone lands near its own. A task of several steps
+// is therefore compared with a card step by step, and the card keeps its
+// best step's score (see [Hybrid]). The steps together are about as many
+// word pieces as the whole task, so embedding them costs about the same;
+// selection ranks a task with its steps, which then embeds each step once
+// ([Index.EmbedQueries]). Split at sentences only, NDCG@10 was the same
+// within 0.0005 on every dev set.
 func QueryParts(query string) []string {
-	var parts []string
-	start := 0
-	rs := []rune(query)
-	for i, r := range rs {
-		end := r == '\n' || r == '\r'
-		if !end && strings.ContainsRune(".!?", r) && (i+1 == len(rs) || unicode.IsSpace(rs[i+1])) {
-			end = true
-		}
-		if !end {
-			continue
-		}
-		if s := strings.TrimSpace(string(rs[start : i+1])); hasLetter(s) {
-			parts = append(parts, s)
-		}
-		start = i + 1
-	}
-	if s := strings.TrimSpace(string(rs[start:])); hasLetter(s) {
-		parts = append(parts, s)
-	}
-	if len(parts) <= 1 {
+	ss := steps.Split(query)
+	if len(ss) <= 1 {
 		return []string{query}
 	}
-	if len(parts) > MaxQueryParts {
-		parts[MaxQueryParts-1] = strings.Join(parts[MaxQueryParts-1:], " ")
-		parts = parts[:MaxQueryParts]
+	parts := make([]string, len(ss))
+	for i, s := range ss {
+		parts[i] = s.Text
 	}
 	return parts
-}
-
-func hasLetter(s string) bool {
-	return strings.IndexFunc(s, unicode.IsLetter) >= 0
 }
 
 // EmbedQueryParts embeds the [QueryParts] of a query in one call, within

@@ -11,6 +11,7 @@ import (
 
 	"github.com/capbroker/capbroker/card"
 	"github.com/capbroker/capbroker/rank"
+	"github.com/capbroker/capbroker/steps"
 )
 
 // Evidence levels of a candidate, best last.
@@ -737,7 +738,7 @@ func namesAction(text, name string) bool {
 		name = u
 	}
 	for _, w := range rank.Words(name) {
-		if w = strings.ToLower(w); isVerb(w) {
+		if w = strings.ToLower(w); steps.IsVerb(w) {
 			return rank.Stem(w) == rank.Stem(first)
 		}
 	}

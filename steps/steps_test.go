@@ -1,4 +1,4 @@
-package policy_test
+package steps_test
 
 import (
 	"strings"
@@ -6,10 +6,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/capbroker/capbroker/policy"
+	"github.com/capbroker/capbroker/steps"
 )
 
-func TestAspects(t *testing.T) {
+func TestSplit(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		task string
@@ -59,44 +59,44 @@ func TestAspects(t *testing.T) {
 			[]string{"First, calculate the inventory turnover", "retrieve the aircraft materials", "optimize the stock level"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			as := policy.Aspects(tt.task)
+			as := steps.Split(tt.task)
 			var got []string
 			for _, a := range as {
 				got = append(got, a.Text)
 				if tt.task[a.Start:a.End] != a.Text {
-					t.Errorf("aspect %q: offsets %d..%d give %q", a.Text, a.Start, a.End, tt.task[a.Start:a.End])
+					t.Errorf("step %q: offsets %d..%d give %q", a.Text, a.Start, a.End, tt.task[a.Start:a.End])
 				}
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("Aspects(%q) (-want +got):\n%s", tt.task, diff)
+				t.Errorf("Split(%q) (-want +got):\n%s", tt.task, diff)
 			}
 		})
 	}
 }
 
-func TestAspectsBounded(t *testing.T) {
+func TestSplitBounded(t *testing.T) {
 	task := ""
 	for range 20 {
 		task += "Fetch the weather report for another city. "
 	}
-	as := policy.Aspects(task)
-	if len(as) != policy.MaxAspects {
-		t.Fatalf("%d aspects, want %d", len(as), policy.MaxAspects)
+	as := steps.Split(task)
+	if len(as) != steps.Max {
+		t.Fatalf("%d steps, want %d", len(as), steps.Max)
 	}
 	if last, end := as[len(as)-1], len(strings.TrimRight(task, ". ")); last.End != end {
-		t.Errorf("the last aspect ends at %d, want the task's end %d", last.End, end)
+		t.Errorf("the last step ends at %d, want the task's end %d", last.End, end)
 	}
 }
 
-func FuzzAspects(f *testing.F) {
+func FuzzSplit(f *testing.F) {
 	for _, s := range []string{"a and b", `"x, y" then z`, "1. a\n2. b", "'", "`", "“a”", "https://x.y/z. then w"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, task string) {
 		prev := 0
-		for _, a := range policy.Aspects(task) {
+		for _, a := range steps.Split(task) {
 			if a.Start < prev || a.End > len(task) || a.Start >= a.End || task[a.Start:a.End] != a.Text {
-				t.Fatalf("bad aspect %+v of %q", a, task)
+				t.Fatalf("bad step %+v of %q", a, task)
 			}
 			prev = a.End
 		}
