@@ -314,7 +314,7 @@ func newEndpoint(t *testing.T) *embeddingEndpoint {
 }
 
 func client(t *testing.T, base string) *dense.Client {
-	c, err := dense.NewClient(&dense.ClientOptions{BaseURL: base, Model: "use-lite-test", MaxRetries: -1, Timeout: 2 * time.Second})
+	c, err := dense.NewClient(&dense.ClientOptions{BaseURL: base, Model: "remote-test", MaxRetries: -1, Timeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
