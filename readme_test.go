@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/capbroker/capbroker/internal/testenv"
 )
 
@@ -66,5 +68,45 @@ func TestNoticeNamesEmbeddedData(t *testing.T) {
 	})
 	if n < 5 {
 		t.Fatalf("found %d embedded files; the reading seems broken", n)
+	}
+}
+
+// TestReleaseArchiveFiles: every file the release archives carry
+// (.goreleaser.yaml, archives' files) is in a clone, and so is every
+// licence NOTICE points at, so a renamed or removed licence fails here
+// rather than in the release build.
+func TestReleaseArchiveFiles(t *testing.T) {
+	data, err := os.ReadFile(".goreleaser.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		Archives []struct {
+			Files []string `yaml:"files"`
+		} `yaml:"archives"`
+	}
+	if err := yaml.Unmarshal(data, &cfg); err != nil {
+		t.Fatalf(".goreleaser.yaml: %v", err)
+	}
+	var files []string
+	for _, a := range cfg.Archives {
+		files = append(files, a.Files...)
+	}
+	if len(files) < 3 {
+		t.Fatalf("found %d archive files in .goreleaser.yaml; the reading seems broken", len(files))
+	}
+	notice, err := os.ReadFile("NOTICE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range regexp.MustCompile(`[\w./-]+LICENSE[\w.-]*`).FindAllString(string(notice), -1) {
+		if strings.Contains(p, "/") {
+			files = append(files, strings.TrimSuffix(p, "."))
+		}
+	}
+	for _, f := range files {
+		if _, err := os.Stat(filepath.FromSlash(f)); err != nil {
+			t.Errorf("%s is named for the release but missing: %v", f, err)
+		}
 	}
 }
