@@ -65,12 +65,13 @@
 //     find_capability queries) before they called the card, given in
 //     [Options.Usage] (package learn reads them from the traces). Each
 //     distinct word of a phrase counts the phrase's faded number of
-//     sessions; the field weighs little ([DefaultUsageWeight], 0.2, with
+//     sessions; the field weighs little ([DefaultUsageWeight], 0.05, with
 //     length normalisation 0.75). On a time split (capbroker eval
 //     --learn-split 0.5: the first half of a set's queries replayed as past
-//     sessions, the second half scored), with the weight chosen by
-//     leave-one-dataset-out, NDCG@10 gains MetaTool single +0.032, BFCL
-//     +0.000, Seal-Tools +0.001, examples/tasks.jsonl 0.000. A hit matched there names the phrase
+//     sessions, the second half scored), NDCG@10 gains, lexical ranking:
+//     MetaTool single +0.016, MetaTool multi +0.105, BFCL +0.003,
+//     Seal-Tools +0.001, examples/tasks.jsonl 0.000 (see
+//     [DefaultUsageWeight] for the hybrid figures). A hit matched there names the phrase
 //     ([Hit.Asked]): `asked for as "ship the build" in 3 past sessions`.
 //
 // A term's frequencies in the fields are weighted, length-normalised and
