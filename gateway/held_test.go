@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -8,9 +9,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/capbroker/capbroker/encoder"
 	"github.com/capbroker/capbroker/index"
 	"github.com/capbroker/capbroker/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -205,5 +208,54 @@ func TestHeldFoundByMeaning(t *testing.T) {
 			}
 			eventually(t, "the held weather tool found by meaning", func() bool { return slices.Contains(heldNames(), tool) })
 		})
+	}
+}
+
+// queryCounter is the built-in encoder counting the texts it embeds in
+// calls of a few texts (queries).
+type queryCounter struct {
+	*encoder.Encoder
+	texts atomic.Int64
+}
+
+func (c *queryCounter) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if len(texts) <= 2 {
+		c.texts.Add(int64(len(texts)))
+	}
+	return c.Encoder.Embed(ctx, texts)
+}
+
+// TestFindEmbedsQueryOnce: a query's vector is remembered, so a find of a
+// query seen lately embeds nothing (find_capability ranks the catalog and
+// the held-back tools with the same query: BenchmarkRanking's find p50
+// went from 13.2 to 6.9 ms with it).
+func TestFindEmbedsQueryOnce(t *testing.T) {
+	ix, err := index.Open(t.TempDir(), &index.Options{HoldNew: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	qc := &queryCounter{Encoder: builtin(t)}
+	g := startGateway(t, []ServerConfig{meteo()}, &Options{Mode: ModeSearch, Family: policy.General, Pins: ix, Embedder: qc})
+	// Every tool is new, so held back: the catalog ranks the hatch alone,
+	// the held-back tools by meaning.
+	cs := connect(t, serveHTTP(t, g, nil), nil, nil)
+	const tool = "meteo__get_weather_forecast"
+	eventually(t, "the held weather tool found by meaning", func() bool {
+		for _, h := range findAll(t, cs, meaningTask).Held {
+			if h.Name == tool {
+				return true
+			}
+		}
+		return false
+	})
+	before := qc.texts.Load()
+	findAll(t, cs, "will I need an umbrella in Lyon tomorrow")
+	if n := qc.texts.Load() - before; n != 1 {
+		t.Errorf("a find embedded %d query texts, want 1 (the catalog and the held-back tools share it)", n)
+	}
+	before = qc.texts.Load()
+	findAll(t, cs, "will I need an umbrella in Lyon tomorrow")
+	if n := qc.texts.Load() - before; n != 0 {
+		t.Errorf("the same find again embedded %d query texts, want 0", n)
 	}
 }

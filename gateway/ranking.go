@@ -347,11 +347,51 @@ func withRankNote(ctx context.Context) (context.Context, *rankNote) {
 // sharedEmbedder lets the rankers of catalogs built while others are
 // still embedding (upstreams arriving one after another, list_changed)
 // share the work: a text being embedded for one is waited for, not
-// embedded again, by another. A single text (a task) is embedded at once.
+// embedded again, by another. Queries (calls of at most
+// recentQueryTexts texts: a task and its steps) are embedded at once and
+// remembered, the last recentQueries of them, so the same query ranked
+// again (find_capability ranks the catalog and then the held-back tools)
+// is not embedded again.
 type sharedEmbedder struct {
 	e        dense.Embedder
 	mu       sync.Mutex
 	inflight map[string]*flight
+	recent   recentVectors
+}
+
+// A call of at most recentQueryTexts texts is a query; the vectors of the
+// last recentQueries query texts are remembered (384 floats each with the
+// built-in encoder: 0.4 MB in all).
+const (
+	recentQueryTexts = dense.MaxQueryParts + 1
+	recentQueries    = 256
+)
+
+// recentVectors remembers the vectors of recent query texts, the oldest
+// forgotten first. Its methods are called with sharedEmbedder.mu held.
+type recentVectors struct {
+	v     map[string][]float32
+	order []string // oldest first
+}
+
+func (r *recentVectors) get(text string) ([]float32, bool) {
+	v, ok := r.v[text]
+	return v, ok
+}
+
+func (r *recentVectors) put(text string, v []float32) {
+	if r.v == nil {
+		r.v = make(map[string][]float32, recentQueries)
+	}
+	if _, ok := r.v[text]; ok {
+		return
+	}
+	if len(r.order) == recentQueries {
+		delete(r.v, r.order[0])
+		r.order = append(r.order[:0], r.order[1:]...)
+	}
+	r.v[text] = v
+	r.order = append(r.order, text)
 }
 
 type flight struct {
@@ -364,8 +404,51 @@ func (s *sharedEmbedder) Model() string { return s.e.Model() }
 
 // Embed implements dense.Embedder.
 func (s *sharedEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	if len(texts) <= 1 {
-		return s.e.Embed(ctx, texts)
+	// Texts of a query seen lately come from memory.
+	var known [][]float32
+	if len(texts) <= recentQueryTexts {
+		s.mu.Lock()
+		known = make([][]float32, len(texts))
+		var miss []string
+		for i, t := range texts {
+			if v, ok := s.recent.get(t); ok {
+				known[i] = v
+			} else {
+				miss = append(miss, t)
+			}
+		}
+		s.mu.Unlock()
+		if len(miss) == 0 {
+			return known, nil
+		}
+		got, err := s.embed(ctx, miss)
+		if err != nil {
+			return nil, err
+		}
+		s.mu.Lock()
+		j := 0
+		for i, t := range texts {
+			if known[i] == nil {
+				known[i] = got[j]
+				s.recent.put(t, got[j])
+				j++
+			}
+		}
+		s.mu.Unlock()
+		return known, nil
+	}
+	return s.embed(ctx, texts)
+}
+
+// embed embeds texts, waiting for those another call is embedding
+// rather than embedding them again. A single text is embedded at once.
+func (s *sharedEmbedder) embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if len(texts) == 1 {
+		v, err := s.e.Embed(ctx, texts)
+		if err == nil && len(v) != 1 {
+			err = fmt.Errorf("%s returned %d vectors for 1 text", s.e.Model(), len(v))
+		}
+		return v, err
 	}
 	out := make([][]float32, len(texts))
 	var (
