@@ -34,28 +34,46 @@ func TestCards(t *testing.T) {
 	}
 }
 
-// TestTasks ranks the example catalog for tasks written by hand the way
-// users ask (tasks.jsonl; none was used to tune the ranking) and keeps
-// the quality from falling below what it is today, with some slack.
+// TestTasks ranks the example catalog for two sets of tasks written by
+// hand the way users ask, and keeps the lexical ranker's quality from
+// falling below what it is today, with some slack:
+//
+//   - tasks.jsonl (60 tasks), written with the catalog at hand; none was
+//     used to tune the ranking.
+//   - heldout.jsonl (80 tasks), written later by someone who saw only the
+//     catalog, paraphrasing the need the way a user who never read the
+//     tool list would ("what broke in prod last night", not "list sentry
+//     issues"); 15 need two or three tools. It is harder: see the README's
+//     figures.
 func TestTasks(t *testing.T) {
 	cards, err := examples.Cards()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cat, _ := card.NewCatalog(cards)
-	queries, err := eval.LoadQueries("tasks.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := eval.Run(context.Background(), eval.BuildRank(nil), cat.Cards(), queries, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rep.Skipped) != 0 || len(rep.Results) != len(queries) {
-		t.Fatalf("%d of %d tasks scored, skipped %+v: a gold name is not in the catalog", len(rep.Results), len(queries), rep.Skipped)
-	}
-	t.Logf("%d tasks: top-1 %.3f, recall@5 %.3f, recall@10 %.3f, NDCG@10 %.3f", len(rep.Results), rep.Top1, rep.Recall[5], rep.Recall[10], rep.NDCG[10])
-	if rep.Top1 < 0.5 || rep.Recall[5] < 0.7 {
-		t.Errorf("top-1 %.3f (want at least 0.5), recall@5 %.3f (want at least 0.7)", rep.Top1, rep.Recall[5])
+	for _, tc := range []struct {
+		file             string
+		minTop1, minRec5 float64
+	}{
+		{"tasks.jsonl", 0.5, 0.7},
+		{"heldout.jsonl", 0.3, 0.55},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			queries, err := eval.LoadQueries(tc.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := eval.Run(context.Background(), eval.BuildRank(nil), cat.Cards(), queries, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Skipped) != 0 || len(rep.Results) != len(queries) {
+				t.Fatalf("%d of %d tasks scored, skipped %+v: a gold name is not in the catalog", len(rep.Results), len(queries), rep.Skipped)
+			}
+			t.Logf("%d tasks: top-1 %.3f, recall@5 %.3f, recall@10 %.3f, NDCG@10 %.3f", len(rep.Results), rep.Top1, rep.Recall[5], rep.Recall[10], rep.NDCG[10])
+			if rep.Top1 < tc.minTop1 || rep.Recall[5] < tc.minRec5 {
+				t.Errorf("top-1 %.3f (want at least %.2f), recall@5 %.3f (want at least %.2f)", rep.Top1, tc.minTop1, rep.Recall[5], tc.minRec5)
+			}
+		})
 	}
 }

@@ -40,13 +40,45 @@ func exampleSelector(t *testing.T) *policy.Selector {
 	return s
 }
 
-// TestSelectExampleTasksGolden pins what select exposes for each of the
-// example tasks on the example catalog: steps, picks with their
-// confidence, and the overall reason. Run with -update after a deliberate
-// change and read the diff.
+// TestSelectExampleTasksGolden pins what select exposes for each task of
+// the two example task sets on the example catalog (see the examples
+// package's TestTasks): steps, picks with their confidence, and the
+// overall reason. Run with -update after a deliberate change and read the
+// diff.
 func TestSelectExampleTasksGolden(t *testing.T) {
 	s := exampleSelector(t)
-	f, err := os.Open(filepath.Join("..", "examples", "tasks.jsonl"))
+	for _, tc := range []struct{ tasks, golden string }{
+		{"tasks.jsonl", "select_tasks.golden"},
+		{"heldout.jsonl", "select_heldout.golden"},
+	} {
+		t.Run(tc.tasks, func(t *testing.T) {
+			got := selectTasks(t, s, filepath.Join("..", "examples", tc.tasks))
+			golden := filepath.Join("testdata", tc.golden)
+			if *update {
+				if err := os.MkdirAll("testdata", 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if diff := cmp.Diff(string(want), got); diff != "" {
+				t.Errorf("select on %s changed (-golden +now; run with -update if deliberate):\n%s", tc.tasks, diff)
+			}
+		})
+	}
+}
+
+// selectTasks selects for each task of the JSON Lines file and describes
+// what was exposed, ending with how many tasks had every gold slot
+// exposed.
+func selectTasks(t *testing.T, s *policy.Selector, file string) string {
+	t.Helper()
+	f, err := os.Open(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +95,7 @@ func TestSelectExampleTasksGolden(t *testing.T) {
 			GoldGroups [][]string `json:"gold_groups"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &q); err != nil {
-			t.Fatal(err)
+			t.Fatalf("%s:%d: %v", file, n+1, err)
 		}
 		n++
 		sel := s.Select(context.Background(), q.Query, nil)
@@ -97,21 +129,9 @@ func TestSelectExampleTasksGolden(t *testing.T) {
 			t.Errorf("%s: %d picks over the bound", q.ID, len(sel.Tools))
 		}
 	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("reading %s: %v", file, err)
+	}
 	fmt.Fprintf(&b, "\n%d of %d tasks have every gold slot exposed\n", covered, n)
-	golden := filepath.Join("testdata", "select_tasks.golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), b.String()); diff != "" {
-		t.Errorf("select on the example tasks changed (-golden +now; run with -update if deliberate):\n%s", diff)
-	}
+	return b.String()
 }
