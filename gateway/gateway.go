@@ -99,6 +99,9 @@ type Options struct {
 	// FindK is how many tools find_capability returns by default. If zero,
 	// policy.DefaultFindK.
 	FindK int
+	// FindBudget bounds a find_capability answer, in tokens (o200k). If
+	// zero, DefaultFindBudget.
+	FindBudget int
 	// CallTimeout bounds each call to an upstream whose configuration sets
 	// no timeout. If zero, 60s.
 	CallTimeout time.Duration
