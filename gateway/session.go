@@ -130,7 +130,7 @@ func (g *Gateway) newSession(ctx context.Context, key, id string, mode Mode, ano
 			} else {
 				sel = cat.broker.Select(rctx, g.opts.Task, &policy.Options{Family: g.opts.Family})
 			}
-			names = sel.Names()
+			names = merge(g.pinned(cat), sel.Names())
 			onStart = func(ctx context.Context) {
 				// Recorded as the session holds it once upstreams have
 				// started: late ones may have added to the selection.
