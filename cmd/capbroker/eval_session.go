@@ -27,6 +27,10 @@ import (
 	"github.com/capbroker/capbroker/source/toolfile"
 )
 
+// evalChildEnv is added to the environment of every process the session
+// eval starts (tests set it to run their own binary as capbroker).
+var evalChildEnv map[string]string
+
 // sessionEvalFlags are the flags of eval --mode session.
 type sessionEvalFlags struct {
 	mcpConfig  string
@@ -158,7 +162,7 @@ func (m *Main) evalSession(ctx context.Context, f *sessionEvalFlags, tools []str
 			if _, dup := servers[n]; dup {
 				return usageError{fmt.Errorf("--tools %s: two tool files are named %s", t, n)}
 			}
-			servers[n] = upstreamDef{Command: self, Args: []string{"eval", "upstream", "--tools", abs, "--name", n}, canned: true}
+			servers[n] = upstreamDef{Command: self, Args: []string{"eval", "upstream", "--tools", abs, "--name", n}, Env: evalChildEnv, canned: true}
 		}
 	}
 	qs, err := eval.LoadQueries(queries)
@@ -360,6 +364,9 @@ func gatewayEnv(tmp, db, ranker string, rankerSet bool) []string {
 	if rankerSet {
 		env = append(env, "CAPBROKER_RANKER="+ranker)
 	}
+	for k, v := range evalChildEnv {
+		env = append(env, k+"="+v)
+	}
 	return env
 }
 
@@ -378,8 +385,8 @@ func (g *evalGateway) command(ctx context.Context, extra ...string) *exec.Cmd {
 	return cmd
 }
 
-// gatewayStatus is what the session eval reads of /status.
-type gatewayStatus struct {
+// evalGatewayStatus is what the session eval reads of /status.
+type evalGatewayStatus struct {
 	Upstreams []struct {
 		Name      string `json:"name"`
 		Connected bool   `json:"connected"`
@@ -395,7 +402,7 @@ type gatewayStatus struct {
 // startHTTP starts the gateway over HTTP on a free loopback port and
 // waits until every upstream is connected and, unless it ranks by words,
 // its catalog ranks by meaning. It returns what stops it, the MCP URL and
-// the catalog's cards.
+// the catalog's cards (0 when it ranks by words).
 func (g *evalGateway) startHTTP(ctx context.Context, servers int, wait time.Duration) (func(), string, int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -415,7 +422,7 @@ func (g *evalGateway) startHTTP(ctx context.Context, servers int, wait time.Dura
 	go func() { cmd.Wait(); close(done) }()
 	stop := func() { cancel(); <-done }
 	deadline := time.Now().Add(wait)
-	var st gatewayStatus
+	var st evalGatewayStatus
 	stable := 0
 	for {
 		select {
@@ -449,7 +456,11 @@ func (g *evalGateway) startHTTP(ctx context.Context, servers int, wait time.Dura
 		// Ready twice in a row: a catalog rebuilt as the last upstream
 		// came is embedded too.
 		if stable++; stable >= 2 {
-			return stop, "http://" + addr + "/mcp", st.Ranking.Cards, nil
+			cards := st.Ranking.Cards
+			if st.Ranking.Ranker == "lexical" {
+				cards = 0 // no ranking line to wait for over stdio
+			}
+			return stop, "http://" + addr + "/mcp", cards, nil
 		}
 	}
 }
