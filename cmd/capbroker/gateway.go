@@ -151,7 +151,7 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 			ctx := cmd.Context()
 			var up *upstreams
 			if len(configs) > 0 {
-				up, err = m.explicitUpstreams(configs)
+				up, err = m.explicitUpstreams(ctx, configs, yamlPath)
 			} else {
 				up, err = m.discoveredUpstreams(ctx, yamlPath)
 			}
