@@ -50,7 +50,7 @@ func (f *catalogFlags) register(cmd *cobra.Command) {
 	cmd.Flags().MarkHidden("tool-file")
 	cmd.Flags().SetAnnotation("tool-file", aliasOf, []string{"root"})
 	cmd.Flags().BoolVar(&f.noLearn, "no-learn", false,
-		"rank without what past sessions asked for before calling each tool (learning from use; also `learn: false` in capbroker.yaml)")
+		"rank without what past sessions asked for before calling each tool (learning from use; learn: false in capbroker.yaml does the same)")
 }
 
 // loadCards returns the cards the flags name:

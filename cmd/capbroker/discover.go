@@ -15,6 +15,7 @@ import (
 	"github.com/capbroker/capbroker/index"
 	"github.com/capbroker/capbroker/internal/progress"
 	"github.com/capbroker/capbroker/source"
+	srcmcp "github.com/capbroker/capbroker/source/mcp"
 	"github.com/capbroker/capbroker/source/trust"
 )
 
@@ -51,7 +52,7 @@ func (f *discoveryFlags) registerPlaces(cmd *cobra.Command) {
 	fl.StringVar(&f.config, "config", "", "config file (default ./"+source.ConfigName+" when present)")
 	fl.BoolVar(&f.noDefaults, "no-defaults", false, "skip the default places (./.claude, ./.mcp.json, ~/.claude)")
 	fl.BoolVar(&f.pluginMCP, "plugin-mcp", false, "also connect the MCP servers plugins declare in their .mcp.json")
-	fl.DurationVar(&f.timeout, "start-timeout", 0, "time limit to start an MCP server and list its tools (default 20s)")
+	fl.DurationVar(&f.timeout, "start-timeout", 0, "time limit to start an MCP server and list its tools (default "+srcmcp.DefaultTimeout.String()+", as the gateway's; mcp_timeout in capbroker.yaml)")
 	alias(fl, "timeout", "start-timeout")
 	fl.StringVar(&f.indexDir, "index", "", "index folder (default $CAPBROKER_INDEX, else $XDG_CACHE_HOME/capbroker, else ~/.cache/capbroker)")
 	fl.BoolVar(&f.noIndex, "no-index", false, "read every source and do not use or write the index")

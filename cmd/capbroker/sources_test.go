@@ -142,3 +142,47 @@ func TestSourcesNamedPlaceMissing(t *testing.T) {
 		}
 	}
 }
+
+// TestServeAddrCheckedFirst: serve --addr nonsense is refused before
+// discovery runs (no note about the places it found nothing in).
+func TestServeAddrCheckedFirst(t *testing.T) {
+	for _, addr := range []string{"nonsense", "127.0.0.1:http-nope", "0.0.0.0:8080"} {
+		_, stderr, code := run(t, "serve", "--addr", addr)
+		if code != 2 || !strings.Contains(stderr, "--addr") || strings.Contains(stderr, "no capabilities found") {
+			t.Errorf("serve --addr %s: exit %d, stderr %q; want 2, naming --addr, before discovery", addr, code, stderr)
+		}
+	}
+}
+
+// TestHelpNoLearn: the help of --no-learn does not show "learn: false" as
+// the flag's value name (cobra reads `...` in a usage as one).
+func TestHelpNoLearn(t *testing.T) {
+	for _, cmd := range []string{"select", "gateway"} {
+		out, _, _ := run(t, cmd, "--help")
+		for _, line := range strings.Split(out, "\n") {
+			if strings.Contains(line, "--no-learn") && strings.Contains(line, "--no-learn learn") {
+				t.Errorf("%s --help: %q", cmd, line)
+			}
+		}
+	}
+}
+
+// TestStartTimeoutOneDefault: discovery and the gateway wait as long for
+// an MCP server to start, and their help says the same.
+func TestStartTimeoutOneDefault(t *testing.T) {
+	var defaults []string
+	for _, cmd := range []string{"discover", "gateway"} {
+		out, _, _ := run(t, cmd, "--help")
+		for _, line := range strings.Split(out, "\n") {
+			if strings.Contains(line, "--start-timeout") {
+				defaults = append(defaults, line)
+				if !strings.Contains(line, "30s") {
+					t.Errorf("%s --help: %q does not say 30s", cmd, line)
+				}
+			}
+		}
+	}
+	if len(defaults) != 2 {
+		t.Errorf("--start-timeout lines: %q", defaults)
+	}
+}
