@@ -150,7 +150,7 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 			Held      []Held   `json:"held"` // tools held back, why, and what releases each
 			// Ranking: lexical or hybrid, by meaning yet or why not, fallbacks.
 			Ranking RankingStatus `json:"ranking"`
-		}{g.Status(), len(g.catalog().names), len(g.liveSessions()), g.Held(), g.Ranking()})
+		}{g.Status(), len(g.catalog().names), len(g.liveSessions()), nonNil(g.Held()), g.Ranking()})
 	})
 	guard, err := httpguard.New(&httpguard.Options{Hosts: o.AllowedHosts, Origins: o.AllowedOrigins})
 	if err != nil {
@@ -293,4 +293,12 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, opts *ServeOpti
 // requestPlanTask returns the plan task a request names, or def.
 func requestPlanTask(r *http.Request, def string) string {
 	return firstOf(r.Header.Get(PlanTaskHeader), r.URL.Query().Get("plan_task"), def)
+}
+
+// nonNil makes an empty list [] in JSON, not null.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }

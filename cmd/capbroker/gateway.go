@@ -17,6 +17,7 @@ import (
 	"github.com/capbroker/capbroker/plan"
 	"github.com/capbroker/capbroker/policy"
 	"github.com/capbroker/capbroker/source"
+	srcmcp "github.com/capbroker/capbroker/source/mcp"
 	"github.com/capbroker/capbroker/store"
 	"github.com/spf13/cobra"
 )
@@ -151,7 +152,7 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 			ctx := cmd.Context()
 			var up *upstreams
 			if len(configs) > 0 {
-				up, err = m.explicitUpstreams(configs)
+				up, err = m.explicitUpstreams(ctx, configs, yamlPath)
 			} else {
 				up, err = m.discoveredUpstreams(ctx, yamlPath)
 			}
@@ -296,7 +297,7 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 	f.StringVar(&planTask, "plan-task", "", "start the stdio session (and HTTP sessions that name none) with this plan task's tools: ID of a --plan task, or PLAN_ID/TASK_ID of a stored plan")
 	f.DurationVar(&timeout, "call-timeout", 60*time.Second, "per-call timeout for upstreams that set none")
 	alias(f, "timeout", "call-timeout")
-	f.DurationVar(&startTimeout, "start-timeout", 30*time.Second, "timeout to start an upstream and list its tools")
+	f.DurationVar(&startTimeout, "start-timeout", srcmcp.DefaultTimeout, "time limit to start an upstream and list its tools (as discovery's)")
 	f.IntVar(&maxSessions, "max-sessions", gateway.DefaultMaxSessions, "most MCP sessions open at once over HTTP; one more is refused with 503 until one ends")
 	f.DurationVar(&sessionIdle, "session-idle", gateway.DefaultSessionTimeout, "end an HTTP session idle this long")
 	f.IntVar(&maxListItems, "max-upstream-tools", gateway.DefaultMaxListItems, "most tools (and prompts, resources) read from one upstream; more are left out with a warning")
@@ -312,7 +313,7 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 	f.DurationVar(&retention, "retention", DefaultRetention, "delete sessions not updated for this long, and traces as old, at start and once a day (0: keep everything; capbroker prune does it by hand)")
 	f.BoolVar(&inheritEnv, "inherit-env", false, `pass the whole environment to stdio upstreams (default: PATH, HOME, locale, TMPDIR... and what each server's "env" and "inheritEnv" name)`)
 	f.BoolVar(&noLearn, "no-learn", false,
-		"rank without what past sessions asked for before calling each tool (learning from use; also `learn: false` in capbroker.yaml)")
+		"rank without what past sessions asked for before calling each tool (learning from use; learn: false in capbroker.yaml does the same)")
 	dbf.register(cmd)
 	return cmd
 }

@@ -67,6 +67,10 @@ serve: the session and trace endpoints answer 503 with the fix (capbroker prune
 			if err := hf.check(); err != nil {
 				return err
 			}
+			// A bad address is refused before discovery starts servers.
+			if err := httpapi.CheckAddr(addr, token); err != nil {
+				return usageError{fmt.Errorf("serve: --addr: %w", err)}
+			}
 			planner, err := m.servePlanner(cf.config)
 			if err != nil {
 				return err
