@@ -76,6 +76,12 @@ type Options struct {
 	// body (30 s), to take the response (60 s), and idle between requests
 	// (120 s), the defaults when zero. Negative turns a bound off.
 	HeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	// RouteRoots are the folders whose files POST /v1/route may read and
+	// write ("project", "state", and the FLOW.md it writes into a
+	// project): a path outside them, after symlinks are resolved, is
+	// refused with 403 forbidden naming serve's --route-root. Empty
+	// admits no path.
+	RouteRoots []string
 }
 
 // Defaults.

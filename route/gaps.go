@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/capbroker/capbroker/internal/atomicfile"
+	"github.com/capbroker/capbroker/internal/safefile"
 )
 
 // Gap records that a capability was needed and no plugin provided it, so
@@ -167,6 +168,10 @@ func (l *GapLog) load() ([]Gap, error) {
 	return f.Gaps, nil
 }
 
+// MaxStateBytes bounds the state file [UpdateWarnings] reads (a FLOW.md
+// is a few kilobytes).
+const MaxStateBytes = 4 << 20
+
 // WarningsHeading is the heading of the section [UpdateWarnings] owns.
 const WarningsHeading = "## Capability Warnings"
 
@@ -260,11 +265,13 @@ var (
 // (up to the next level-1 or level-2 heading outside code fences) is
 // replaced; otherwise the section is appended. Every other byte of the
 // file is kept, and a file using CRLF line ends gets CRLF in the section.
-// A missing file is created.
+// A missing file is created. A file that is not regular (a FIFO, a
+// device, a link to one) or is larger than [MaxStateBytes] is refused,
+// without blocking and without reading it.
 func UpdateWarnings(path string, gaps []Gap) error {
-	old, err := os.ReadFile(path)
+	old, err := safefile.ReadFile(path, MaxStateBytes)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("reading state file: %w", err)
+		return fmt.Errorf("reading state file %s: %w", path, err)
 	}
 	out := ReplaceWarnings(old, WarningsSection(gaps))
 	if err := atomicfile.WriteFile(path, out); err != nil {
