@@ -134,7 +134,8 @@ func (m *Main) approveServers(ctx context.Context, names []string, listOnly, yes
 			fmt.Fprintf(w, "    headers: %s (values not shown)\n", strings.Join(termsafe.Strings(slices.Sorted(maps.Keys(u.Server.Headers))), ", "))
 		}
 		if strings.Contains(u.Reason, "changed since") {
-			fmt.Fprintln(w, "    (changed since it was approved)")
+			what, _, _ := strings.Cut(u.Reason, "; review and approve")
+			fmt.Fprintf(w, "    (%s)\n", termsafe.String(what))
 		}
 	}
 	fmt.Fprintln(w)
