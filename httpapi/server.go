@@ -168,9 +168,10 @@ func (s *Server) handle(pattern string, h http.Handler) {
 func (s *Server) Routes() []string { return append([]string(nil), s.routes...) }
 
 // Handler returns the API with its middleware: recovery, request
-// logging, the Host and Origin checks, and authentication.
+// logging, the no-framing headers, the Host and Origin checks, and
+// authentication.
 func (s *Server) Handler() http.Handler {
-	return s.recoverer(s.logRequests(s.guard.Wrap(s.authenticate(http.HandlerFunc(s.dispatch)))))
+	return s.recoverer(s.logRequests(noFraming(s.guard.Wrap(s.authenticate(http.HandlerFunc(s.dispatch))))))
 }
 
 // dispatch serves r through the mux, answering unknown paths and methods

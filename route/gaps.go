@@ -116,7 +116,7 @@ func (l *GapLog) RecordGapIn(ctx context.Context, g Gap, statePath string) error
 		if err != nil {
 			return fmt.Errorf("encoding gap log: %w", err)
 		}
-		if err := atomicfile.WriteFile(l.Path, append(data, '\n')); err != nil {
+		if err := atomicfile.WriteFilePrivate(l.Path, append(data, '\n')); err != nil {
 			return fmt.Errorf("writing gap log: %w", err)
 		}
 	} else {

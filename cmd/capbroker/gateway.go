@@ -228,7 +228,7 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 				tracers = append(tracers, ss)
 			}
 			if tracePath != "" {
-				f, err := os.OpenFile(tracePath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+				f, err := os.OpenFile(tracePath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 				if err != nil {
 					return fmt.Errorf("gateway: opening the trace: %w", err)
 				}
