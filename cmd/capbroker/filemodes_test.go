@@ -27,7 +27,9 @@ func TestDataFilesPrivate(t *testing.T) {
 		s := mcp.NewServer(&mcp.Implementation{Name: "weather", Version: "1"}, nil)
 		s.AddTool(&mcp.Tool{Name: "forecast", Description: "Look up the weather forecast for a city.",
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}}}`)},
-			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{}, nil
+			})
 		return s
 	}, nil))
 	defer srv.Close()
