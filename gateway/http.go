@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -50,6 +51,12 @@ type HTTPOptions struct {
 	// every request passes (see internal/httpguard): by default only
 	// localhost names and IP addresses, and no page of another origin.
 	AllowedHosts, AllowedOrigins []string
+	// MaxClientSessions bounds the sessions one client keeps open at
+	// once (its session key, else its bearer token, else its address):
+	// past it, a new session is refused with 429 naming
+	// --max-client-sessions. Zero means DefaultMaxClientSessions;
+	// negative, no bound but Options.MaxSessions.
+	MaxClientSessions int
 }
 
 // Handler serves the gateway over streamable HTTP: MCP at /mcp, Prometheus
@@ -64,6 +71,10 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 	}
 	if o.SessionTimeout <= 0 {
 		o.SessionTimeout = DefaultSessionTimeout
+	}
+	quota := &clientQuota{max: o.MaxClientSessions}
+	if quota.max == 0 {
+		quota.max = DefaultMaxClientSessions
 	}
 	probe := mcp.NewServer(&mcp.Implementation{Name: "capbroker-gateway", Version: Version}, nil)
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
@@ -119,9 +130,25 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 			http.Error(w, fmt.Sprintf("capbroker gateway: %d MCP sessions are open, the most it keeps (--max-sessions); try again when one ends (idle sessions end after --session-idle)", g.opts.MaxSessions), http.StatusServiceUnavailable)
 			return
 		}
+		who := ""
+		if r.Header.Get("Mcp-Session-Id") == "" {
+			who = clientIdentity(r)
+			if !quota.reserve(who) {
+				w.Header().Set("Retry-After", "10")
+				http.Error(w, fmt.Sprintf("capbroker gateway: this client (%s) has %d MCP sessions open, the most one client keeps (--max-client-sessions); end one or try again when one ends", strings.SplitN(who, " ", 2)[0], quota.max), http.StatusTooManyRequests)
+				return
+			}
+		}
+		var releaseOnce sync.Once
+		release := func() {
+			if who != "" {
+				releaseOnce.Do(func() { quota.release(who) })
+			}
+		}
 		h := &holder{}
 		mcpHandler.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), holderKey{}, h)))
 		if h.s == nil {
+			release()
 			return
 		}
 		connected := false
@@ -133,11 +160,13 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 			go func() {
 				ss.Wait()
 				g.dropSession(h.s)
+				release()
 			}()
 		}
 		if !connected {
 			// The request that created the session did not connect it.
 			g.dropSession(h.s)
+			release()
 		}
 	})))
 	mux.Handle("/metrics", promhttp.HandlerFor(g.opts.Metrics.Registry(), promhttp.HandlerOpts{}))

@@ -31,6 +31,7 @@ func (m *Main) newGatewayCmd() *cobra.Command {
 		dbf                                                      storeFlags
 		timeout, startTimeout, startWait, sessionIdle, retention time.Duration
 		maxSessions, maxListItems, maxListPages                  int
+		maxClientSessions                                        int
 		allowIrreversible, confirmUnasked, holdNew, inheritEnv   bool
 		noLearn                                                  bool
 		plugins                                                  []string
@@ -229,7 +230,7 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 				tracers = append(tracers, ss)
 			}
 			if tracePath != "" {
-				f, err := os.OpenFile(tracePath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+				f, err := os.OpenFile(tracePath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 				if err != nil {
 					return fmt.Errorf("gateway: opening the trace: %w", err)
 				}
@@ -262,7 +263,7 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 				}
 				logger.Info("gateway listening", "url", "http://"+l.Addr().String()+"/mcp", "mode", md,
 					"servers", len(up.servers))
-				h := g.Handler(&gateway.HTTPOptions{SessionTimeout: sessionIdle, Token: token, AllowedHosts: hf.hosts, AllowedOrigins: hf.origins})
+				h := g.Handler(&gateway.HTTPOptions{SessionTimeout: sessionIdle, Token: token, AllowedHosts: hf.hosts, AllowedOrigins: hf.origins, MaxClientSessions: maxClientSessions})
 				return gateway.Serve(ctx, l, h, &gateway.ServeOptions{ReadTimeout: hf.readTimeout, WriteTimeout: hf.writeTimeout, IdleTimeout: hf.idleTO})
 			}
 			if err := g.Start(ctx); err != nil {
@@ -298,6 +299,7 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 	f.DurationVar(&timeout, "call-timeout", 60*time.Second, "per-call timeout for upstreams that set none")
 	alias(f, "timeout", "call-timeout")
 	f.DurationVar(&startTimeout, "start-timeout", srcmcp.DefaultTimeout, "time limit to start an upstream and list its tools (as discovery's)")
+	f.IntVar(&maxClientSessions, "max-client-sessions", gateway.DefaultMaxClientSessions, "most MCP sessions one client keeps open at once over HTTP (by session key, else bearer token, else address); one more is refused with 429 (-1: no bound but --max-sessions)")
 	f.IntVar(&maxSessions, "max-sessions", gateway.DefaultMaxSessions, "most MCP sessions open at once over HTTP; one more is refused with 503 until one ends")
 	f.DurationVar(&sessionIdle, "session-idle", gateway.DefaultSessionTimeout, "end an HTTP session idle this long")
 	f.IntVar(&maxListItems, "max-upstream-tools", gateway.DefaultMaxListItems, "most tools (and prompts, resources) read from one upstream; more are left out with a warning")
