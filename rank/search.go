@@ -305,6 +305,11 @@ type scratch struct {
 	// expansions and similarity rows.
 	batch      bool
 	expansions map[expansionKey]*wordExpansion
+
+	// Precedents' (precedent.go): each past phrase's dot product with
+	// the query, and each card's best likeness.
+	pastAcc  map[int32]float64
+	pastVote map[int32]float64
 }
 
 var scratchPool sync.Pool
@@ -461,6 +466,7 @@ func (ix *Index) searchTerms(q []QueryTerm, k int, s *scratch) []Hit {
 	if len(s.touched) == 0 {
 		return nil
 	}
+	ix.addPrecedents(q, s)
 	if boosts {
 		for j, qt := range q {
 			t := s.terms[j]
@@ -685,6 +691,7 @@ func (ix *Index) saturate(doc int32, freqs *termFreqs) float64 {
 		freq := float64(freqs[f])
 		if f == FieldUsage {
 			freq /= usageUnit
+			fw.Weight = ix.usageW[doc]
 		}
 		tf += fw.Weight * freq / norm
 	}

@@ -132,6 +132,7 @@ func (m *Main) commands() []*cobra.Command {
 		m.newGatewayCmd(),
 		m.newSessionCmd(),
 		m.newTraceCmd(),
+		m.newReplayCmd(),
 		m.newVersionCmd(),
 		m.newPruneCmd(),
 		m.newClientCmd(),
