@@ -245,7 +245,15 @@ type Index struct {
 	// past indexes the usage phrases one by one (precedent.go); nil
 	// when no card has usage.
 	past *precedents
+	// overrides holds card.Meta[MetaOverride] of the cards that have it.
+	overrides map[int32]string
 }
+
+// MetaOverride is the card.Meta key of a locally overridden description
+// (package override sets it); a hit of such a card says so
+// ([Hit.Override]).
+const MetaOverride = "override"
+
 
 // New indexes cards. The order of cards decides Hit.Index; names break ties.
 func New(cards []card.Card, opts *Options) *Index {
@@ -278,6 +286,12 @@ func New(cards []card.Card, opts *Options) *Index {
 	for i := range cards {
 		c := &cards[i]
 		ix.names[i] = c.Name
+		if o := c.Meta[MetaOverride]; o != "" {
+			if ix.overrides == nil {
+				ix.overrides = make(map[int32]string)
+			}
+			ix.overrides[int32(i)] = o
+		}
 		counts = counts[:0]
 		clear(slot)
 		texts := fieldTexts(c)

@@ -47,6 +47,10 @@ type Hit struct {
 	// for before calling it ([FieldUsage]), the past phrase that shares
 	// the most of the query's words.
 	Asked *Asked `json:"asked,omitempty"`
+	// Override is, when the card's description was overridden locally
+	// (capbroker.yaml's overrides, package override), what its
+	// card.Meta[MetaOverride] says of it, for reasons.
+	Override string `json:"override,omitempty"`
 	// Matches explains the first-stage (BM25F) score term by term, in
 	// query order; Score is that score times the second-stage bonuses for
 	// coverage and phrases and the third stage's for meaning.
@@ -767,6 +771,9 @@ func (ix *Index) explain(q []QueryTerm, docs []int32, s *scratch) []Hit {
 		}
 		if len(fields) > firstField && ix.usage != nil {
 			hit.Asked = ix.asked(d, hit.Matches, q, s.terms)
+		}
+		if ix.overrides != nil {
+			hit.Override = ix.overrides[d]
 		}
 		if total > 0 {
 			var matched float64

@@ -133,6 +133,7 @@ func (m *Main) commands() []*cobra.Command {
 		m.newSessionCmd(),
 		m.newTraceCmd(),
 		m.newReplayCmd(),
+		m.newDoctorCmd(),
 		m.newVersionCmd(),
 		m.newPruneCmd(),
 		m.newClientCmd(),
