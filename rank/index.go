@@ -254,7 +254,6 @@ type Index struct {
 // ([Hit.Override]).
 const MetaOverride = "override"
 
-
 // New indexes cards. The order of cards decides Hit.Index; names break ties.
 func New(cards []card.Card, opts *Options) *Index {
 	ix := &Index{

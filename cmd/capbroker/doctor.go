@@ -163,4 +163,3 @@ func quoteAll(ss []string) string {
 	}
 	return strings.Join(q, ", ")
 }
-
