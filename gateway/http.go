@@ -66,6 +66,7 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		o.SessionTimeout = DefaultSessionTimeout
 	}
 	probe := mcp.NewServer(&mcp.Implementation{Name: "capbroker-gateway", Version: Version}, nil)
+	f := newFleet(g, o.SessionTimeout) // nil: sessions live in this process only
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		h, _ := r.Context().Value(holderKey{}).(*holder)
 		if h == nil {
@@ -97,8 +98,43 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 			return nil
 		}
 		h.s = s
+		if f != nil {
+			f.attach(s, id, false)
+		}
 		return s.server
 	}, &mcp.StreamableHTTPOptions{SessionTimeout: o.SessionTimeout, Logger: g.opts.Logger})
+
+	// serve hands a request to the SDK with h, which carries the session
+	// the request creates (or, replaying a rebuilt session's initialize,
+	// the session rebuilt), and drops that session from memory when it
+	// ends.
+	serve := func(w http.ResponseWriter, r *http.Request, h *holder) {
+		mcpHandler.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), holderKey{}, h)))
+		if h.s == nil {
+			return
+		}
+		drop := func() {
+			g.dropSession(h.s)
+			if f != nil {
+				f.dropped(h.s)
+			}
+		}
+		connected := false
+		for ss := range h.s.server.Sessions() {
+			// The session lives on after this request: drop it when it
+			// ends (the client deletes it, or it stays idle past
+			// SessionTimeout), whatever the client sent meanwhile.
+			connected = true
+			go func() {
+				ss.Wait()
+				drop()
+			}()
+		}
+		if !connected {
+			// The request that created the session did not connect it.
+			drop()
+		}
+	}
 
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", http.NewCrossOriginProtection().Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -114,31 +150,34 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 				return
 			}
 		}
-		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" && g.sessionsFull() {
+		id := r.Header.Get("Mcp-Session-Id")
+		if r.Method == http.MethodPost && id == "" && g.draining.Load() {
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "capbroker gateway: this replica is shutting down and opens no new session; another replica will (the sessions it serves go on there)", http.StatusServiceUnavailable)
+			return
+		}
+		if r.Method == http.MethodPost && id == "" && g.sessionsFull() {
 			w.Header().Set("Retry-After", "10")
 			http.Error(w, fmt.Sprintf("capbroker gateway: %d MCP sessions are open, the most it keeps (--max-sessions); try again when one ends (idle sessions end after --session-idle)", g.opts.MaxSessions), http.StatusServiceUnavailable)
 			return
 		}
-		h := &holder{}
-		mcpHandler.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), holderKey{}, h)))
-		if h.s == nil {
-			return
+		if f != nil && id != "" {
+			// A session of the fleet: served here whichever replica
+			// opened it.
+			if r.Method == http.MethodDelete {
+				f.forget(r.Context(), id)
+				if !f.holds(id) {
+					w.WriteHeader(http.StatusNoContent)
+					return
+				}
+			} else if err := f.ensure(r.Context(), r, id, serve); err != nil && !errors.Is(err, errNoSession) {
+				g.opts.Logger.Error("serving a session of the fleet", "session", id, "error", err)
+				w.Header().Set("Retry-After", "1")
+				http.Error(w, "capbroker gateway: "+err.Error(), http.StatusServiceUnavailable)
+				return
+			}
 		}
-		connected := false
-		for ss := range h.s.server.Sessions() {
-			// The session lives on after this request: drop it when it
-			// ends (the client deletes it, or it stays idle past
-			// SessionTimeout), whatever the client sent meanwhile.
-			connected = true
-			go func() {
-				ss.Wait()
-				g.dropSession(h.s)
-			}()
-		}
-		if !connected {
-			// The request that created the session did not connect it.
-			g.dropSession(h.s)
-		}
+		serve(w, r, &holder{})
 	})))
 	mux.Handle("/metrics", promhttp.HandlerFor(g.opts.Metrics.Registry(), promhttp.HandlerOpts{}))
 	mux.HandleFunc("/status", func(w http.ResponseWriter, r *http.Request) {
