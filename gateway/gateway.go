@@ -305,6 +305,7 @@ type Gateway struct {
 	// the database (see fleet.go); draining is set by Drain.
 	fleetIdle atomic.Int64
 	draining  atomic.Bool
+	inflight  atomic.Int64 // MCP requests in flight, but GETs (see Idle)
 }
 
 // New returns a gateway over the servers of cfg. It starts nothing.

@@ -150,6 +150,7 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 				return
 			}
 		}
+		defer g.track(r)()
 		id := r.Header.Get("Mcp-Session-Id")
 		if r.Method == http.MethodPost && id == "" && g.draining.Load() {
 			w.Header().Set("Retry-After", "1")
@@ -179,6 +180,7 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		}
 		serve(w, r, &holder{})
 	})))
+	g.healthRoutes(mux)
 	mux.Handle("/metrics", promhttp.HandlerFor(g.opts.Metrics.Registry(), promhttp.HandlerOpts{}))
 	mux.HandleFunc("/status", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -202,7 +204,7 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 	}
 	want := []byte("Bearer " + o.Token)
 	return guard.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+		if !healthPath(r.URL.Path) && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="capbroker gateway"`)
 			http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
 			return
@@ -300,6 +302,13 @@ func isLoopback(host string) bool {
 // bound off.
 type ServeOptions struct {
 	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	// Drain, if set, runs when ctx is done, before the server shuts down,
+	// with a context that ends after DrainTimeout: [Gateway.DrainFunc]
+	// refuses new sessions and waits for the calls in flight.
+	Drain func(context.Context)
+	// DrainTimeout bounds the shutdown (Drain, then closing the
+	// connections). If zero, 5s.
+	DrainTimeout time.Duration
 }
 
 // Serve serves h on ln until ctx is done, then shuts down within 5s. opts
@@ -322,9 +331,23 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, opts *ServeOpti
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		grace := o.DrainTimeout
+		if grace <= 0 {
+			grace = 5 * time.Second
+		}
+		sctx, cancel := context.WithTimeout(context.Background(), grace)
 		defer cancel()
-		srv.Shutdown(sctx)
+		if o.Drain != nil {
+			o.Drain(sctx)
+			// What is left are event streams (GET) and idle connections:
+			// a moment to flush the last responses, then close them.
+			fctx, fcancel := context.WithTimeout(sctx, time.Second)
+			defer fcancel()
+			sctx = fctx
+		}
+		if srv.Shutdown(sctx) != nil {
+			srv.Close()
+		}
 		return nil
 	}
 }

@@ -34,6 +34,7 @@ func (m *Main) newGatewayCmd() *cobra.Command {
 		noLearn                                                  bool
 		plugins                                                  []string
 		hf                                                       httpFlags
+		ff                                                       fleetFlags
 		yamlPath                                                 string
 	)
 	cmd := &cobra.Command{
@@ -262,7 +263,7 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 				logger.Info("gateway listening", "url", "http://"+l.Addr().String()+"/mcp", "mode", md,
 					"servers", len(up.servers))
 				h := g.Handler(&gateway.HTTPOptions{SessionTimeout: sessionIdle, Token: token, AllowedHosts: hf.hosts, AllowedOrigins: hf.origins})
-				return gateway.Serve(ctx, l, h, &gateway.ServeOptions{ReadTimeout: hf.readTimeout, WriteTimeout: hf.writeTimeout, IdleTimeout: hf.idleTO})
+				return gateway.Serve(ctx, l, h, ff.serveOptions(g, &gateway.ServeOptions{ReadTimeout: hf.readTimeout, WriteTimeout: hf.writeTimeout, IdleTimeout: hf.idleTO}))
 			}
 			if err := g.Start(ctx); err != nil {
 				return err
@@ -314,6 +315,7 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 	f.BoolVar(&noLearn, "no-learn", false,
 		"rank without what past sessions asked for before calling each tool (learning from use; also `learn: false` in capbroker.yaml)")
 	dbf.register(cmd)
+	ff.register(cmd)
 	return cmd
 }
 
