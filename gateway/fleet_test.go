@@ -140,3 +140,27 @@ func TestFleetAnyReplica(t *testing.T) {
 		}
 	}
 }
+
+// TestDurableRecord checks that with Durable a record is in the database
+// when Record returns, before the store is closed.
+func TestDurableRecord(t *testing.T) {
+	for _, db := range persistentStores {
+		t.Run(db.name, func(t *testing.T) {
+			st := db.db(t)()
+			defer st.Close()
+			ss := NewStoreSessions(st, &StoreOptions{Durable: true})
+			defer ss.Close()
+			ctx := context.Background()
+			for i := range 3 {
+				ss.Record(ctx, Event{Session: "durable", Kind: "call", Tool: "alpha__echo", Outcome: "ok", Upstream: "alpha"})
+				recs, err := st.Traces(ctx, &store.TraceQuery{SessionID: "durable"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(recs) != i+1 {
+					t.Fatalf("after %d records, %d in the database", i+1, len(recs))
+				}
+			}
+		})
+	}
+}

@@ -223,7 +223,7 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 				if m.learning(&catalogFlags{noLearn: noLearn, discoveryFlags: discoveryFlags{config: yamlPath}}) {
 					opts.Learn = st
 				}
-				ss := gateway.NewStoreSessions(st, &gateway.StoreOptions{Task: taskName, NoTask: task == "", Logger: logger})
+				ss := gateway.NewStoreSessions(st, &gateway.StoreOptions{Task: taskName, NoTask: task == "", Logger: logger, Durable: fleetStore(st)})
 				defer ss.Close() // before st.Close: writes what is queued
 				opts.Store = ss
 				tracers = append(tracers, ss)

@@ -6,6 +6,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/capbroker/capbroker/gateway"
+	"github.com/capbroker/capbroker/store"
+	"github.com/capbroker/capbroker/store/postgres"
 )
 
 // fleetFlags are the gateway's flags for running as one replica of many
@@ -27,4 +29,13 @@ func (ff *fleetFlags) serveOptions(g *gateway.Gateway, o *gateway.ServeOptions) 
 	o.Drain = g.DrainFunc(ff.drainDelay)
 	o.DrainTimeout = ff.drainTimeout
 	return o
+}
+
+// fleetStore reports whether st is a database replicas share
+// (PostgreSQL): then every trace record is written before its call is
+// answered (gateway.StoreOptions.Durable), so a replica killed loses no
+// answered call.
+func fleetStore(st store.Store) bool {
+	_, ok := st.(*postgres.Store)
+	return ok
 }
