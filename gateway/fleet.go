@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -115,13 +116,14 @@ func (f *fleet) holds(id string) bool {
 var errNoSession = errors.New("session not found")
 
 // ensure makes sure the session id is held here, rebuilding it from the
-// database if it is not. serve is the handler of /mcp requests that
-// carry a holder (see Gateway.Handler). Concurrent requests of one
-// session rebuild it once.
-func (f *fleet) ensure(ctx context.Context, r *http.Request, id string, serve func(http.ResponseWriter, *http.Request, *holder)) error {
+// database if it is not; rebuilt says this call rebuilt it (the client's
+// initialized notification, replayed, is then not to be sent again).
+// serve is the handler of /mcp requests that carry a holder (see
+// Gateway.Handler). Concurrent requests of one session rebuild it once.
+func (f *fleet) ensure(ctx context.Context, r *http.Request, id string, serve func(http.ResponseWriter, *http.Request, *holder)) (rebuilt bool, err error) {
 	for {
 		if f.holds(id) {
-			return nil
+			return false, nil
 		}
 		f.mu.Lock()
 		wait, busy := f.pending[id]
@@ -135,7 +137,7 @@ func (f *fleet) ensure(ctx context.Context, r *http.Request, id string, serve fu
 			case <-wait:
 				continue
 			case <-ctx.Done():
-				return ctx.Err()
+				return false, ctx.Err()
 			}
 		}
 		err := f.rebuild(ctx, r, id, serve)
@@ -143,8 +145,26 @@ func (f *fleet) ensure(ctx context.Context, r *http.Request, id string, serve fu
 		delete(f.pending, id)
 		f.mu.Unlock()
 		close(wait)
-		return err
+		return err == nil, err
 	}
+}
+
+// isInitialized reports whether r carries the client's initialized
+// notification (alone), leaving r's body to be read again.
+func isInitialized(r *http.Request) bool {
+	if r.Method != http.MethodPost || r.Body == nil {
+		return false
+	}
+	b, err := io.ReadAll(io.LimitReader(r.Body, 1<<16))
+	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(b), r.Body))
+	if err != nil {
+		return false
+	}
+	var msg struct {
+		Method string `json:"method"`
+		ID     any    `json:"id"`
+	}
+	return json.Unmarshal(b, &msg) == nil && msg.Method == "notifications/initialized" && msg.ID == nil
 }
 
 // rebuild makes the session id from its record: a session with its

@@ -50,6 +50,10 @@ type HTTPOptions struct {
 	// every request passes (see internal/httpguard): by default only
 	// localhost names and IP addresses, and no page of another origin.
 	AllowedHosts, AllowedOrigins []string
+	// Replica, if set, names this gateway in a fleet: every response
+	// carries it in the Capbroker-Replica header, so an operator (or a
+	// test) sees which replica served a request.
+	Replica string
 }
 
 // Handler serves the gateway over streamable HTTP: MCP at /mcp, Prometheus
@@ -171,10 +175,14 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 					w.WriteHeader(http.StatusNoContent)
 					return
 				}
-			} else if err := f.ensure(r.Context(), r, id, serve); err != nil && !errors.Is(err, errNoSession) {
+			} else if rebuilt, err := f.ensure(r.Context(), r, id, serve); err != nil && !errors.Is(err, errNoSession) {
 				g.opts.Logger.Error("serving a session of the fleet", "session", id, "error", err)
 				w.Header().Set("Retry-After", "1")
 				http.Error(w, "capbroker gateway: "+err.Error(), http.StatusServiceUnavailable)
+				return
+			} else if rebuilt && isInitialized(r) {
+				// Replayed already: the client's own would be a second.
+				w.WriteHeader(http.StatusAccepted)
 				return
 			}
 		}
@@ -199,8 +207,15 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 			http.Error(w, "gateway: "+err.Error(), http.StatusInternalServerError)
 		})
 	}
+	var top http.Handler = mux
+	if o.Replica != "" {
+		top = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Capbroker-Replica", o.Replica)
+			mux.ServeHTTP(w, r)
+		})
+	}
 	if o.Token == "" {
-		return guard.Wrap(mux)
+		return guard.Wrap(top)
 	}
 	want := []byte("Bearer " + o.Token)
 	return guard.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -209,7 +224,7 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 			http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
 			return
 		}
-		mux.ServeHTTP(w, r)
+		top.ServeHTTP(w, r)
 	}))
 }
 

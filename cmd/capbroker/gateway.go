@@ -252,7 +252,10 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 					return usageError{fmt.Errorf("gateway: --addr: %w", err)}
 				}
 				defer l.Close()
-				if err := g.Start(ctx); err != nil {
+				// The upstreams outlive the signal that stops serving: the
+				// drain finishes the calls in flight on them; g.Close ends
+				// them after.
+				if err := g.Start(context.WithoutCancel(ctx)); err != nil {
 					return err
 				}
 				defer g.Close()
