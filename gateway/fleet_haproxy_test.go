@@ -570,7 +570,9 @@ backend replicas
 		finds += c.finds
 	}
 	t.Logf("fleet: start %s", start.Format("15:04:05.000"))
-	at := func(ns int64) time.Duration { return time.Duration(ns - start.UnixNano()).Round(100 * time.Millisecond) }
+	at := func(ns int64) time.Duration {
+		return time.Duration(ns - start.UnixNano()).Round(100 * time.Millisecond)
+	}
 	t.Logf("fleet: %d clients, %s, 3 replicas (%s killed -9 at %s and restarted at %s, %s drained (SIGTERM) and gone at %s, then restarted)",
 		clients, elapsed.Round(time.Second), killed.name, at(killedAt.Load()), at(restartedAt.Load()), drained.name, at(drainedAt.Load()))
 	t.Logf("fleet: %d requests answered, %.0f req/s, p50 %.1f ms, p99 %.1f ms; %d sessions, %d calls, %d finds answered; %d retries",
@@ -647,7 +649,6 @@ backend replicas
 		t.Logf("haproxy log:\n%s", tail(hlog.String(), 3000))
 	}
 }
-
 
 // haproxyStats sums what HAProxy's CSV statistics say of the replicas:
 // the requests it retried (wretr) or sent to another replica (wredis),
