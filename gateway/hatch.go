@@ -149,11 +149,14 @@ func (s *session) callCapability(ctx context.Context, req *mcp.CallToolRequest) 
 	if a.Name == "" {
 		return errorResult("call_capability: give the name of a capability find_capability returned"), nil
 	}
+	if isHatch(s.mode, a.Name) {
+		return errorResult(fmt.Sprintf("call_capability calls the tools find_capability finds; call %s itself directly", a.Name)), nil
+	}
 	s.mu.Lock()
 	ok := s.exposed[a.Name]
 	s.mu.Unlock()
-	if !ok || isHatch(s.mode, a.Name) {
-		return s.notExposed(a.Name), nil
+	if ok {
+		return s.g.callTool(ctx, s, req.Session, a.Name, a.Arguments, req.Params.Meta, "")
 	}
-	return s.g.callTool(ctx, s, req.Session, a.Name, a.Arguments, req.Params.Meta)
+	return s.callByName(ctx, req.Session, a.Name, a.Arguments, req.Params.Meta)
 }

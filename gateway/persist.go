@@ -376,8 +376,11 @@ func Record(e Event) trace.Record {
 	if e.Kind == "find" {
 		d.Matched = slices.Clone(e.Names)
 	}
-	if e.Kind == "call" && e.Upstream != "" && rec.CapabilityReason == "" {
+	if e.Kind == "call" && e.Upstream != "" {
 		rec.CapabilityReason = fmt.Sprintf("%s: %s in %.1f ms", e.Upstream, e.Outcome, e.DurationMS)
+		if e.Reason != "" {
+			rec.CapabilityReason += "; " + e.Reason // "called by name"
+		}
 	}
 	rec.Detail, _ = json.Marshal(d)
 	return rec
