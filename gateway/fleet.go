@@ -15,7 +15,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/capbroker/capbroker/policy"
 	"github.com/capbroker/capbroker/store"
 )
 
@@ -279,6 +278,12 @@ func (f *fleet) middleware(s *session, id string) mcp.Middleware {
 					}
 				}
 			}
+			before := 0
+			if s.anon && method == "tools/call" {
+				s.mu.Lock()
+				before = len(s.order)
+				s.mu.Unlock()
+			}
 			res, err := next(ctx, method, req)
 			switch {
 			case method == "initialize" && err == nil:
@@ -288,12 +293,19 @@ func (f *fleet) middleware(s *session, id string) mcp.Middleware {
 					f.g.opts.Logger.Error("storing a new session", "session", id, "error", err)
 					return nil, fmt.Errorf("capbroker gateway: the session could not be stored in the database, try again: %w", err)
 				}
-			case method == "tools/call" && err == nil && s.anon && s.mode != ModeAll && isFind(req):
+			case method == "tools/call" && s.anon && s.mode != ModeAll:
+				// What the call added (a find, a tool called by name) is
+				// stored before the client hears of it.
 				s.mu.Lock()
-				names := slices.Clone(s.order)
+				var names []string
+				if len(s.order) > before {
+					names = slices.Clone(s.order)
+				}
 				s.mu.Unlock()
-				if _, err := f.st.AddMCPExposed(context.WithoutCancel(ctx), id, names); err != nil {
-					f.g.opts.Logger.Warn("storing a session's found tools", "session", id, "error", err)
+				if names != nil {
+					if _, err := f.st.AddMCPExposed(context.WithoutCancel(ctx), id, names); err != nil {
+						f.g.opts.Logger.Warn("storing a session's found tools", "session", id, "error", err)
+					}
 				}
 			}
 			f.touch(id)
@@ -459,10 +471,6 @@ func calledTool(req mcp.Request) string {
 	return a.Name
 }
 
-func isFind(req mcp.Request) bool {
-	p, ok := req.GetParams().(*mcp.CallToolParamsRaw)
-	return ok && p.Name == policy.HatchName
-}
 
 // isExposed reports whether name is among s's exposed tools.
 func (s *session) isExposed(name string) bool {

@@ -116,9 +116,18 @@ func TestFleetAnyReplica(t *testing.T) {
 				if !slices.Contains(more, "alpha__pid") {
 					t.Fatalf("find on the second replica: %v", more)
 				}
+				// A tool called by name on the second joins the session
+				// there, and so on the first.
+				if text, isErr := callText(t, cs, "alpha__sleep", map[string]any{"ms": 1}); isErr || text != "slept" {
+					t.Fatalf("alpha__sleep called by name on the second replica: %v %q", isErr, text)
+				}
 				b.to(urlA)
-				if names := listNames(t, cs); !slices.Contains(names, "alpha__pid") {
+				names := listNames(t, cs)
+				if !slices.Contains(names, "alpha__pid") {
 					t.Errorf("the first replica does not list what the second found: %v", names)
+				}
+				if !slices.Contains(names, "alpha__sleep") {
+					t.Errorf("the first replica does not list the tool the second was called by name: %v", names)
 				}
 				if _, isErr := callText(t, cs, "alpha__pid", nil); isErr {
 					t.Error("alpha__pid, found on the second replica, is not callable on the first")
