@@ -307,6 +307,11 @@ type Gateway struct {
 	wg        sync.WaitGroup
 	rebuild   chan struct{}
 	ranking   *ranking
+	// fleetIdle is the idle timeout (ns) after which sessions expire from
+	// the database (see fleet.go); draining is set by Drain.
+	fleetIdle atomic.Int64
+	draining  atomic.Bool
+	inflight  atomic.Int64 // MCP requests in flight, but GETs (see Idle)
 }
 
 // New returns a gateway over the servers of cfg. It starts nothing.
@@ -365,6 +370,11 @@ func (g *Gateway) Start(ctx context.Context) error {
 	go func() {
 		defer g.wg.Done()
 		g.rebuilder(ctx)
+	}()
+	g.wg.Add(1)
+	go func() {
+		defer g.wg.Done()
+		g.sweepFleet(ctx)
 	}()
 	if g.opts.Learn != nil {
 		g.wg.Add(1)

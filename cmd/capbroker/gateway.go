@@ -36,6 +36,7 @@ func (m *Main) newGatewayCmd() *cobra.Command {
 		noLearn                                                  bool
 		plugins                                                  []string
 		hf                                                       httpFlags
+		ff                                                       fleetFlags
 		yamlPath                                                 string
 	)
 	cmd := &cobra.Command{
@@ -224,7 +225,7 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 				if m.learning(&catalogFlags{noLearn: noLearn, discoveryFlags: discoveryFlags{config: yamlPath}}) {
 					opts.Learn = st
 				}
-				ss := gateway.NewStoreSessions(st, &gateway.StoreOptions{Task: taskName, NoTask: task == "", Logger: logger})
+				ss := gateway.NewStoreSessions(st, &gateway.StoreOptions{Task: taskName, NoTask: task == "", Logger: logger, Durable: fleetStore(st)})
 				defer ss.Close() // before st.Close: writes what is queued
 				opts.Store = ss
 				tracers = append(tracers, ss)
@@ -253,7 +254,10 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 					return usageError{fmt.Errorf("gateway: --addr: %w", err)}
 				}
 				defer l.Close()
-				if err := g.Start(ctx); err != nil {
+				// The upstreams outlive the signal that stops serving: the
+				// drain finishes the calls in flight on them; g.Close ends
+				// them after.
+				if err := g.Start(context.WithoutCancel(ctx)); err != nil {
 					return err
 				}
 				defer g.Close()
@@ -264,7 +268,7 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 				logger.Info("gateway listening", "url", "http://"+l.Addr().String()+"/mcp", "mode", md,
 					"servers", len(up.servers))
 				h := g.Handler(&gateway.HTTPOptions{SessionTimeout: sessionIdle, Token: token, AllowedHosts: hf.hosts, AllowedOrigins: hf.origins, MaxClientSessions: maxClientSessions})
-				return gateway.Serve(ctx, l, h, &gateway.ServeOptions{ReadTimeout: hf.readTimeout, WriteTimeout: hf.writeTimeout, IdleTimeout: hf.idleTO})
+				return gateway.Serve(ctx, l, h, ff.serveOptions(g, &gateway.ServeOptions{ReadTimeout: hf.readTimeout, WriteTimeout: hf.writeTimeout, IdleTimeout: hf.idleTO}))
 			}
 			if err := g.Start(ctx); err != nil {
 				return err
@@ -317,6 +321,7 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 	f.BoolVar(&noLearn, "no-learn", false,
 		"rank without what past sessions asked for before calling each tool (learning from use; learn: false in capbroker.yaml does the same)")
 	dbf.register(cmd)
+	ff.register(cmd)
 	return cmd
 }
 
