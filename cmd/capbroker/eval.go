@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"sync/atomic"
 
@@ -17,6 +18,8 @@ import (
 	"github.com/capbroker/capbroker/payload"
 	"github.com/capbroker/capbroker/policy"
 	"github.com/capbroker/capbroker/rank"
+	"github.com/capbroker/capbroker/replay"
+	"github.com/capbroker/capbroker/trace"
 )
 
 func (m *Main) newEvalCmd() *cobra.Command {
@@ -39,6 +42,10 @@ func (m *Main) newEvalCmd() *cobra.Command {
 		usageW  float64
 		usageB  float64
 		sf      sessionEvalFlags
+		usageE  float64
+		phrases int
+		preced  float64
+		traces  string
 	)
 	cmd := &cobra.Command{
 		Use:   "eval --tools TOOLS --queries QUERIES",
@@ -69,7 +76,11 @@ the first half of the queries (after --filter and --limit, in file order)
 become past sessions that asked for the query and called its gold tools;
 what they teach (the usage field, see package learn) is given to the ranker,
 and the second half is ranked without and with it. Only the second half is
-scored; the report shows both and the gain.`,
+scored; the report shows both and the gain.
+
+With --traces FILE instead of --queries, the benchmark is a user's own
+recorded sessions (capbroker trace --export): each session with a task and a
+call that ran is a query, its gold the tools it called (see capbroker replay).`,
 		Example: `  capbroker eval --tools ../shared/bench/data/bfcl/tools.jsonl --queries ../shared/bench/data/bfcl/queries.jsonl
   capbroker eval --tools T.jsonl --queries Q.jsonl --filter subset=single --k 1,5,10 --json
   capbroker eval --tools T.jsonl --queries Q.jsonl --misses 20
@@ -92,8 +103,8 @@ scored; the report shows both and the gain.`,
 				}
 				return m.evalSession(ctx, &sf, tools, queries, filter, limit, ranker, cmd.Flags().Changed("ranker"), db, asJSON)
 			}
-			if len(tools) == 0 || queries == "" {
-				return usageError{fmt.Errorf("eval needs --tools and --queries")}
+			if len(tools) == 0 || (queries == "") == (traces == "") {
+				return usageError{fmt.Errorf("eval needs --tools and either --queries or --traces")}
 			}
 			kList, err := eval.ParseKs(ks)
 			if err != nil {
@@ -122,7 +133,12 @@ scored; the report shows both and the gain.`,
 			cat, warns := card.NewCatalog(cards)
 			m.printWarnings(warns)
 			cards = cat.Cards()
-			qs, err := eval.LoadQueries(queries)
+			var qs []eval.Query
+			if traces != "" {
+				qs, err = traceQueries(traces)
+			} else {
+				qs, err = eval.LoadQueries(queries)
+			}
 			if err != nil {
 				return err
 			}
@@ -151,7 +167,8 @@ scored; the report shows both and the gain.`,
 				if usageW < 0 {
 					return usageError{fmt.Errorf("--usage-weight %v: want 0 (the default) or more", usageW)}
 				}
-				return m.evalSplit(ctx, ranker, db, denseW, rank.FieldWeight{Weight: usageW, B: usageB}, split, cards, qs, &eval.Options{Ks: kList, Filter: filter, Limit: limit}, asJSON)
+				tune := splitTuning{field: rank.FieldWeight{Weight: usageW, B: usageB}, evidence: usageE, phrases: phrases, precedent: preced}
+				return m.evalSplit(ctx, ranker, db, denseW, tune, split, cards, qs, &eval.Options{Ks: kList, Filter: filter, Limit: limit}, asJSON)
 			}
 			build := brokerRanker
 			var fallbacks func() int64
@@ -173,6 +190,7 @@ scored; the report shows both and the gain.`,
 	}
 	cmd.Flags().StringArrayVar(&tools, "tools", nil, "tool file of the benchmark (repeatable)")
 	cmd.Flags().StringVar(&queries, "queries", "", "queries.jsonl of the benchmark")
+	cmd.Flags().StringVar(&traces, "traces", "", "recorded sessions as the benchmark (a JSONL export of capbroker trace): each session's task, with the tools it called as gold")
 	cmd.Flags().StringVar(&ks, "k", "1,3,5,10", "cut-offs for recall, ndcg and comp")
 	cmd.Flags().StringArrayVar(&filters, "filter", nil, "only queries whose FIELD equals VALUE (FIELD=VALUE; repeatable)")
 	cmd.Flags().IntVar(&limit, "limit", 0, "at most this many queries (0: all)")
@@ -187,11 +205,35 @@ scored; the report shows both and the gain.`,
 	cmd.Flags().Float64Var(&split, "learn-split", 0, "measure learning from use: the first share of the queries (0.5: half) become past sessions calling their gold tools, and the rest is ranked without and with what they teach")
 	cmd.Flags().Float64Var(&usageW, "usage-weight", 0, "with --learn-split: the weight of the usage field (0: the default)")
 	cmd.Flags().Float64Var(&usageB, "usage-b", 0, "with --learn-split and --usage-weight: the usage field's length normalisation, in [0,1]")
+	cmd.Flags().Float64Var(&usageE, "usage-evidence", 0, "with --learn-split: the evidence (faded past sessions) at which a card's usage field weighs half (0: the default; negative: full weight with any evidence)")
+	cmd.Flags().IntVar(&phrases, "usage-phrases", 0, "with --learn-split: the phrases a card keeps (0: the default)")
 	cmd.Flags().MarkHidden("usage-b")
+	cmd.Flags().MarkHidden("usage-phrases")
+	cmd.Flags().Float64Var(&preced, "usage-precedent", 0, "with --learn-split: the weight of the past phrase most like the query (0: the default; negative: off)")
+	cmd.Flags().MarkHidden("usage-precedent")
 	sf.register(cmd)
 	cmd.AddCommand(m.newEvalUpstreamCmd())
 	cmd.Flags().StringVar(&db, "db", "", "SQLite file of the embedding cache (dense and hybrid; default: the session database in the data directory)")
 	return cmd
+}
+
+// traceQueries reads recorded sessions from a JSONL trace file as
+// benchmark queries (replay.Queries).
+func traceQueries(path string) ([]eval.Query, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading traces: %w", err)
+	}
+	defer f.Close()
+	recs, err := trace.ReadJSONL(f, path)
+	if err != nil {
+		return nil, err
+	}
+	qs := replay.Queries(replay.Sessions(recs))
+	if len(qs) == 0 {
+		return nil, fmt.Errorf("%s: no recorded session has both a task and a call that ran", path)
+	}
+	return qs, nil
 }
 
 // writeEvalReport prints rep as JSON or as text, with up to misses
@@ -358,13 +400,24 @@ func evalRanker(r policy.Ranker) eval.Ranker {
 	})
 }
 
+// splitTuning are the hidden knobs of --learn-split that parameters are
+// chosen with: the usage field's weight and normalisation, the evidence
+// at which it weighs half, and the phrases a card keeps.
+type splitTuning struct {
+	field    rank.FieldWeight
+	evidence float64
+	phrases  int
+	// precedent weighs the past phrase most like the query.
+	precedent float64
+}
+
 // evalSplit runs the time-split evaluation of learning from use
 // (--learn-split) with the ranker kind asked for, and prints it.
-func (m *Main) evalSplit(ctx context.Context, kind, db string, denseW float64, usageW rank.FieldWeight, frac float64, cards []card.Card, qs []eval.Query, opts *eval.Options, asJSON bool) error {
+func (m *Main) evalSplit(ctx context.Context, kind, db string, denseW float64, tune splitTuning, frac float64, cards []card.Card, qs []eval.Query, opts *eval.Options, asJSON bool) error {
 	rankOpts := func(u rank.Usage) *rank.Options {
-		o := &rank.Options{Usage: u}
-		if usageW.Weight > 0 {
-			o.Fields[rank.FieldUsage] = usageW
+		o := &rank.Options{Usage: u, UsageEvidence: tune.evidence, Precedent: tune.precedent}
+		if tune.field.Weight > 0 {
+			o.Fields[rank.FieldUsage] = tune.field
 		}
 		return o
 	}
@@ -398,7 +451,7 @@ func (m *Main) evalSplit(ctx context.Context, kind, db string, denseW float64, u
 			}
 		}
 	}
-	rep, err := learn.EvalSplit(ctx, build, cards, qs, frac, opts, nil)
+	rep, err := learn.EvalSplit(ctx, build, cards, qs, frac, opts, &learn.Options{MaxPhrases: tune.phrases})
 	if err != nil {
 		return err
 	}
