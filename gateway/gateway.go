@@ -97,7 +97,7 @@ type Options struct {
 	// client's). Needs PlanTasks.
 	PlanTask string
 	// FindK is how many tools find_capability returns by default. If zero,
-	// policy.DefaultFindK.
+	// DefaultFindK.
 	FindK int
 	// FindBudget bounds a find_capability answer, in tokens (o200k). If
 	// zero, DefaultFindBudget.
@@ -217,7 +217,7 @@ func (o *Options) resolved() *Options {
 		r.Family = policy.Coding
 	}
 	if r.FindK <= 0 {
-		r.FindK = policy.DefaultFindK
+		r.FindK = DefaultFindK
 	}
 	if r.CallTimeout <= 0 {
 		r.CallTimeout = 60 * time.Second

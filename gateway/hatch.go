@@ -42,7 +42,7 @@ type found struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
 	Confidence  string          `json:"confidence"`
-	Risk        card.Risk       `json:"risk,omitempty"` // only when it is not read-only
+	Risk        card.Risk       `json:"risk,omitempty"` // only when irreversible
 	InputSchema json.RawMessage `json:"input_schema,omitempty"`
 	// Reason says, in short, what matched: the words, the step of the
 	// task it serves, and the meaning when ranked hybrid ("similarity
@@ -67,6 +67,12 @@ type findAnswer struct {
 	Reason string      `json:"reason,omitempty"`
 	Next   string      `json:"next,omitempty"`
 }
+
+// DefaultFindK is how many matches a find_capability answer holds by
+// default: a compact match costs some 40 tokens, and on the examples'
+// held-out tasks eight reach 82.8% of the tools needed where five reach
+// 79.8%.
+const DefaultFindK = 8
 
 // DefaultFindBudget is the most tokens a find_capability answer takes
 // (o200k), unless Options.FindBudget says otherwise: matches past it lose
@@ -188,7 +194,7 @@ func (g *Gateway) findAnswer(cat *catalog, query, reason string, matches []polic
 	confident := 0
 	for _, m := range matches {
 		f := found{Name: m.Name, Description: oneLine(m.Description, 160), Confidence: m.Confidence, Reason: shortReason(m.Reason)}
-		if m.Risk != card.RiskReadOnly {
+		if m.Risk == card.RiskIrreversible {
 			f.Risk = m.Risk
 		}
 		if m.Confidence != policy.Low {

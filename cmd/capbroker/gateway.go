@@ -32,6 +32,7 @@ func (m *Main) newGatewayCmd() *cobra.Command {
 		timeout, startTimeout, startWait, sessionIdle, retention time.Duration
 		maxSessions, maxListItems, maxListPages                  int
 		maxClientSessions                                        int
+		findK, findBudget                                        int
 		allowIrreversible, confirmUnasked, holdNew, inheritEnv   bool
 		noLearn                                                  bool
 		plugins                                                  []string
@@ -192,7 +193,7 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 				CallTimeout: timeout, StartTimeout: startTimeout, StartWait: startWait, Pins: pins,
 				MaxSessions: maxSessions, MaxListItems: maxListItems, MaxListPages: maxListPages,
 				AllowIrreversible: allowIrreversible, ConfirmUnasked: confirmUnasked, Logger: logger,
-				InheritEnv: inheritEnv, Tokens: m.tokenStore(),
+				InheritEnv: inheritEnv, Tokens: m.tokenStore(), FindK: findK, FindBudget: findBudget,
 			}
 			if opts.Floors, err = m.configFloors(&discoveryFlags{}); err != nil {
 				return err
@@ -312,6 +313,8 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 	f.BoolVar(&allowIrreversible, "allow-irreversible", false, "expose irreversible tools of every server (each call asks the user)")
 	f.BoolVar(&holdNew, "hold-new", false, "quarantine tools never seen before (a renamed tool is new) until capbroker approve")
 	f.BoolVar(&confirmUnasked, "confirm-unasked", false, "run irreversible calls for clients that cannot be asked (no elicitation)")
+	f.IntVar(&findK, "find-k", 0, "matches a find_capability answer holds when the agent asks for no number (default 8, and two a step for a task of several)")
+	f.IntVar(&findBudget, "find-budget", gateway.DefaultFindBudget, "most tokens of a find_capability answer (o200k): past it, matches lose their schema, then their place")
 	f.StringVar(&tracePath, "trace", "", "also append selections, finds and calls as JSON lines to FILE")
 	f.StringVar(&indexDir, "index", "", "folder of the pinned tool digests, shared with discover and approve (default: capbroker.yaml's index, else $CAPBROKER_INDEX, else $XDG_CACHE_HOME/capbroker, else ~/.cache/capbroker)")
 	f.StringVar(&logLevel, "log-level", "info", "log level on stderr: debug, info, warn, error")
