@@ -133,6 +133,16 @@ type Options struct {
 	// ConfirmUnasked decides an irreversible call when the client cannot
 	// be asked (it has no elicitation): true runs it, false refuses it.
 	ConfirmUnasked bool
+	// Client names the client the gateway serves, as "capbroker client
+	// add" does (see Clients; "" for none). A client that asks its user
+	// before each call gets irreversible tools passed through, unasked by
+	// the gateway; one with file tools of its own gets no coding floor.
+	Client string
+	// Always pins tools into every session's list from the start: server
+	// names (all their tools), gateway tool names, or tool names
+	// (capbroker.yaml's always:). Servers with "alwaysLoad": true and
+	// tools whose _meta has "anthropic/alwaysLoad": true are pinned too.
+	Always []string
 	// Pins judges upstream tools against the digests a person approved
 	// (an *index.Index is one). A tool whose description or input schema
 	// changed since is held back: not listed, not callable, not findable,
@@ -218,6 +228,9 @@ func (o *Options) resolved() *Options {
 	}
 	if r.FindK <= 0 {
 		r.FindK = DefaultFindK
+	}
+	if r.client().FileTools {
+		r.Floors = noFileFloor(r.Floors)
 	}
 	if r.CallTimeout <= 0 {
 		r.CallTimeout = 60 * time.Second

@@ -44,3 +44,24 @@ func (m *Main) configFloors(f *discoveryFlags) (map[policy.Family][]string, erro
 	}
 	return floors, nil
 }
+
+// configAlways reads capbroker.yaml's always: the servers and tools the
+// gateway pins into every session.
+func (m *Main) configAlways(f *discoveryFlags) ([]string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, fmt.Errorf("finding the working folder: %w", err)
+	}
+	path, _ := configPath(f.config, wd)
+	if path == "" {
+		return nil, nil
+	}
+	cfg, err := source.LoadConfig(path)
+	if err != nil {
+		if f.config != "" && errors.Is(err, os.ErrNotExist) {
+			return nil, usageError{err}
+		}
+		return nil, err
+	}
+	return cfg.Always, nil
+}

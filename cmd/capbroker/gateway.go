@@ -31,8 +31,10 @@ func (m *Main) newGatewayCmd() *cobra.Command {
 		dbf                                                      storeFlags
 		timeout, startTimeout, startWait, sessionIdle, retention time.Duration
 		maxSessions, maxListItems, maxListPages                  int
-		maxClientSessions                                        int
 		findK, findBudget                                        int
+		client                                                   string
+		always                                                   []string
+		maxClientSessions                                        int
 		allowIrreversible, confirmUnasked, holdNew, inheritEnv   bool
 		noLearn                                                  bool
 		plugins                                                  []string
@@ -198,6 +200,14 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 			if opts.Floors, err = m.configFloors(&discoveryFlags{}); err != nil {
 				return err
 			}
+			if opts.Client, err = gateway.ParseClient(client); err != nil {
+				return usageError{fmt.Errorf("gateway: --client: %w", err)}
+			}
+			pinnedNames, err := m.configAlways(&discoveryFlags{config: yamlPath})
+			if err != nil {
+				return err
+			}
+			opts.Always = append(pinnedNames, always...)
 			router, routable, err := m.gatewayRouter(ctx, plugins)
 			if err != nil {
 				return err
@@ -313,6 +323,8 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 	f.BoolVar(&allowIrreversible, "allow-irreversible", false, "expose irreversible tools of every server (each call asks the user)")
 	f.BoolVar(&holdNew, "hold-new", false, "quarantine tools never seen before (a renamed tool is new) until capbroker approve")
 	f.BoolVar(&confirmUnasked, "confirm-unasked", false, "run irreversible calls for clients that cannot be asked (no elicitation)")
+	f.StringVar(&client, "client", "", "the client this gateway serves (claude-code, claude-desktop, vscode, cursor; client add writes it): one that asks its user before each call gets irreversible tools passed through, one with its own file tools no coding floor")
+	f.StringArrayVar(&always, "always", nil, "pin a server (all its tools) or a tool into every session's list from the start; repeatable (also always: in capbroker.yaml)")
 	f.IntVar(&findK, "find-k", 0, "matches a find_capability answer holds when the agent asks for no number (default 8, and two a step for a task of several)")
 	f.IntVar(&findBudget, "find-budget", gateway.DefaultFindBudget, "most tokens of a find_capability answer (o200k): past it, matches lose their schema, then their place")
 	f.StringVar(&tracePath, "trace", "", "also append selections, finds and calls as JSON lines to FILE")
