@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/capbroker/capbroker/dense"
@@ -33,6 +34,7 @@ func (m *Main) newGatewayCmd() *cobra.Command {
 		maxSessions, maxListItems, maxListPages                  int
 		allowIrreversible, confirmUnasked, holdNew, inheritEnv   bool
 		noLearn                                                  bool
+		watchEvery                                               time.Duration
 		plugins                                                  []string
 		hf                                                       httpFlags
 		yamlPath                                                 string
@@ -150,12 +152,13 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 				}
 			}
 			ctx := cmd.Context()
-			var up *upstreams
-			if len(configs) > 0 {
-				up, err = m.explicitUpstreams(ctx, configs, yamlPath)
-			} else {
-				up, err = m.discoveredUpstreams(ctx, yamlPath)
+			readServers := func(ctx context.Context) (*upstreams, error) {
+				if len(configs) > 0 {
+					return m.explicitUpstreams(ctx, configs, yamlPath)
+				}
+				return m.discoveredUpstreams(ctx, yamlPath)
 			}
+			up, err := readServers(ctx)
 			if err != nil {
 				return err
 			}
@@ -164,6 +167,7 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 			for _, n := range up.notes {
 				logger.Warn("upstream configuration", "note", n)
 			}
+			logger.Info("servers read", "servers", len(up.servers), "places", strings.Join(up.looked, "; "))
 			for _, s := range up.servers {
 				logger.Debug("upstream", "server", s.Name, "transport", s.Transport(), "from", s.Where())
 			}
@@ -256,6 +260,7 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 					return err
 				}
 				defer g.Close()
+				go watchServers(ctx, g, up.watch, watchEvery, readServers, logger)
 				go logReady(ctx, g, logger)
 				if m.StderrTerminal {
 					go showStart(ctx, g, m.progress(), 100*time.Millisecond)
@@ -269,6 +274,7 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 				return err
 			}
 			defer g.Close()
+			go watchServers(ctx, g, up.watch, watchEvery, readServers, logger)
 			go logReady(ctx, g, logger)
 			if m.StderrTerminal {
 				go showStart(ctx, g, m.progress(), 100*time.Millisecond)
@@ -296,6 +302,7 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 	f.StringVar(&planFile, "plan", "", "plan file whose tasks sessions may name (--plan-task, the Capbroker-Plan-Task header)")
 	f.StringVar(&planTask, "plan-task", "", "start the stdio session (and HTTP sessions that name none) with this plan task's tools: ID of a --plan task, or PLAN_ID/TASK_ID of a stored plan")
 	f.DurationVar(&timeout, "call-timeout", 60*time.Second, "per-call timeout for upstreams that set none")
+	f.DurationVar(&watchEvery, "watch", time.Second, "how often to look for changes in the files the servers come from, applied without a restart (0: never)")
 	alias(f, "timeout", "call-timeout")
 	f.DurationVar(&startTimeout, "start-timeout", srcmcp.DefaultTimeout, "time limit to start an upstream and list its tools (as discovery's)")
 	f.IntVar(&maxSessions, "max-sessions", gateway.DefaultMaxSessions, "most MCP sessions open at once over HTTP; one more is refused with 503 until one ends")

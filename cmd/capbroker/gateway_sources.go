@@ -28,6 +28,10 @@ type upstreams struct {
 	unapproved []source.Unapproved
 	// kept are the definitions fronted, by serverKey.
 	kept map[string]bool
+	// watch are the files the servers were read from (and those that
+	// would add servers when created): the gateway re-reads them when one
+	// changes (gateway_watch.go).
+	watch []string
 }
 
 // mcpOptions expands variables the way the clients do.

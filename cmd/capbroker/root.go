@@ -135,6 +135,7 @@ func (m *Main) commands() []*cobra.Command {
 		m.newVersionCmd(),
 		m.newPruneCmd(),
 		m.newClientCmd(),
+		m.newServerCmd(),
 		m.newLoginCmd(),
 	}
 }

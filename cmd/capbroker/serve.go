@@ -122,7 +122,11 @@ serve: the session and trace endpoints answer 503 with the fix (capbroker prune
 				return usageError{err}
 			}
 			return srv.Run(ctx, func(a string) {
-				fmt.Fprintf(m.Stdout, "capbroker serving %d cards on http://%s (explorer at /, API under /v1/)\n", b.Catalog().Len(), a)
+				what := fmt.Sprintf("%d cards", b.Catalog().Len())
+				if cf.fellBack {
+					what += " of the embedded example catalog (none of yours found: capbroker discover lists where it looked)"
+				}
+				fmt.Fprintf(m.Stdout, "capbroker serving %s on http://%s (explorer at /, API under /v1/)\n", what, a)
 			})
 		},
 	}
