@@ -99,6 +99,9 @@ type Options struct {
 	// FindK is how many tools find_capability returns by default. If zero,
 	// policy.DefaultFindK.
 	FindK int
+	// FindBudget bounds a find_capability answer, in tokens (o200k). If
+	// zero, DefaultFindBudget.
+	FindBudget int
 	// CallTimeout bounds each call to an upstream whose configuration sets
 	// no timeout. If zero, 60s.
 	CallTimeout time.Duration
@@ -309,6 +312,11 @@ type Gateway struct {
 	upsMu  sync.RWMutex
 	runCtx context.Context
 	stops  map[*upstream]context.CancelFunc
+	// fleetIdle is the idle timeout (ns) after which sessions expire from
+	// the database (see fleet.go); draining is set by Drain.
+	fleetIdle atomic.Int64
+	draining  atomic.Bool
+	inflight  atomic.Int64 // MCP requests in flight, but GETs (see Idle)
 }
 
 // New returns a gateway over the servers of cfg. It starts nothing.
@@ -366,6 +374,11 @@ func (g *Gateway) Start(ctx context.Context) error {
 	go func() {
 		defer g.wg.Done()
 		g.rebuilder(ctx)
+	}()
+	g.wg.Add(1)
+	go func() {
+		defer g.wg.Done()
+		g.sweepFleet(ctx)
 	}()
 	if g.opts.Learn != nil {
 		g.wg.Add(1)

@@ -76,6 +76,12 @@ type Options struct {
 	// body (30 s), to take the response (60 s), and idle between requests
 	// (120 s), the defaults when zero. Negative turns a bound off.
 	HeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	// RouteRoots are the folders whose files POST /v1/route may read and
+	// write ("project", "state", and the FLOW.md it writes into a
+	// project): a path outside them, after symlinks are resolved, is
+	// refused with 403 forbidden naming serve's --route-root. Empty
+	// admits no path.
+	RouteRoots []string
 }
 
 // Defaults.
@@ -158,9 +164,10 @@ func (s *Server) handle(pattern string, h http.Handler) {
 func (s *Server) Routes() []string { return append([]string(nil), s.routes...) }
 
 // Handler returns the API with its middleware: recovery, request
-// logging, the Host and Origin checks, and authentication.
+// logging, the no-framing headers, the Host and Origin checks, and
+// authentication.
 func (s *Server) Handler() http.Handler {
-	return s.recoverer(s.logRequests(s.guard.Wrap(s.authenticate(http.HandlerFunc(s.dispatch)))))
+	return s.recoverer(s.logRequests(noFraming(s.guard.Wrap(s.authenticate(http.HandlerFunc(s.dispatch))))))
 }
 
 // dispatch serves r through the mux, answering unknown paths and methods

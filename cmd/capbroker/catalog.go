@@ -66,8 +66,18 @@ func (f *catalogFlags) register(cmd *cobra.Command) {
 //     example catalog, with a note on stderr.
 //
 // Problems in some files are printed as warnings and the good files still
-// load; it fails only when nothing loads at all.
+// load; it fails only when nothing loads at all. capbroker.yaml's
+// overrides (package override) apply to the cards either way.
 func (m *Main) loadCards(ctx context.Context, f *catalogFlags) ([]card.Card, error) {
+	cards, err := m.loadSourceCards(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	return m.withOverrides(&f.discoveryFlags, cards), nil
+}
+
+// loadSourceCards is loadCards before capbroker.yaml's overrides.
+func (m *Main) loadSourceCards(ctx context.Context, f *catalogFlags) ([]card.Card, error) {
 	if len(f.tools) == 0 {
 		return m.discoveredCards(ctx, f)
 	}

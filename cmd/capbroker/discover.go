@@ -220,7 +220,7 @@ func (m *Main) noteFailedServers(r *source.Report) {
 
 // progress is the progress line on stderr, shown only when stderr is a
 // terminal.
-func (m *Main) progress() *progress.Reporter { return progress.New(m.Stderr, m.StderrTerminal) }
+func (m *Main) progress() *progress.Reporter { return progress.New(m.rawStderr(), m.StderrTerminal) }
 
 // discoverOutput is what discover --json prints.
 type discoverOutput struct {

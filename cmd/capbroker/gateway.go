@@ -32,11 +32,13 @@ func (m *Main) newGatewayCmd() *cobra.Command {
 		dbf                                                      storeFlags
 		timeout, startTimeout, startWait, sessionIdle, retention time.Duration
 		maxSessions, maxListItems, maxListPages                  int
+		maxClientSessions                                        int
 		allowIrreversible, confirmUnasked, holdNew, inheritEnv   bool
 		noLearn                                                  bool
 		watchEvery                                               time.Duration
 		plugins                                                  []string
 		hf                                                       httpFlags
+		ff                                                       fleetFlags
 		yamlPath                                                 string
 	)
 	cmd := &cobra.Command{
@@ -227,13 +229,13 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 				if m.learning(&catalogFlags{noLearn: noLearn, discoveryFlags: discoveryFlags{config: yamlPath}}) {
 					opts.Learn = st
 				}
-				ss := gateway.NewStoreSessions(st, &gateway.StoreOptions{Task: taskName, NoTask: task == "", Logger: logger})
+				ss := gateway.NewStoreSessions(st, &gateway.StoreOptions{Task: taskName, NoTask: task == "", Logger: logger, Durable: fleetStore(st)})
 				defer ss.Close() // before st.Close: writes what is queued
 				opts.Store = ss
 				tracers = append(tracers, ss)
 			}
 			if tracePath != "" {
-				f, err := os.OpenFile(tracePath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+				f, err := os.OpenFile(tracePath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 				if err != nil {
 					return fmt.Errorf("gateway: opening the trace: %w", err)
 				}
@@ -256,7 +258,10 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 					return usageError{fmt.Errorf("gateway: --addr: %w", err)}
 				}
 				defer l.Close()
-				if err := g.Start(ctx); err != nil {
+				// The upstreams outlive the signal that stops serving: the
+				// drain finishes the calls in flight on them; g.Close ends
+				// them after.
+				if err := g.Start(context.WithoutCancel(ctx)); err != nil {
 					return err
 				}
 				defer g.Close()
@@ -267,8 +272,8 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 				}
 				logger.Info("gateway listening", "url", "http://"+l.Addr().String()+"/mcp", "mode", md,
 					"servers", len(up.servers))
-				h := g.Handler(&gateway.HTTPOptions{SessionTimeout: sessionIdle, Token: token, AllowedHosts: hf.hosts, AllowedOrigins: hf.origins})
-				return gateway.Serve(ctx, l, h, &gateway.ServeOptions{ReadTimeout: hf.readTimeout, WriteTimeout: hf.writeTimeout, IdleTimeout: hf.idleTO})
+				h := g.Handler(&gateway.HTTPOptions{SessionTimeout: sessionIdle, Token: token, AllowedHosts: hf.hosts, AllowedOrigins: hf.origins, MaxClientSessions: maxClientSessions})
+				return gateway.Serve(ctx, l, h, ff.serveOptions(g, &gateway.ServeOptions{ReadTimeout: hf.readTimeout, WriteTimeout: hf.writeTimeout, IdleTimeout: hf.idleTO}))
 			}
 			if err := g.Start(ctx); err != nil {
 				return err
@@ -305,6 +310,7 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 	f.DurationVar(&watchEvery, "watch", time.Second, "how often to look for changes in the files the servers come from, applied without a restart (0: never)")
 	alias(f, "timeout", "call-timeout")
 	f.DurationVar(&startTimeout, "start-timeout", srcmcp.DefaultTimeout, "time limit to start an upstream and list its tools (as discovery's)")
+	f.IntVar(&maxClientSessions, "max-client-sessions", gateway.DefaultMaxClientSessions, "most MCP sessions one client keeps open at once over HTTP (by session key, else bearer token, else address); one more is refused with 429 (-1: no bound but --max-sessions)")
 	f.IntVar(&maxSessions, "max-sessions", gateway.DefaultMaxSessions, "most MCP sessions open at once over HTTP; one more is refused with 503 until one ends")
 	f.DurationVar(&sessionIdle, "session-idle", gateway.DefaultSessionTimeout, "end an HTTP session idle this long")
 	f.IntVar(&maxListItems, "max-upstream-tools", gateway.DefaultMaxListItems, "most tools (and prompts, resources) read from one upstream; more are left out with a warning")
@@ -322,6 +328,7 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 	f.BoolVar(&noLearn, "no-learn", false,
 		"rank without what past sessions asked for before calling each tool (learning from use; learn: false in capbroker.yaml does the same)")
 	dbf.register(cmd)
+	ff.register(cmd)
 	return cmd
 }
 
