@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -19,7 +20,8 @@ import (
 // <!-- example: claude-code --> stands on the line before it: the blocks
 // so marked in one file share one home whose ~/.claude.json holds two
 // servers (memory and filesystem, run with npx; no example starts them),
-// in order. The ranker is the default (hybrid), as a user's is.
+// in order. The ranker is the default (hybrid), as a user's is; blocks
+// that select or find run "capbroker embed" first.
 
 type docExample struct {
 	file    string
@@ -191,6 +193,15 @@ func TestDocumentedExamples(t *testing.T) {
 			bin := fakeCapbroker(t)
 			env := map[string]string{"HOME": home, "PATH": filepath.Dir(bin), "CAPBROKER_RANKER": ""}
 			t.Chdir(t.TempDir())
+			// Ranking by meaning needs the catalog's vectors: a one-shot
+			// command on a loaded machine would rank by words while they
+			// are computed. "capbroker embed" computes them first, as the
+			// README suggests for a slow machine.
+			if slices.ContainsFunc(ex.cmds, func(c docCommand) bool { return len(c.args) > 1 && (c.args[1] == "select" || c.args[1] == "find") }) {
+				if _, stderr, code := runEnv(t, env, "embed"); code != 0 {
+					t.Fatalf("%s:%d: capbroker embed: exit %d: %s", f, ex.line, code, stderr)
+				}
+			}
 			for _, c := range ex.cmds {
 				n++
 				if len(c.args) == 0 || c.args[0] != "capbroker" {
