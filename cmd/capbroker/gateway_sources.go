@@ -142,8 +142,12 @@ func sameServer(a, b mcpconfig.Server) bool {
 
 // isGatewayItself reports whether a server definition runs "capbroker
 // gateway": the capbroker command (by name, or this very executable)
-// with gateway among its arguments.
+// with gateway among its arguments, or the entry "client add --shared"
+// writes (named capbroker, a URL: the shared gateway itself).
 func isGatewayItself(s mcpconfig.Server) bool {
+	if s.Name == clientconfig.EntryName && s.Command == "" && s.URL != "" {
+		return true
+	}
 	if s.Command == "" || !slices.Contains(s.Args, "gateway") {
 		return false
 	}
