@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/capbroker/capbroker/dense"
@@ -37,6 +38,7 @@ func (m *Main) newGatewayCmd() *cobra.Command {
 		maxClientSessions                                        int
 		allowIrreversible, confirmUnasked, holdNew, inheritEnv   bool
 		noLearn                                                  bool
+		watchEvery                                               time.Duration
 		plugins                                                  []string
 		hf                                                       httpFlags
 		ff                                                       fleetFlags
@@ -176,12 +178,13 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 				}
 			}
 			ctx := cmd.Context()
-			var up *upstreams
-			if len(configs) > 0 {
-				up, err = m.explicitUpstreams(ctx, configs, yamlPath)
-			} else {
-				up, err = m.discoveredUpstreams(ctx, yamlPath)
+			readServers := func(ctx context.Context) (*upstreams, error) {
+				if len(configs) > 0 {
+					return m.explicitUpstreams(ctx, configs, yamlPath)
+				}
+				return m.discoveredUpstreams(ctx, yamlPath)
 			}
+			up, err := readServers(ctx)
 			if err != nil {
 				return err
 			}
@@ -190,6 +193,7 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 			for _, n := range up.notes {
 				logger.Warn("upstream configuration", "note", n)
 			}
+			logger.Info("servers read", "servers", len(up.servers), "places", strings.Join(up.looked, "; "))
 			for _, s := range up.servers {
 				logger.Debug("upstream", "server", s.Name, "transport", s.Transport(), "from", s.Where())
 			}
@@ -293,6 +297,7 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 					return err
 				}
 				defer g.Close()
+				go watchServers(ctx, g, up.watch, watchEvery, readServers, logger)
 				go logReady(ctx, g, logger)
 				if m.StderrTerminal {
 					go showStart(ctx, g, m.progress(), 100*time.Millisecond)
@@ -306,6 +311,7 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 				return err
 			}
 			defer g.Close()
+			go watchServers(ctx, g, up.watch, watchEvery, readServers, logger)
 			go logReady(ctx, g, logger)
 			if m.StderrTerminal {
 				go showStart(ctx, g, m.progress(), 100*time.Millisecond)
@@ -333,6 +339,7 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 	f.StringVar(&planFile, "plan", "", "plan file whose tasks sessions may name (--plan-task, the Capbroker-Plan-Task header)")
 	f.StringVar(&planTask, "plan-task", "", "start the stdio session (and HTTP sessions that name none) with this plan task's tools: ID of a --plan task, or PLAN_ID/TASK_ID of a stored plan")
 	f.DurationVar(&timeout, "call-timeout", 60*time.Second, "per-call timeout for upstreams that set none")
+	f.DurationVar(&watchEvery, "watch", time.Second, "how often to look for changes in the files the servers come from, applied without a restart (0: never)")
 	alias(f, "timeout", "call-timeout")
 	f.DurationVar(&startTimeout, "start-timeout", srcmcp.DefaultTimeout, "time limit to start an upstream and list its tools (as discovery's)")
 	f.IntVar(&maxClientSessions, "max-client-sessions", gateway.DefaultMaxClientSessions, "most MCP sessions one client keeps open at once over HTTP (by session key, else bearer token, else address); one more is refused with 429 (-1: no bound but --max-sessions)")
