@@ -74,6 +74,10 @@ type findAnswer struct {
 // 79.8%.
 const DefaultFindK = 8
 
+// maxHeld is how many matching held tools a find names: each says what
+// releases it, and one release serves them all.
+const maxHeld = 4
+
 // maxSchemas is how many confident matches of a one-step query come
 // with their input schema.
 const maxSchemas = 3
@@ -193,6 +197,9 @@ func (g *Gateway) findBudget() int {
 func (g *Gateway) findAnswer(cat *catalog, query, reason string, matches []policy.Capability, held []Held, mode Mode, budget int) findAnswer {
 	out := findAnswer{Matches: []found{}}
 	for _, h := range held {
+		if len(out.Held) == maxHeld {
+			break
+		}
 		out.Held = append(out.Held, heldFound{Name: h.key(), Held: h.Kind, Why: heldWhy(&h)})
 	}
 	// Schemas for the first confident matches only, one a step of the
