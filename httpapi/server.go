@@ -119,12 +119,8 @@ func New(b Broker, opts *Options) (*Server, error) {
 	if o.ShutdownTimeout <= 0 {
 		o.ShutdownTimeout = 10 * time.Second
 	}
-	loop, err := isLoopback(o.Addr)
-	if err != nil {
+	if err := CheckAddr(o.Addr, o.Token); err != nil {
 		return nil, err
-	}
-	if !loop && o.Token == "" {
-		return nil, fmt.Errorf("refusing to serve on %s without a bearer token: set --token (or CAPBROKER_TOKEN), or bind 127.0.0.1", o.Addr)
 	}
 	guard, err := httpguard.New(&httpguard.Options{
 		Hosts: o.AllowedHosts, Origins: o.AllowedOrigins,
@@ -225,6 +221,24 @@ func (s *Server) Run(ctx context.Context, ready func(addr string)) error {
 	}
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 		return err
+	}
+	return nil
+}
+
+// CheckAddr says whether the server may listen on addr with this token
+// (any non-loopback address needs one), before anything else is done.
+func CheckAddr(addr, token string) error {
+	loop, err := isLoopback(addr)
+	if err != nil {
+		return err
+	}
+	if _, port, _ := net.SplitHostPort(addr); port != "" {
+		if _, err := net.LookupPort("tcp", port); err != nil {
+			return fmt.Errorf("listen address %q: bad port: %w", addr, err)
+		}
+	}
+	if !loop && token == "" {
+		return fmt.Errorf("refusing to serve on %s without a bearer token: set --token (or CAPBROKER_TOKEN), or bind 127.0.0.1", addr)
 	}
 	return nil
 }

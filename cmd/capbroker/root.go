@@ -134,6 +134,8 @@ func (m *Main) commands() []*cobra.Command {
 		m.newGatewayCmd(),
 		m.newSessionCmd(),
 		m.newTraceCmd(),
+		m.newReplayCmd(),
+		m.newDoctorCmd(),
 		m.newVersionCmd(),
 		m.newPruneCmd(),
 		m.newClientCmd(),

@@ -69,6 +69,10 @@ serve: the session and trace endpoints answer 503 with the fix (capbroker prune
 			if err := hf.check(); err != nil {
 				return err
 			}
+			// A bad address is refused before discovery starts servers.
+			if err := httpapi.CheckAddr(addr, token); err != nil {
+				return usageError{fmt.Errorf("serve: --addr: %w", err)}
+			}
 			for i, r := range roots {
 				abs, err := filepath.Abs(r)
 				if err == nil {
