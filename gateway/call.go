@@ -157,7 +157,7 @@ func (g *Gateway) callTool(ctx context.Context, s *session, ss *mcp.ServerSessio
 	}
 	u := e.up
 	exposed := s.exposedNames(cat)
-	ev := Event{Session: s.key, Kind: "call", Mode: string(s.mode), Tool: name, ToolDigest: e.card.Digest, Upstream: u.cfg.Name,
+	ev := Event{Session: s.key, Client: s.client, Kind: "call", Mode: string(s.mode), Tool: name, ToolDigest: e.card.Digest, Upstream: u.cfg.Name,
 		Exposed: exposed, TokensExposed: cat.tokens(exposed), TokensFull: cat.fullTokens, Finds: s.findCount(), Reason: how}
 	if how != "" {
 		ev.Found = []string{name}
