@@ -32,7 +32,8 @@ const ConfigName = "capbroker.yaml"
 //	  data: [run_sql]
 //
 // Relative paths are relative to the config file's folder; "~/" is the
-// home folder.
+// home folder. A repository's own capbroker.yaml (Project) does not get
+// to set the keys that move security state ([TrustKeys]).
 type Config struct {
 	Defaults   *bool    `yaml:"defaults"`
 	Roots      []Root   `yaml:"roots"`
