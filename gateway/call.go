@@ -230,6 +230,9 @@ func callArguments(args json.RawMessage) (json.RawMessage, string) {
 	}
 	switch t[0] {
 	case '{':
+		if !json.Valid(t) {
+			return nil, "the arguments are not valid JSON"
+		}
 		return args, ""
 	case '"':
 		var inner string
