@@ -21,6 +21,7 @@ type session struct {
 	mode   Mode
 	anon   bool // the client gave no name: nothing is stored, nothing shared
 	server *mcp.Server
+	client string // who opened it over HTTP (clientIdentity); "" over stdio
 
 	mu sync.Mutex
 	sessionState

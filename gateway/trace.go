@@ -59,6 +59,10 @@ type Event struct {
 	// far, this one included. ([StoreSessions] counts those of a stored
 	// session across its reconnects instead.)
 	Finds int `json:"finds,omitempty"`
+	// Client is who made a call over HTTP: the session key it named, else
+	// a digest of its bearer token, else its address; empty over stdio.
+	// Learning from use counts a few sessions per client at most.
+	Client string `json:"client,omitempty"`
 }
 
 // Tracer records events. Record must be safe for concurrent use and should

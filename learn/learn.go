@@ -30,6 +30,23 @@ const (
 	DefaultMaxRecords = 50_000
 )
 
+// Caps on what one session and one client can teach (see the package
+// doc, "What counts").
+const (
+	// MaxSessionTools is how many tools one session teaches about: the
+	// first it called that went through; later ones teach nothing.
+	MaxSessionTools = 10
+	// MaxSessionPhrases is how many phrases one session teaches about one
+	// tool: its task, then its first finds that offered the tool.
+	MaxSessionPhrases = 4
+	// MaxClientSessions is how many sessions of one client (the gateway's
+	// client identity: a session key, a bearer token's digest or an
+	// address) count for one tool and phrase; more sessions of that
+	// client add nothing. Sessions without a recorded client each count
+	// as their own.
+	MaxClientSessions = 4
+)
+
 // MaxPhraseBytes bounds a phrase as kept and quoted in reasons: a longer
 // task is cut at a word boundary and marked with "…".
 const MaxPhraseBytes = 160
@@ -130,6 +147,7 @@ type Evidence struct {
 
 type item struct {
 	session            int
+	client             string // who ran the session; its ID when unknown
 	tool, digest, norm string
 	said               string // as said, clipped
 	at                 time.Time
@@ -149,18 +167,28 @@ func (ev *Evidence) Len() int {
 //     was given), so it is no phrase anyone asked for;
 //   - matched: every tool a find returned, those exposed before included
 //     (Found has only those it newly exposed);
-//   - outcome: how a call ended; only "ok" and "tool_error" (the tool ran
-//     and answered) count as calls that went through.
+//   - outcome: how a call ended; only "ok" (the tool ran and answered
+//     without error) counts as a call that went through. A call recorded
+//     without an outcome (POST /v1/sessions/{id}/call, which checks a
+//     call the client says it will make and runs nothing) teaches
+//     nothing;
+//   - client: who ran the session (see [MaxClientSessions]).
 type recordDetail struct {
 	NoTask  bool     `json:"no_task"`
 	Matched []string `json:"matched"`
 	Outcome string   `json:"outcome"`
+	Client  string   `json:"client"`
 }
+
+// Ran is the outcome of a call that ran and returned without error: the
+// only calls learning counts. A recorder that runs tools (the gateway, an
+// executor) writes it in the record's detail as "outcome".
+const Ran = "ok"
 
 func detailOf(r *trace.Record) recordDetail {
 	var d recordDetail
 	if len(r.Detail) > 0 && (bytes.Contains(r.Detail, []byte(`"no_task"`)) || bytes.Contains(r.Detail, []byte(`"matched"`)) ||
-		bytes.Contains(r.Detail, []byte(`"outcome"`))) {
+		bytes.Contains(r.Detail, []byte(`"outcome"`)) || bytes.Contains(r.Detail, []byte(`"client"`))) {
 		_ = json.Unmarshal(r.Detail, &d) // a detail of another shape teaches nothing more
 	}
 	return d
@@ -189,9 +217,12 @@ func Collect(recs []trace.Record) *Evidence {
 		ev      = &Evidence{}
 		sess    string
 		n       = -1
+		first   int // index in ev.items of this session's first link
+		client  string
 		task    string
 		finds   []find
 		seen    = make(map[key]int) // index in ev.items of this session's link
+		tools   = make(map[string]int)
 		evident = func(tool, digest, phrase string, at time.Time) {
 			norm := normalize(phrase)
 			if norm == "" {
@@ -204,8 +235,25 @@ func Collect(recs []trace.Record) *Evidence {
 				}
 				return
 			}
+			// One session teaches about at most MaxSessionTools tools,
+			// MaxSessionPhrases phrases each.
+			if _, known := tools[tool]; !known && len(tools) >= MaxSessionTools {
+				return
+			}
+			if tools[tool] >= MaxSessionPhrases {
+				return
+			}
+			tools[tool]++
 			seen[k] = len(ev.items)
-			ev.items = append(ev.items, item{session: n, tool: tool, digest: digest, norm: norm, said: clip(strings.TrimSpace(phrase)), at: at})
+			ev.items = append(ev.items, item{session: n, client: sess, tool: tool, digest: digest, norm: norm, said: clip(strings.TrimSpace(phrase)), at: at})
+		}
+		endSession = func() {
+			if client == "" {
+				return
+			}
+			for i := first; i < len(ev.items); i++ {
+				ev.items[i].client = "client " + client
+			}
 		}
 	)
 	for i := range recs {
@@ -214,11 +262,16 @@ func Collect(recs []trace.Record) *Evidence {
 			continue // a one-off select or plan: nothing was called after it
 		}
 		if r.SessionID != sess {
-			sess, n = r.SessionID, n+1
+			endSession()
+			sess, n, first, client = r.SessionID, n+1, len(ev.items), ""
 			task, finds = "", finds[:0]
 			clear(seen)
+			clear(tools)
 		}
 		d := detailOf(r)
+		if client == "" && d.Client != "" {
+			client = d.Client
+		}
 		if r.Task != "" && !d.NoTask && (r.Kind == trace.KindSelect || task == "") {
 			task = r.Task
 		}
@@ -232,8 +285,8 @@ func Collect(recs []trace.Record) *Evidence {
 				finds = append(finds, find{r.Query, found})
 			}
 		case trace.KindCall:
-			if r.Tool == "" || r.Failed("") || (d.Outcome != "" && d.Outcome != "ok" && d.Outcome != "tool_error") {
-				continue
+			if r.Tool == "" || r.Failed("") || d.Outcome != Ran {
+				continue // refused, failed, or never run
 			}
 			if task != "" {
 				evident(r.Tool, r.ToolDigest, task, r.At)
@@ -245,6 +298,7 @@ func Collect(recs []trace.Record) *Evidence {
 			}
 		}
 	}
+	endSession()
 	return ev
 }
 
@@ -267,14 +321,16 @@ func (ev *Evidence) Usage(cards []card.Card, opts *Options) rank.Usage {
 		sessions int
 		weight   float64
 		last     time.Time
+		clients  map[string]int // sessions counted per client
 	}
 	agg := make(map[key]*evidence)
 	var order []key // first-seen order, for a deterministic result
 	// The current session's (tool, phrase) pairs: the time of the last
 	// call and the phrase as then said.
 	type link struct {
-		at   time.Time
-		said string
+		at     time.Time
+		said   string
+		client string
 	}
 	seen := make(map[key]link)
 	var sessOrder []key
@@ -283,10 +339,14 @@ func (ev *Evidence) Usage(cards []card.Card, opts *Options) rank.Usage {
 			l := seen[k]
 			e := agg[k]
 			if e == nil {
-				e = &evidence{}
+				e = &evidence{clients: map[string]int{}}
 				agg[k] = e
 				order = append(order, k)
 			}
+			if e.clients[l.client] >= MaxClientSessions {
+				continue
+			}
+			e.clients[l.client]++
 			e.sessions++
 			e.weight += o.fade(l.at)
 			if e.phrase == "" || l.at.After(e.last) {
@@ -313,7 +373,7 @@ func (ev *Evidence) Usage(cards []card.Card, opts *Options) rank.Usage {
 			sessOrder = append(sessOrder, k)
 		}
 		if !dup || it.at.After(prev.at) {
-			seen[k] = link{it.at, it.said}
+			seen[k] = link{it.at, it.said, it.client}
 		}
 	}
 	flush()

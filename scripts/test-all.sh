@@ -60,3 +60,10 @@ CAPBROKER_RELEASE_CHECK=1 go test -count=1 -timeout 40m "$@" ./...
 go test -race -count=1 -timeout 20m "$@" ./session/... ./store/...
 # The ranker's pooled per-search memory, under the race detector.
 go test -race -count=1 -timeout 10m -run 'Concurrent' "$@" ./rank
+# Fuzzing: a short run of each parser of untrusted input (their seed
+# corpora already ran in go test above). FUZZTIME=30s fuzzes longer.
+echo "== fuzz"
+for target in source/mcpconfig:FuzzParse source/internal/jsonc:FuzzStrip source/frontmatter:FuzzParse \
+	source/toolfile:FuzzParse gateway:FuzzStdioLine gateway:FuzzHatchArguments; do
+	go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime "${FUZZTIME:-10s}" "./${target%%:*}"
+done
