@@ -19,7 +19,7 @@ var table []byte
 // Model is the name vectors of the built-in encoder are cached under. It
 // changes whenever the weights, the tokenizer or the forward pass change
 // the vectors, so a cache never mixes them.
-const Model = "builtin:minilm-l6-v2-int8-v1"
+const Model = "builtin:minilm-l6-v2-int8-v2"
 
 // Dim is the length of every vector.
 const Dim = bert.Hidden

@@ -46,6 +46,27 @@ type Model struct {
 	Pos, Type           []float32
 	EmbNScale, EmbNBias []float32
 	Layers              [Layers]Layer
+
+	// pack, set by ReadTable, packs the int8 layers on first use.
+	pack *sync.Once
+}
+
+// packLayers lays the int8 layers out for the integer kernels, once,
+// on the first forward pass (a command that loads the model and never
+// embeds does not pay for it).
+func (m *Model) packLayers() {
+	if m.pack == nil {
+		return
+	}
+	m.pack.Do(func() {
+		for i := range m.Layers {
+			l := &m.Layers[i]
+			l.QKV.Pack()
+			l.Out.Pack()
+			l.FF1.Pack()
+			l.FF2.Pack()
+		}
+	})
 }
 
 // Scratch holds the buffers of a forward pass, reused between calls. A
@@ -72,6 +93,7 @@ func Clip(pieces []int32) []int32 {
 // are run as one batch: matrix products cover all rows of all sequences,
 // attention stays within each sequence.
 func (m *Model) Forward(s *Scratch, seqs [][]int32, dst [][]float32) {
+	m.packLayers()
 	rows := 0
 	for _, q := range seqs {
 		rows += len(q)

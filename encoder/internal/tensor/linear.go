@@ -15,6 +15,9 @@ type Linear struct {
 	In, Out int
 	W       Weights   // Out×In
 	B       []float32 // Out
+	// P, once [Linear.Pack] has run, holds W laid out for the integer
+	// kernels, which Apply then uses.
+	P *Packed
 }
 
 // Apply computes dst = src·Wᵀ + b over rows of src (dst += … when add is
@@ -24,6 +27,10 @@ type Linear struct {
 // A nil B adds no bias.
 func (l *Linear) Apply(dst, src []float32, rows int, add bool) {
 	in, out := l.In, l.Out
+	if l.P != nil && UseAVX2 && rows > 0 {
+		l.applyPacked(dst, src, rows, add)
+		return
+	}
 	if UseAVX2 && in%8 == 0 && out%2 == 0 && rows > 0 {
 		l.applyAVX2(dst, src, rows, add)
 		return
