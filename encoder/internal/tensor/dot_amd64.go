@@ -48,3 +48,9 @@ func absMaxAVX2(x *float32, n int) float32
 //
 //go:noescape
 func roundAVX2(q *int16, x *float32, n int, mul float32)
+
+// geluAVX2 is GELU's Go loop (see [GELU]) over n values, n a multiple
+// of 8.
+//
+//go:noescape
+func geluAVX2(x *float32, n int, phi *float32)

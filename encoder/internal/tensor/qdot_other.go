@@ -18,3 +18,5 @@ func qdotAVX2(x *int16, xstride int, w *int8, s *float32, groups int, acc *[qrow
 func absMaxAVX2(x *float32, n int) float32 { panic("unreachable") }
 
 func roundAVX2(q *int16, x *float32, n int, mul float32) { panic("unreachable") }
+
+func geluAVX2(x *float32, n int, phi *float32) { panic("unreachable") }
