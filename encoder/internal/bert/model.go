@@ -195,24 +195,7 @@ func (s *Scratch) attention(dst, qkv []float32, seqs [][]int32) {
 			}
 			tensor.MulTStrided(s.scores, tp, rows[qo:], stride, t, rows[ko:], stride, t, headDim)
 			for i := range t {
-				row := s.scores[i*tp : (i+1)*tp]
-				mx := float32(math.Inf(-1))
-				for j, v := range row[:t] {
-					v *= scale
-					row[j] = v
-					mx = max(mx, v)
-				}
-				var sum float32
-				for j, v := range row[:t] {
-					e := float32(math.Exp(float64(v - mx)))
-					row[j] = e
-					sum += e
-				}
-				inv := 1 / sum
-				for j := range row[:t] {
-					row[j] *= inv
-				}
-				clear(row[t:])
+				tensor.Softmax(s.scores[i*tp:(i+1)*tp], t, scale)
 			}
 			tensor.MulTStrided(dst[base*Hidden+h*headDim:], Hidden, s.scores, tp, t, s.vt, tp, headDim, tp)
 		}

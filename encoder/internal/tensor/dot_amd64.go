@@ -54,3 +54,9 @@ func roundAVX2(q *int16, x *float32, n int, mul float32)
 //
 //go:noescape
 func geluAVX2(x *float32, n int, phi *float32)
+
+// expAVX2 sets x[i] to e^(x[i]-sub) over n values (a multiple of 8,
+// each x[i]-sub <= 0) and returns their sum.
+//
+//go:noescape
+func expAVX2(x *float32, n int, sub float32) float32

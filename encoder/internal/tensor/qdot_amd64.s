@@ -337,3 +337,73 @@ gloop:
 	JNZ  gloop
 	VZEROUPPER
 	RET
+
+DATA expc<>+0(SB)/4, $1.44269504088896341   // log2(e)
+DATA expc<>+4(SB)/4, $0.693359375           // ln2, high part
+DATA expc<>+8(SB)/4, $-2.12194440e-4        // ln2, low part
+DATA expc<>+12(SB)/4, $1.9875691500e-4
+DATA expc<>+16(SB)/4, $1.3981999507e-3
+DATA expc<>+20(SB)/4, $8.3334519073e-3
+DATA expc<>+24(SB)/4, $4.1665795894e-2
+DATA expc<>+28(SB)/4, $1.6666665459e-1
+DATA expc<>+32(SB)/4, $5.0000001201e-1
+DATA expc<>+36(SB)/4, $1.0
+DATA expc<>+40(SB)/4, $-87.0
+DATA expc<>+44(SB)/4, $0.0
+GLOBL expc<>(SB), RODATA|NOPTR, $48
+
+// func expAVX2(x *float32, n int, sub float32) float32
+// x[i] = e^(x[i]-sub) for n values (a multiple of 8), each x[i]-sub <= 0;
+// returns their sum. Below -87 the result is 0. The exponential is
+// Cephes' expf: x = k·ln2 + r, |r| <= ln2/2, e^r by a degree-6
+// polynomial, times 2^k through the exponent bits: within 2 ulp.
+TEXT ·expAVX2(SB), NOSPLIT, $0-28
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VBROADCASTSS sub+16(FP), Y15
+	VBROADCASTSS expc<>+0(SB), Y14
+	VBROADCASTSS expc<>+4(SB), Y13
+	VBROADCASTSS expc<>+8(SB), Y12
+	VBROADCASTSS expc<>+40(SB), Y11
+	VBROADCASTSS expc<>+36(SB), Y10
+	VXORPS Y9, Y9, Y9 // the sum
+
+eloop:
+	VMOVUPS (SI), Y0
+	VSUBPS Y15, Y0, Y0
+	VCMPPS $0x11, Y11, Y0, Y8 // x < -87: the result is 0
+	VMAXPS Y11, Y0, Y0
+	VMULPS Y14, Y0, Y1
+	VROUNDPS $0, Y1, Y1 // k = round(x·log2 e)
+	VFNMADD231PS Y13, Y1, Y0 // r = x - k·ln2hi
+	VFNMADD231PS Y12, Y1, Y0 // r -= k·ln2lo
+	VBROADCASTSS expc<>+12(SB), Y2
+	VBROADCASTSS expc<>+16(SB), Y3
+	VFMADD213PS Y3, Y0, Y2 // p = p·r + c
+	VBROADCASTSS expc<>+20(SB), Y3
+	VFMADD213PS Y3, Y0, Y2
+	VBROADCASTSS expc<>+24(SB), Y3
+	VFMADD213PS Y3, Y0, Y2
+	VBROADCASTSS expc<>+28(SB), Y3
+	VFMADD213PS Y3, Y0, Y2
+	VBROADCASTSS expc<>+32(SB), Y3
+	VFMADD213PS Y3, Y0, Y2
+	VMULPS Y0, Y0, Y4 // r²
+	VADDPS Y10, Y0, Y5 // 1 + r
+	VFMADD231PS Y4, Y2, Y5 // p·r² + r + 1
+	VCVTPS2DQ Y1, Y1
+	VPSLLD $23, Y1, Y1
+	VPADDD Y1, Y5, Y5 // times 2^k
+	VANDNPS Y5, Y8, Y5 // 0 where x < -87
+	VADDPS Y5, Y9, Y9
+	VMOVUPS Y5, (SI)
+	ADDQ $32, SI
+	SUBQ $8, CX
+	JNZ  eloop
+	VEXTRACTF128 $1, Y9, X1
+	VADDPS X1, X9, X9
+	VHADDPS X9, X9, X9
+	VHADDPS X9, X9, X9
+	MOVSS X9, ret+24(FP)
+	VZEROUPPER
+	RET
