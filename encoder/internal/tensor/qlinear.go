@@ -48,16 +48,20 @@ func (l *Linear) Pack() {
 	src := unsafe.Slice((*uint16)(unsafe.Pointer(&l.W.Q[0])), in*out/2)
 	dst := unsafe.Slice((*uint16)(unsafe.Pointer(&p.Q[0])), in*out/2)
 	half := in / 2
+	var rows [blockOut][]uint16
 	for b := 0; b < out/blockOut; b++ {
-		blk := dst[b*half*blockOut : (b+1)*half*blockOut]
-		for o := range blockOut {
-			row := src[(b*blockOut+o)*half : (b*blockOut+o+1)*half]
-			for s, v := range row {
-				blk[s*blockOut+o] = v
-			}
+		for o := range rows {
+			rows[o] = src[(b*blockOut+o)*half : (b*blockOut+o+1)*half]
 			sc := l.W.Scale[(b*blockOut+o)*groups : (b*blockOut+o+1)*groups]
 			for g, v := range sc {
 				p.Scale[(b*groups+g)*blockOut+o] = v
+			}
+		}
+		blk := dst[b*half*blockOut : (b+1)*half*blockOut]
+		for s := range half {
+			d := (*[blockOut]uint16)(blk[s*blockOut:])
+			for o := range d {
+				d[o] = rows[o][s]
 			}
 		}
 	}

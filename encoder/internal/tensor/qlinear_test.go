@@ -233,3 +233,17 @@ func TestPackedSpec(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkPack packs a feed-forward layer's weights, as the first
+// forward pass does for each of the model's 24 layers.
+func BenchmarkPack(b *testing.B) {
+	rng := rand.New(rand.NewPCG(23, 24))
+	f := randomLinear(rng, 384, 1536)
+	q := *f
+	q.W = Quantize(f.W.F, 1536, 384)
+	b.SetBytes(int64(len(q.W.Q)))
+	for b.Loop() {
+		q.P = nil
+		q.Pack()
+	}
+}
