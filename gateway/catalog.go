@@ -102,6 +102,10 @@ type catalog struct {
 	listSig     string
 	listingOnce sync.Once
 	listing     []*mcp.Tool
+	// nameIdx resolves the names agents call tools by (see resolveName),
+	// built once, when first needed.
+	nameOnce sync.Once
+	nameIdx  *nameIndex
 }
 
 // allTools returns every tool as all mode lists it (gateway names, an

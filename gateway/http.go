@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -50,6 +51,16 @@ type HTTPOptions struct {
 	// every request passes (see internal/httpguard): by default only
 	// localhost names and IP addresses, and no page of another origin.
 	AllowedHosts, AllowedOrigins []string
+	// MaxClientSessions bounds the sessions one client keeps open at
+	// once (its session key, else its bearer token, else its address):
+	// past it, a new session is refused with 429 naming
+	// --max-client-sessions. Zero means DefaultMaxClientSessions;
+	// negative, no bound but Options.MaxSessions.
+	MaxClientSessions int
+	// Replica, if set, names this gateway in a fleet: every response
+	// carries it in the Capbroker-Replica header, so an operator (or a
+	// test) sees which replica served a request.
+	Replica string
 }
 
 // Handler serves the gateway over streamable HTTP: MCP at /mcp, Prometheus
@@ -65,7 +76,12 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 	if o.SessionTimeout <= 0 {
 		o.SessionTimeout = DefaultSessionTimeout
 	}
+	quota := &clientQuota{max: o.MaxClientSessions}
+	if quota.max == 0 {
+		quota.max = DefaultMaxClientSessions
+	}
 	probe := mcp.NewServer(&mcp.Implementation{Name: "capbroker-gateway", Version: Version}, nil)
+	f := newFleet(g, o.SessionTimeout) // nil: sessions live in this process only
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		h, _ := r.Context().Value(holderKey{}).(*holder)
 		if h == nil {
@@ -97,8 +113,45 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 			return nil
 		}
 		h.s = s
+		if f != nil {
+			f.attach(s, id, false)
+		}
 		return s.server
 	}, &mcp.StreamableHTTPOptions{SessionTimeout: o.SessionTimeout, Logger: g.opts.Logger})
+
+	// serve hands a request to the SDK with h, which carries the session
+	// the request creates (or, replaying a rebuilt session's initialize,
+	// the session rebuilt), and drops that session from memory when it
+	// ends.
+	serve := func(w http.ResponseWriter, r *http.Request, h *holder) {
+		mcpHandler.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), holderKey{}, h)))
+		if h.s == nil {
+			h.done()
+			return
+		}
+		drop := func() {
+			g.dropSession(h.s)
+			if f != nil {
+				f.dropped(h.s)
+			}
+			h.done()
+		}
+		connected := false
+		for ss := range h.s.server.Sessions() {
+			// The session lives on after this request: drop it when it
+			// ends (the client deletes it, or it stays idle past
+			// SessionTimeout), whatever the client sent meanwhile.
+			connected = true
+			go func() {
+				ss.Wait()
+				drop()
+			}()
+		}
+		if !connected {
+			// The request that created the session did not connect it.
+			drop()
+		}
+	}
 
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", http.NewCrossOriginProtection().Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -114,32 +167,52 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 				return
 			}
 		}
-		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" && g.sessionsFull() {
+		defer g.track(r)()
+		id := r.Header.Get("Mcp-Session-Id")
+		if r.Method == http.MethodPost && id == "" && g.draining.Load() {
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "capbroker gateway: this replica is shutting down and opens no new session; another replica will (the sessions it serves go on there)", http.StatusServiceUnavailable)
+			return
+		}
+		if r.Method == http.MethodPost && id == "" && g.sessionsFull() {
 			w.Header().Set("Retry-After", "10")
 			http.Error(w, fmt.Sprintf("capbroker gateway: %d MCP sessions are open, the most it keeps (--max-sessions); try again when one ends (idle sessions end after --session-idle)", g.opts.MaxSessions), http.StatusServiceUnavailable)
 			return
 		}
+		if f != nil && id != "" {
+			// A session of the fleet: served here whichever replica
+			// opened it.
+			if r.Method == http.MethodDelete {
+				f.forget(r.Context(), id)
+				if !f.holds(id) {
+					w.WriteHeader(http.StatusNoContent)
+					return
+				}
+			} else if rebuilt, err := f.ensure(r.Context(), r, id, serve); err != nil && !errors.Is(err, errNoSession) {
+				g.opts.Logger.Error("serving a session of the fleet", "session", id, "error", err)
+				w.Header().Set("Retry-After", "1")
+				http.Error(w, "capbroker gateway: "+err.Error(), http.StatusServiceUnavailable)
+				return
+			} else if rebuilt && isInitialized(r) {
+				// Replayed already: the client's own would be a second.
+				w.WriteHeader(http.StatusAccepted)
+				return
+			}
+		}
 		h := &holder{}
-		mcpHandler.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), holderKey{}, h)))
-		if h.s == nil {
-			return
+		if id == "" {
+			who := clientIdentity(r)
+			if !quota.reserve(who) {
+				w.Header().Set("Retry-After", "10")
+				http.Error(w, fmt.Sprintf("capbroker gateway: this client (%s) has %d MCP sessions open, the most one client keeps (--max-client-sessions); end one or try again when one ends", strings.SplitN(who, " ", 2)[0], quota.max), http.StatusTooManyRequests)
+				return
+			}
+			var once sync.Once
+			h.release = func() { once.Do(func() { quota.release(who) }) }
 		}
-		connected := false
-		for ss := range h.s.server.Sessions() {
-			// The session lives on after this request: drop it when it
-			// ends (the client deletes it, or it stays idle past
-			// SessionTimeout), whatever the client sent meanwhile.
-			connected = true
-			go func() {
-				ss.Wait()
-				g.dropSession(h.s)
-			}()
-		}
-		if !connected {
-			// The request that created the session did not connect it.
-			g.dropSession(h.s)
-		}
+		serve(w, r, h)
 	})))
+	g.healthRoutes(mux)
 	mux.Handle("/metrics", promhttp.HandlerFor(g.opts.Metrics.Registry(), promhttp.HandlerOpts{}))
 	mux.HandleFunc("/status", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -150,7 +223,7 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 			Held      []Held   `json:"held"` // tools held back, why, and what releases each
 			// Ranking: lexical or hybrid, by meaning yet or why not, fallbacks.
 			Ranking RankingStatus `json:"ranking"`
-		}{g.Status(), len(g.catalog().names), len(g.liveSessions()), g.Held(), g.Ranking()})
+		}{g.Status(), len(g.catalog().names), len(g.liveSessions()), nonNil(g.Held()), g.Ranking()})
 	})
 	guard, err := httpguard.New(&httpguard.Options{Hosts: o.AllowedHosts, Origins: o.AllowedOrigins})
 	if err != nil {
@@ -158,17 +231,24 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 			http.Error(w, "gateway: "+err.Error(), http.StatusInternalServerError)
 		})
 	}
+	var top http.Handler = mux
+	if o.Replica != "" {
+		top = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Capbroker-Replica", o.Replica)
+			mux.ServeHTTP(w, r)
+		})
+	}
 	if o.Token == "" {
-		return guard.Wrap(mux)
+		return guard.Wrap(top)
 	}
 	want := []byte("Bearer " + o.Token)
 	return guard.Wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+		if !healthPath(r.URL.Path) && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="capbroker gateway"`)
 			http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
 			return
 		}
-		mux.ServeHTTP(w, r)
+		top.ServeHTTP(w, r)
 	}))
 }
 
@@ -181,7 +261,19 @@ type holderKey struct{}
 
 // holder carries the session a request created between the SDK's calls to
 // getServer.
-type holder struct{ s *session }
+type holder struct {
+	s *session
+	// release, if set, gives back the client's quota slot this request
+	// reserved for the session it opens.
+	release func()
+}
+
+// done gives back the quota slot h holds, if any.
+func (h *holder) done() {
+	if h.release != nil {
+		h.release()
+	}
+}
 
 func hasSessions(s *mcp.Server) bool {
 	for range s.Sessions() {
@@ -261,6 +353,13 @@ func isLoopback(host string) bool {
 // bound off.
 type ServeOptions struct {
 	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	// Drain, if set, runs when ctx is done, before the server shuts down,
+	// with a context that ends after DrainTimeout: [Gateway.DrainFunc]
+	// refuses new sessions and waits for the calls in flight.
+	Drain func(context.Context)
+	// DrainTimeout bounds the shutdown (Drain, then closing the
+	// connections). If zero, 5s.
+	DrainTimeout time.Duration
 }
 
 // Serve serves h on ln until ctx is done, then shuts down within 5s. opts
@@ -283,9 +382,23 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, opts *ServeOpti
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		grace := o.DrainTimeout
+		if grace <= 0 {
+			grace = 5 * time.Second
+		}
+		sctx, cancel := context.WithTimeout(context.Background(), grace)
 		defer cancel()
-		srv.Shutdown(sctx)
+		if o.Drain != nil {
+			o.Drain(sctx)
+			// What is left are event streams (GET) and idle connections:
+			// a moment to flush the last responses, then close them.
+			fctx, fcancel := context.WithTimeout(sctx, time.Second)
+			defer fcancel()
+			sctx = fctx
+		}
+		if srv.Shutdown(sctx) != nil {
+			srv.Close()
+		}
 		return nil
 	}
 }
@@ -293,4 +406,12 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, opts *ServeOpti
 // requestPlanTask returns the plan task a request names, or def.
 func requestPlanTask(r *http.Request, def string) string {
 	return firstOf(r.Header.Get(PlanTaskHeader), r.URL.Query().Get("plan_task"), def)
+}
+
+// nonNil makes an empty list [] in JSON, not null.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }

@@ -33,6 +33,10 @@ func TestMain(m *testing.M) {
 		runMemoryChild(ranker)
 		return
 	}
+	if cfg := os.Getenv(replicaEnv); cfg != "" {
+		runReplica(cfg)
+		return
+	}
 	os.Exit(m.Run())
 }
 

@@ -19,6 +19,8 @@ import (
 //	                                                     "cards", the card vectors not in use, or
 //	                                                     "query", the task could not be embedded)
 //	capbroker_gateway_ranking_by_meaning                (1 when the catalog ranks with its card vectors)
+//	capbroker_gateway_fleet_rebuilt_total               (sessions opened on another replica, rebuilt here)
+//	capbroker_gateway_draining                          (1 once SIGTERM: new sessions refused)
 type Metrics struct {
 	reg      *prometheus.Registry
 	calls    *prometheus.CounterVec
@@ -31,6 +33,7 @@ type Metrics struct {
 	sess     prometheus.Gauge
 	tools    prometheus.Gauge
 	rankFB   *prometheus.CounterVec
+	fleet    *fleetMetrics // see metrics_fleet.go
 }
 
 // NewMetrics registers the gateway's metrics on reg; nil makes a new
@@ -59,6 +62,7 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 			Help: "Selections and finds ranked by words only: why=cards (the card vectors not in use yet, or not to be had), why=query (the task could not be embedded)."}, []string{"why"}),
 	}
 	reg.MustRegister(m.calls, m.latency, m.up, m.restarts, m.finds, m.found, m.saved, m.sess, m.tools, m.rankFB)
+	m.fleet = newFleetMetrics(reg)
 	return m
 }
 

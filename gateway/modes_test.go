@@ -15,7 +15,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// findNames calls find_capability and returns the names it found.
+// findNames calls find_capability and returns the names it found with
+// confidence: those that join the session's list.
 func findNames(t *testing.T, cs *mcp.ClientSession, query string) []string {
 	t.Helper()
 	text, isErr := callText(t, cs, policy.HatchName, map[string]any{"query": query})
@@ -23,14 +24,16 @@ func findNames(t *testing.T, cs *mcp.ClientSession, query string) []string {
 		t.Fatalf("find_capability(%q): %s", query, text)
 	}
 	var out struct {
-		Matches []struct{ Name string } `json:"matches"`
+		Matches []struct{ Name, Confidence string } `json:"matches"`
 	}
 	if err := json.Unmarshal([]byte(text), &out); err != nil {
 		t.Fatalf("find_capability output %q: %v", text, err)
 	}
 	var names []string
 	for _, m := range out.Matches {
-		names = append(names, m.Name)
+		if m.Confidence != policy.Low { // the matches that join the session's list
+			names = append(names, m.Name)
+		}
 	}
 	return names
 }
@@ -59,9 +62,9 @@ func TestModes(t *testing.T) {
 		if diff := cmp.Diff([]string{policy.HatchName}, listNames(t, cs)); diff != "" {
 			t.Fatalf("initial tools (-want +got):\n%s", diff)
 		}
-		text, isErr := callText(t, cs, "beta__echo", map[string]any{"text": "x"})
-		if !isErr || !strings.Contains(text, "find_capability") {
-			t.Fatalf("calling an unexposed tool: isError=%v %q, want an error naming find_capability", isErr, text)
+		text, isErr := callText(t, cs, "beta__ecoh", map[string]any{"text": "x"})
+		if !isErr || !strings.Contains(text, `did you mean "beta__echo"`) {
+			t.Fatalf("calling a misspelt tool: isError=%v %q, want an error suggesting beta__echo", isErr, text)
 		}
 		found := findNames(t, cs, "echo the text back")
 		if !slices.Contains(found, "beta__echo") {
@@ -95,9 +98,9 @@ func TestModes(t *testing.T) {
 		if diff := cmp.Diff([]string{CallName, policy.HatchName}, listNames(t, cs)); diff != "" {
 			t.Fatalf("initial tools (-want +got):\n%s", diff)
 		}
-		text, isErr := callText(t, cs, CallName, map[string]any{"name": "alpha__echo", "arguments": map[string]any{"text": "y"}})
-		if !isErr || !strings.Contains(text, "find_capability") {
-			t.Fatalf("call_capability before find: isError=%v %q", isErr, text)
+		text, isErr := callText(t, cs, CallName, map[string]any{"name": "alpha__ecoh", "arguments": map[string]any{"text": "y"}})
+		if !isErr || !strings.Contains(text, `did you mean "alpha__echo"`) {
+			t.Fatalf("call_capability of a misspelt name: isError=%v %q", isErr, text)
 		}
 		if found := findNames(t, cs, "echo text"); !slices.Contains(found, "alpha__echo") {
 			t.Fatalf("find found %v", found)
@@ -175,9 +178,9 @@ func TestAutoMode(t *testing.T) {
 		if diff := cmp.Diff(start, listed); diff != "" {
 			t.Fatalf("initial tools (-want +got):\n%s", diff)
 		}
-		text, isErr := callText(t, cs, CallName, map[string]any{"name": "alpha__echo", "arguments": map[string]any{"text": "y"}})
+		text, isErr := callText(t, cs, CallName, map[string]any{"name": "qqq_zzz", "arguments": map[string]any{"text": "y"}})
 		if !isErr || !strings.Contains(text, "find_capability") {
-			t.Fatalf("call_capability before find: isError=%v %q, want an error naming find_capability", isErr, text)
+			t.Fatalf("call_capability of no tool: isError=%v %q, want an error naming find_capability", isErr, text)
 		}
 		text, _ = callText(t, cs, policy.HatchName, map[string]any{"query": "echo the text back"})
 		if !strings.Contains(text, "alpha__echo") || !strings.Contains(text, "call_capability") {

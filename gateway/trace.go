@@ -27,7 +27,8 @@ type Event struct {
 	// Exposed are the upstream tools the session may call after the event,
 	// in the order given (selected, then found); every tool in mode all.
 	Exposed []string `json:"exposed,omitempty"`
-	// Reason explains a selection or a find.
+	// Reason explains a selection or a find; for a call, how the tool
+	// was reached when not from the session's list ("called by name").
 	Reason string `json:"reason,omitempty"`
 	// Ranking says why a selection or find was ranked by words only
 	// (hybrid ranking's card vectors not ready, the task not embedded);
@@ -40,7 +41,9 @@ type Event struct {
 	Upstream   string `json:"upstream,omitempty"`
 	// Outcome of a call: ok, tool_error, error, timeout, denied,
 	// cancelled; or, for calls refused without reaching a server,
-	// not_exposed, unknown or held (changed since approved).
+	// bad_arguments, unknown (no tool by that name, even forgivingly) or
+	// held. A call's Reason is "called by name" when it reached a tool
+	// the session did not list (Found names it then).
 	Outcome    string  `json:"outcome,omitempty"`
 	DurationMS float64 `json:"duration_ms,omitempty"`
 	// Failure says what went wrong: why a call was refused, which exposed

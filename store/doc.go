@@ -43,6 +43,16 @@
 // A session write can carry trace records; they are stored in the same
 // transaction, so a crash keeps both or neither.
 //
+// # MCP sessions of a fleet
+//
+// Both stores also implement [MCPSessions]: the MCP sessions of gateway
+// replicas sharing the database (the mcp_sessions table: each session's
+// ID, name, identity, the gateway's state as JSON, an anonymous session's
+// exposed tools, and when it was last in use), so any replica serves any
+// request of any session. Exposed tools only grow ([MCPSessions.AddMCPExposed]
+// re-reads and retries like [Store.UpdateSession]); sessions idle past
+// the gateway's timeout are expired ([MCPSessions.ExpireMCPSessions]).
+//
 // # Schema
 //
 // Each implementation keeps a schema_version table and applies its

@@ -41,6 +41,7 @@ func (m *Main) newEvalCmd() *cobra.Command {
 		split   float64
 		usageW  float64
 		usageB  float64
+		sf      sessionEvalFlags
 		usageE  float64
 		phrases int
 		preced  float64
@@ -89,6 +90,19 @@ call that ran is a query, its gold the tools it called (see capbroker replay).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			if mode == eval.ModeSession {
+				filter, err := eval.ParseFilter(filters)
+				if err != nil {
+					return usageError{fmt.Errorf("--filter: %w", err)}
+				}
+				if minSlot > 1 {
+					filter = eval.MinSlots(filter, minSlot)
+				}
+				if queries == "" {
+					return usageError{fmt.Errorf("eval --mode session needs --queries")}
+				}
+				return m.evalSession(ctx, &sf, tools, queries, filter, limit, ranker, cmd.Flags().Changed("ranker"), db, asJSON)
+			}
 			if len(tools) == 0 || (queries == "") == (traces == "") {
 				return usageError{fmt.Errorf("eval needs --tools and either --queries or --traces")}
 			}
@@ -104,7 +118,7 @@ call that ran is a query, its gold the tools it called (see capbroker replay).`,
 				filter = eval.MinSlots(filter, minSlot)
 			}
 			if !slices.Contains(eval.Modes, mode) {
-				return usageError{fmt.Errorf("--mode %q: want rank, select or find", mode)}
+				return usageError{fmt.Errorf("--mode %q: want rank, select, find or session", mode)}
 			}
 			if findK < 1 || maxSel < 1 {
 				return usageError{fmt.Errorf("--find-k %d, --max %d: want at least 1", findK, maxSel)}
@@ -183,7 +197,7 @@ call that ran is a query, its gold the tools it called (see capbroker replay).`,
 	cmd.Flags().IntVar(&misses, "misses", 0, "also list up to N queries whose gold is not in the top k")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as one JSON object")
 	cmd.Flags().StringVar(&ranker, "ranker", "lexical", "lexical, dense or hybrid (dense and hybrid use the built-in sentence encoder, or the embeddings endpoint CAPBROKER_EMBED_MODEL and CAPBROKER_EMBED_BASE_URL name)")
-	cmd.Flags().StringVar(&mode, "mode", eval.ModeRank, "what to score: rank (the raw ranking), select (what select exposes) or find (what find_capability returns)")
+	cmd.Flags().StringVar(&mode, "mode", eval.ModeRank, "what to score: rank (the raw ranking), select (what select exposes), find (what find_capability returns) or session (a scripted agent through the gateway)")
 	cmd.Flags().IntVar(&findK, "find-k", policy.DefaultFindK, "with --mode find: how many matches find returns")
 	cmd.Flags().IntVar(&maxSel, "max", policy.DefaultMaxSelected, "with --mode select: at most this many picks, floor included")
 	cmd.Flags().IntVar(&minSlot, "min-slots", 0, "only queries with at least this many gold slots (2: multi-tool queries)")
@@ -197,6 +211,8 @@ call that ran is a query, its gold the tools it called (see capbroker replay).`,
 	cmd.Flags().MarkHidden("usage-phrases")
 	cmd.Flags().Float64Var(&preced, "usage-precedent", 0, "with --learn-split: the weight of the past phrase most like the query (0: the default; negative: off)")
 	cmd.Flags().MarkHidden("usage-precedent")
+	sf.register(cmd)
+	cmd.AddCommand(m.newEvalUpstreamCmd())
 	cmd.Flags().StringVar(&db, "db", "", "SQLite file of the embedding cache (dense and hybrid; default: the session database in the data directory)")
 	return cmd
 }

@@ -67,6 +67,8 @@ var migrations = []string{
 	// 3: the plan task a session was started from.
 	`ALTER TABLE sessions ADD COLUMN plan_goal TEXT NOT NULL DEFAULT '';
 	ALTER TABLE sessions ADD COLUMN plan_task TEXT NOT NULL DEFAULT '';`,
+	// 4: the MCP sessions a fleet of gateway replicas shares.
+	store.MCPSessionsSchema,
 }
 
 // SchemaVersion is the schema version this code writes.

@@ -1,6 +1,8 @@
 package sqlite
 
 import (
+	"github.com/capbroker/capbroker/internal/safefile"
+
 	"context"
 	"database/sql"
 	"errors"
@@ -74,6 +76,8 @@ var migrations = []string{
 	// 3: the plan task a session was started from.
 	`ALTER TABLE sessions ADD COLUMN plan_goal TEXT NOT NULL DEFAULT '';
 	ALTER TABLE sessions ADD COLUMN plan_task TEXT NOT NULL DEFAULT '';`,
+	// 4: the MCP sessions a fleet of gateway replicas shares.
+	store.MCPSessionsSchema,
 }
 
 // SchemaVersion is the schema version this code writes.
@@ -113,6 +117,9 @@ func Open(ctx context.Context, path string, opts *Options) (_ *Store, err error)
 	if path != ":memory:" {
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			return nil, fmt.Errorf("opening sqlite store: %w", err)
+		}
+		if err := safefile.PrivateDatabase(path); err != nil {
+			return nil, fmt.Errorf("opening sqlite store %s: %w", path, err)
 		}
 	}
 	defer func() {

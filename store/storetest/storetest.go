@@ -50,6 +50,7 @@ func Run(t *testing.T, h Harness) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, h) })
 	}
+	runMCP(t, h)
 }
 
 func open(t *testing.T, h Harness) store.Store {

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/capbroker/capbroker/gateway"
+	"github.com/capbroker/capbroker/store"
+	"github.com/capbroker/capbroker/store/postgres"
+)
+
+// fleetFlags are the gateway's flags for running as one replica of many
+// (see docs/fleet.md).
+type fleetFlags struct {
+	drainDelay, drainTimeout time.Duration
+}
+
+func (ff *fleetFlags) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.DurationVar(&ff.drainDelay, "drain-delay", 0,
+		"on SIGTERM, keep serving open sessions this long with /readyz failing and new sessions refused, so the load balancer stops sending new ones (a fleet: 2x its check interval)")
+	f.DurationVar(&ff.drainTimeout, "drain-timeout", 30*time.Second,
+		"on SIGTERM, wait at most this long (drain delay included) for the calls in flight before closing connections")
+}
+
+// serveOptions adds the drain to the HTTP server's options.
+func (ff *fleetFlags) serveOptions(g *gateway.Gateway, o *gateway.ServeOptions) *gateway.ServeOptions {
+	o.Drain = g.DrainFunc(ff.drainDelay)
+	o.DrainTimeout = ff.drainTimeout
+	return o
+}
+
+// fleetStore reports whether st is a database replicas share
+// (PostgreSQL): then every trace record is written before its call is
+// answered (gateway.StoreOptions.Durable), so a replica killed loses no
+// answered call.
+func fleetStore(st store.Store) bool {
+	_, ok := st.(*postgres.Store)
+	return ok
+}

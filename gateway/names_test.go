@@ -1,0 +1,167 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/capbroker/capbroker/policy"
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// namesServers are two test servers sharing their tools' names, the
+// second with one of its own (create_issue).
+func namesServers() []ServerConfig {
+	beta := testServer("beta")
+	beta.Env[testServerEnv+"_EXTRA"] = `[{"name":"create_issue","description":"Open an issue in the tracker."}]`
+	return []ServerConfig{testServer("alpha"), beta}
+}
+
+// TestResolveName checks the names an agent calls a tool by: the
+// gateway's own, a client's prefix, slips of case and separators, the
+// bare upstream name when one server has it; an ambiguous or misspelt
+// name resolves to nothing, with the candidates.
+func TestResolveName(t *testing.T) {
+	g := startGateway(t, namesServers(), &Options{Mode: ModeSearch, Family: policy.General})
+	cat := g.catalog()
+	tests := []struct {
+		name, want string
+		cands      []string
+	}{
+		{"alpha__echo", "alpha__echo", nil},
+		{"mcp__capbroker__alpha__echo", "alpha__echo", nil},
+		{"mcp__alpha__echo", "alpha__echo", nil},
+		{"mcp__capbroker__create_issue", "beta__create_issue", nil},
+		{"ALPHA.Echo", "alpha__echo", nil},
+		{"alpha-echo", "alpha__echo", nil},
+		{"alpha_echo", "alpha__echo", nil},
+		{"beta/create-issue", "beta__create_issue", nil},
+		{"create_issue", "beta__create_issue", nil},
+		{"createIssue", "beta__create_issue", nil},
+		{"functions.beta__pid", "beta__pid", nil},
+		{"alpha__delete_all", "alpha__delete_all", nil}, // held: resolved, refused later
+		{"echo", "", []string{"alpha__echo", "beta__echo"}},
+		{"mcp__capbroker__echo", "", []string{"alpha__echo", "beta__echo"}},
+		{"create_isue", "", []string{"beta__create_issue"}},
+		{"qwzx_vbnm", "", nil},
+	}
+	for _, tt := range tests {
+		got, cands := cat.resolveName(tt.name)
+		if got != tt.want {
+			t.Errorf("resolveName(%q) = %q (%v), want %q", tt.name, got, cands, tt.want)
+			continue
+		}
+		if tt.want == "" && tt.cands != nil && !cmp.Equal(cands[:min(len(cands), len(tt.cands))], tt.cands) {
+			t.Errorf("resolveName(%q) candidates %v, want %v first", tt.name, cands, tt.cands)
+		}
+		if tt.want == "" && tt.cands == nil && len(cands) != 0 {
+			t.Errorf("resolveName(%q) candidates %v, want none", tt.name, cands)
+		}
+	}
+}
+
+// TestCallByName calls tools the session was never shown: directly and
+// through call_capability, by the gateway name, a prefixed or bare name,
+// and a misspelt one; and with arguments sent as a JSON string and as
+// something else. Each call that resolves runs, joins the session's list
+// and is traced "called by name".
+func TestCallByName(t *testing.T) {
+	tr := &events{}
+	g := startGateway(t, namesServers(), &Options{Mode: ModeAuto, Family: policy.General, Trace: tr})
+	url := serveHTTP(t, g, nil)
+	cs := connect(t, url, nil, map[string]string{SessionHeader: "by-name"})
+	if got := listNames(t, cs); slices.Contains(got, "beta__echo") {
+		t.Fatalf("beta__echo listed from the start: %v", got)
+	}
+
+	calls := []struct {
+		how, name string
+		args      any
+		want      string
+	}{
+		{"direct", "beta__echo", map[string]any{"text": "a"}, "beta: a"},
+		{"direct", "mcp__capbroker__alpha__echo", map[string]any{"text": "b"}, "alpha: b"},
+		{"direct", "create_issue", nil, "create_issue: ok"},
+		{"call_capability", "mcp__capbroker__beta__pid", nil, ""},
+		{"call_capability", "Alpha.Echo", `{"text": "as a string"}`, "alpha: as a string"},
+	}
+	for _, c := range calls {
+		var text string
+		var isErr bool
+		if c.how == "direct" {
+			text, isErr = callText(t, cs, c.name, c.args)
+		} else {
+			text, isErr = callText(t, cs, CallName, map[string]any{"name": c.name, "arguments": c.args})
+		}
+		if isErr || (c.want != "" && text != c.want) {
+			t.Errorf("%s %s: isError=%v %q, want %q", c.how, c.name, isErr, text, c.want)
+		}
+	}
+	for _, n := range []string{"beta__echo", "alpha__echo", "beta__create_issue", "beta__pid"} {
+		if got := listNames(t, cs); !slices.Contains(got, n) {
+			t.Errorf("%s, called by name, not in the session's list: %v", n, got)
+		}
+	}
+	var byName []string
+	tr.mu.Lock()
+	all := slices.Clone(tr.all)
+	tr.mu.Unlock()
+	for _, e := range all {
+		if e.Kind == "call" && strings.HasPrefix(e.Reason, "called by name") && e.Outcome == "ok" {
+			byName = append(byName, e.Tool)
+		}
+	}
+	if diff := cmp.Diff([]string{"beta__echo", "alpha__echo", "beta__create_issue", "beta__pid"}, byName); diff != "" {
+		t.Errorf("calls traced as called by name (-want +got):\n%s", diff)
+	}
+
+	refused := []struct {
+		how, name string
+		args      any
+		want      []string
+	}{
+		{"direct", "echo", nil, []string{`did you mean "alpha__echo" or "beta__echo"`}},
+		{"direct", "beta__ecoh", nil, []string{`did you mean "beta__echo"`}},
+		{"call_capability", "creat_issue", nil, []string{`did you mean "beta__create_issue"`}},
+		{"direct", "qwzx_vbnm", nil, []string{"find_capability"}},
+		{"direct", "alpha__delete_all", nil, []string{"--allow-irreversible"}},
+		{"call_capability", "alpha__echo", `not json`, []string{"not a JSON object", `"text"`}},
+		{"call_capability", "alpha__echo", []any{"x"}, []string{"an array", `"text"`}},
+		{"direct", "alpha__echo", map[string]any{"text": 7}, []string{"text"}}, // the server's own validation
+	}
+	for _, c := range refused {
+		var text string
+		var isErr bool
+		if c.how == "direct" {
+			text, isErr = callText(t, cs, c.name, c.args)
+		} else {
+			text, isErr = callText(t, cs, CallName, map[string]any{"name": c.name, "arguments": c.args})
+		}
+		if !isErr {
+			t.Errorf("%s %s %v: ran (%q), want an error", c.how, c.name, c.args, text)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(text, w) {
+				t.Errorf("%s %s %v: %q, want it to say %q", c.how, c.name, c.args, text, w)
+			}
+		}
+	}
+}
+
+// TestCallByNameIgnoringListChanged: a client that keeps the list it got
+// at the start (as Claude Code does) calls a tool it was never shown by
+// its bare name and by its own prefixed name, directly.
+func TestCallByNameIgnoringListChanged(t *testing.T) {
+	g := startGateway(t, namesServers(), &Options{Mode: ModeSearch, Family: policy.General})
+	url := serveHTTP(t, g, nil)
+	cs := connect(t, url, nil, nil)
+	_ = listNames(t, cs)
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "mcp__capbroker__create_issue", Arguments: json.RawMessage(`{}`)})
+	if err != nil || res.IsError || resultText(res) != "create_issue: ok" {
+		t.Fatalf("mcp__capbroker__create_issue: %v %+v", err, res)
+	}
+}
