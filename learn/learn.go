@@ -133,6 +133,7 @@ type item struct {
 	tool, digest, norm string
 	said               string // as said, clipped
 	at                 time.Time
+	weight             float64 // Completed, Unfinished or Demoted
 }
 
 // Len returns how many (session, tool, phrase) links the evidence holds.
@@ -166,9 +167,45 @@ func detailOf(r *trace.Record) recordDetail {
 	return d
 }
 
-// Collect gathers the evidence of recs (in any order): a session's task
-// (its select record) and each of its finds that returned a tool, for each
-// call of that tool that went through.
+// Outcome weights: what one session's use of a card adds to the evidence
+// of each phrase that led to it.
+const (
+	// Completed: the card's last call went through and so did the
+	// session's last call: the task was done with it.
+	Completed = 1.0
+	// Unfinished: the card's last call went through, but the session's
+	// last call did not.
+	Unfinished = 0.5
+	// Demoted: the card's last call errored (error, timeout or
+	// tool_error), was refused at elicitation (denied), or was abandoned
+	// (cancelled, or failed, after which the session called another
+	// card the same find or task had led to).
+	Demoted = -1.0
+)
+
+// outcomeClass sorts a call by how it ended: 1 it went through, -1 it
+// errored or was refused, 0 cancelled (nothing said), and -2 for a call
+// that never reached a tool (refused by the broker, unknown), which
+// teaches nothing.
+func outcomeClass(r *trace.Record, d recordDetail) int {
+	if r.Failed("") {
+		return -2
+	}
+	switch d.Outcome {
+	case "", "ok":
+		return 1
+	case "error", "timeout", "tool_error", "denied":
+		return -1
+	case "cancelled":
+		return 0
+	}
+	return -2
+}
+
+// Collect gathers the evidence of recs (in any order): for each session,
+// each card it called and the phrases that led to it (its task, and each
+// of its finds that returned the card before its last call), weighed by
+// how the card's use ended: [Completed], [Unfinished] or [Demoted].
 func Collect(recs []trace.Record) *Evidence {
 	recs = slices.Clone(recs)
 	slices.SortStableFunc(recs, func(a, b trace.Record) int {
@@ -183,41 +220,95 @@ func Collect(recs []trace.Record) *Evidence {
 	type find struct {
 		query string
 		found []string
+		pos   int
 	}
-	type key struct{ tool, digest, norm string }
+	type use struct {
+		tool, digest string
+		at           time.Time
+		pos, first   int // the last call's and the first call's position
+		class        int // the last call's outcomeClass
+	}
 	var (
-		ev      = &Evidence{}
-		sess    string
-		n       = -1
-		task    string
-		finds   []find
-		seen    = make(map[key]int) // index in ev.items of this session's link
-		evident = func(tool, digest, phrase string, at time.Time) {
-			norm := normalize(phrase)
-			if norm == "" {
-				return
-			}
-			k := key{tool, digest, norm}
-			if i, ok := seen[k]; ok {
-				if at.After(ev.items[i].at) {
-					ev.items[i].at, ev.items[i].said = at, clip(strings.TrimSpace(phrase))
-				}
-				return
-			}
-			seen[k] = len(ev.items)
-			ev.items = append(ev.items, item{session: n, tool: tool, digest: digest, norm: norm, said: clip(strings.TrimSpace(phrase)), at: at})
-		}
+		ev       = &Evidence{}
+		sess     string
+		n        = -1
+		task     string
+		finds    []find
+		uses     []use
+		lastCall int // the class of the session's last call that reached a tool
 	)
+	// ledBy returns the phrases that led to u: the task, and the finds
+	// made before its last call that returned it.
+	ledBy := func(u *use) []string {
+		var ps []string
+		if task != "" {
+			ps = append(ps, task)
+		}
+		for _, f := range finds {
+			if f.pos < u.pos && slices.Contains(f.found, u.tool) {
+				ps = append(ps, f.query)
+			}
+		}
+		return ps
+	}
+	// abandoned reports whether u did not go through and the session then
+	// called another card that a find which returned u also returned (or,
+	// with no such find, that the task led to).
+	abandoned := func(u *use) bool {
+		if u.class == 1 {
+			return false
+		}
+		for _, v := range uses {
+			if v.tool == u.tool || v.first < u.pos || v.class == -2 {
+				continue
+			}
+			for _, f := range finds {
+				if slices.Contains(f.found, u.tool) && slices.Contains(f.found, v.tool) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	flush := func() {
+		for i := range uses {
+			u := &uses[i]
+			var w float64
+			switch {
+			case u.class == -2:
+				continue
+			case u.class == -1 || abandoned(u):
+				w = Demoted
+			case u.class == 0:
+				continue
+			case lastCall == 1:
+				w = Completed
+			default:
+				w = Unfinished
+			}
+			seen := make(map[string]bool)
+			for _, phrase := range ledBy(u) {
+				norm := normalize(phrase)
+				if norm == "" || seen[norm] {
+					continue
+				}
+				seen[norm] = true
+				ev.items = append(ev.items, item{session: n, tool: u.tool, digest: u.digest, norm: norm, said: clip(strings.TrimSpace(phrase)), at: u.at, weight: w})
+			}
+		}
+	}
+	pos := 0
 	for i := range recs {
 		r := &recs[i]
 		if r.SessionID == "" {
 			continue // a one-off select or plan: nothing was called after it
 		}
 		if r.SessionID != sess {
+			flush()
 			sess, n = r.SessionID, n+1
-			task, finds = "", finds[:0]
-			clear(seen)
+			task, finds, uses, lastCall = "", finds[:0], uses[:0], 0
 		}
+		pos++
 		d := detailOf(r)
 		if r.Task != "" && !d.NoTask && (r.Kind == trace.KindSelect || task == "") {
 			task = r.Task
@@ -229,22 +320,27 @@ func Collect(recs []trace.Record) *Evidence {
 				found = d.Matched
 			}
 			if r.Query != "" && len(found) > 0 {
-				finds = append(finds, find{r.Query, found})
+				finds = append(finds, find{r.Query, found, pos})
 			}
 		case trace.KindCall:
-			if r.Tool == "" || r.Failed("") || (d.Outcome != "" && d.Outcome != "ok" && d.Outcome != "tool_error") {
+			if r.Tool == "" {
 				continue
 			}
-			if task != "" {
-				evident(r.Tool, r.ToolDigest, task, r.At)
+			c := outcomeClass(r, d)
+			if c == -2 {
+				continue
 			}
-			for _, f := range finds {
-				if slices.Contains(f.found, r.Tool) {
-					evident(r.Tool, r.ToolDigest, f.query, r.At)
-				}
+			lastCall = c
+			j := slices.IndexFunc(uses, func(u use) bool { return u.tool == r.Tool })
+			if j < 0 {
+				uses = append(uses, use{tool: r.Tool, first: pos})
+				j = len(uses) - 1
 			}
+			u := &uses[j]
+			u.digest, u.at, u.pos, u.class = r.ToolDigest, r.At, pos, c
 		}
 	}
+	flush()
 	return ev
 }
 
@@ -273,8 +369,9 @@ func (ev *Evidence) Usage(cards []card.Card, opts *Options) rank.Usage {
 	// The current session's (tool, phrase) pairs: the time of the last
 	// call and the phrase as then said.
 	type link struct {
-		at   time.Time
-		said string
+		at     time.Time
+		said   string
+		weight float64
 	}
 	seen := make(map[key]link)
 	var sessOrder []key
@@ -287,8 +384,10 @@ func (ev *Evidence) Usage(cards []card.Card, opts *Options) rank.Usage {
 				agg[k] = e
 				order = append(order, k)
 			}
-			e.sessions++
-			e.weight += o.fade(l.at)
+			if l.weight > 0 {
+				e.sessions++
+			}
+			e.weight += l.weight * o.fade(l.at)
 			if e.phrase == "" || l.at.After(e.last) {
 				e.phrase, e.last = l.said, l.at
 			}
@@ -313,15 +412,15 @@ func (ev *Evidence) Usage(cards []card.Card, opts *Options) rank.Usage {
 			sessOrder = append(sessOrder, k)
 		}
 		if !dup || it.at.After(prev.at) {
-			seen[k] = link{it.at, it.said}
+			seen[k] = link{it.at, it.said, it.weight}
 		}
 	}
 	flush()
 
 	for _, k := range order {
 		e := agg[k]
-		if e.weight < minWeight {
-			continue
+		if e.weight < minWeight || e.sessions == 0 {
+			continue // too faded, or demoted as much as it was promoted
 		}
 		usage[k.tool] = append(usage[k.tool], rank.Asked{Phrase: e.phrase, Sessions: e.sessions, Weight: e.weight})
 	}

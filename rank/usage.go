@@ -120,10 +120,10 @@ func (ix *Index) addUsage(d int32, asked []Asked, stems wordTokens, entry func(T
 }
 
 // CardEvidence is how much past sessions say of a card: the sum of its
-// phrases' weights (each a count of past sessions faded by their age;
-// package learn counts a session once per card, spread over the phrases
-// that led it to the card). Phrases of weight 0 or less, NaN or infinite
-// add nothing.
+// phrases' weights (each the past sessions that asked it before calling
+// the card, faded by their age and weighed by how the call ended; see
+// package learn). Phrases of weight 0 or less, NaN or infinite add
+// nothing.
 func CardEvidence(asked []Asked) float64 {
 	var e float64
 	for _, a := range asked {
