@@ -25,7 +25,7 @@ const (
 	// half.
 	DefaultHalfLife = 30 * 24 * time.Hour
 	// DefaultMaxPhrases is how many phrases a card keeps: its strongest.
-	DefaultMaxPhrases = 8
+	DefaultMaxPhrases = 16
 	// DefaultMaxRecords is how many of the newest trace records Load reads.
 	DefaultMaxRecords = 50_000
 )

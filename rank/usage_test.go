@@ -235,3 +235,57 @@ func TestNoOppositeExpansion(t *testing.T) {
 		t.Errorf("remember expanded to %v, want memory and observation", got)
 	}
 }
+
+// The usage field's weight grows with the card's evidence and is zero
+// without it; a card with no usage ranks as if no card had any.
+func TestUsageWeightGrowsWithEvidence(t *testing.T) {
+	ix := New(usageCards(), &Options{Usage: Usage{"beta_run": {{Phrase: "ship it", Sessions: 1, Weight: 1}}}})
+	prev := 0.0
+	for _, e := range []float64{0, 0.5, 1, 4, 16, 256} {
+		w := ix.usageWeight(e)
+		if e == 0 && w != 0 {
+			t.Errorf("no evidence: weight %v, want 0", w)
+		}
+		if e > 0 && !(w > prev) {
+			t.Errorf("evidence %v: weight %v, not above %v", e, w, prev)
+		}
+		if w > DefaultUsageWeight {
+			t.Errorf("evidence %v: weight %v above the field's %v", e, w, DefaultUsageWeight)
+		}
+		prev = w
+	}
+	plain := New(usageCards(), nil).Search("run the job", 10)
+	with := ix.Search("run the job", 10)
+	if diff := cmp.Diff(hitNames(plain), hitNames(with)); diff != "" {
+		t.Errorf("a query no usage matches ranks otherwise (-without +with):\n%s", diff)
+	}
+	for i := range plain {
+		if plain[i].Name == "alpha_run" && with[i].Score != plain[i].Score {
+			t.Errorf("alpha_run, with no usage, scores %v, was %v", with[i].Score, plain[i].Score)
+		}
+	}
+}
+
+// A query that repeats a phrase past sessions asked before calling a card
+// raises that card (a precedent), more with more evidence, and not at all
+// with precedents off.
+func TestPrecedent(t *testing.T) {
+	cards := []card.Card{
+		{Name: "a_report", Description: "Make a report of the numbers."},
+		{Name: "b_report", Description: "Make a report of the numbers."},
+	}
+	query := "quarterly figures for the board"
+	usage := func(w float64) Usage {
+		return Usage{"b_report": {{Phrase: "quarterly figures for the board", Sessions: int(w), Weight: w}, {Phrase: "make a report", Sessions: 1, Weight: 1}}}
+	}
+	off := New(cards, &Options{Usage: usage(1), Precedent: -1}).Search(query+" report", 2)
+	on := New(cards, &Options{Usage: usage(1)}).Search(query+" report", 2)
+	more := New(cards, &Options{Usage: usage(8)}).Search(query+" report", 2)
+	if len(on) != 2 || on[0].Name != "b_report" {
+		t.Fatalf("with a precedent: %v, want b_report first", hitNames(on))
+	}
+	gap := func(h []Hit) float64 { return h[0].Score - h[1].Score }
+	if !(gap(on) > gap(off)) || !(gap(more) > gap(on)) {
+		t.Errorf("lead of b_report: off %v, on %v, more evidence %v; want it growing", gap(off), gap(on), gap(more))
+	}
+}
