@@ -136,6 +136,7 @@ func (m *Main) commands() []*cobra.Command {
 		m.newPruneCmd(),
 		m.newClientCmd(),
 		m.newLoginCmd(),
+		m.newProbeCmd(),
 	}
 }
 

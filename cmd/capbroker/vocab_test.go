@@ -18,7 +18,7 @@ import (
 // $CAPBROKER_TOKEN, and every hidden flag is a former name that warns.
 func TestVocabulary(t *testing.T) {
 	// The timeouts, by name; a flag ending in "timeout" must be one of them.
-	timeouts := []string{"start-timeout", "call-timeout", "read-timeout", "write-timeout", "idle-timeout", "login-timeout"}
+	timeouts := []string{"start-timeout", "call-timeout", "read-timeout", "write-timeout", "idle-timeout", "login-timeout", "drain-timeout"}
 	// Former names: no command may show them.
 	former := []string{"timeout", "http", "tool-file", "catalog", "listen"}
 	// Deliberate exceptions, each with its reason.
