@@ -471,7 +471,6 @@ func calledTool(req mcp.Request) string {
 	return a.Name
 }
 
-
 // isExposed reports whether name is among s's exposed tools.
 func (s *session) isExposed(name string) bool {
 	s.mu.Lock()
