@@ -40,7 +40,12 @@
 // back, the gateway entry goes. A plan is a set of whole-file changes that
 // [Plan.Diff] shows and [Plan.Apply] writes, each file backed up first and
 // replaced atomically; a plan that changes nothing (the client already
-// routes through the gateway) writes nothing.
+// routes through the gateway) writes nothing. A symbolic link is written
+// through (it stays a link); a read-only file, or a file that defines a
+// server name twice, is refused before anything is written. The servers
+// file holds what the client's file held (tokens, keys): it is written
+// 0600 in a 0700 folder, its servers in the client's order, and
+// [PlanRemove] puts them back in that order.
 //
 // Strict JSON files keep their key order and are written indented by two
 // spaces, as the clients write them; a VS Code file with comments keeps

@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"github.com/tailscale/hujson"
-
-	"github.com/capbroker/capbroker/internal/atomicfile"
 )
 
 // EntryName is the name of the gateway's entry in a client's file.
@@ -30,6 +28,10 @@ type Gateway struct {
 type Change struct {
 	Path          string
 	Before, After []byte // Before nil: the file does not exist yet
+	// Private files (capbroker's servers files, which hold what the
+	// client's file held: tokens, keys) are written 0600 in a 0700
+	// folder, whatever their mode was; other files keep theirs.
+	Private bool
 }
 
 // Plan is what adding or removing the gateway does to a client's files.
@@ -39,6 +41,8 @@ type Plan struct {
 	Servers string   // capbroker's servers file for the client
 	Changes []Change // in the order they are written
 	Moved   []string // server names moved behind the gateway (add) or back (remove)
+	// Entries are the moved servers' definitions, as written.
+	Entries map[string]json.RawMessage
 	Notes   []string // what stays where it is, and why
 }
 
@@ -257,36 +261,74 @@ func stays(raw json.RawMessage) string {
 	return ""
 }
 
-// serversDoc reads capbroker's servers file for a client.
-func serversDoc(path string) (map[string]json.RawMessage, []byte, error) {
+// serversDoc reads capbroker's servers file for a client: its servers
+// and their names in the file's order.
+func serversDoc(path string) (map[string]json.RawMessage, []string, []byte, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return map[string]json.RawMessage{}, nil, nil
+		return map[string]json.RawMessage{}, nil, nil, nil
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading %s: %w", path, err)
+		return nil, nil, nil, fmt.Errorf("reading %s: %w", path, err)
 	}
-	var top struct {
-		MCPServers map[string]json.RawMessage `json:"mcpServers"`
+	d, err := readDoc(path, "mcpServers")
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("%s is not a servers file ({\"mcpServers\": {...}}): %w", path, err)
 	}
-	if err := json.Unmarshal(data, &top); err != nil {
-		return nil, nil, fmt.Errorf("%s is not a servers file ({\"mcpServers\": {...}}): %w", path, err)
+	if err := d.duplicates(); err != nil {
+		return nil, nil, nil, err
 	}
-	if top.MCPServers == nil {
-		top.MCPServers = map[string]json.RawMessage{}
-	}
-	return top.MCPServers, data, nil
+	return d.servers, d.order, data, nil
 }
 
-func encodeServers(servers map[string]json.RawMessage) ([]byte, error) {
+// encodeServers writes a servers file, the servers in order.
+func encodeServers(servers map[string]json.RawMessage, order []string) ([]byte, error) {
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(map[string]any{"mcpServers": servers}); err != nil {
-		return nil, err
+	buf.WriteString("{\n  \"mcpServers\": {")
+	for i, name := range order {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		key, err := json.Marshal(name)
+		if err != nil {
+			return nil, err
+		}
+		var val bytes.Buffer
+		if err := json.Indent(&val, servers[name], "    ", "  "); err != nil {
+			return nil, fmt.Errorf("server %s: %w", name, err)
+		}
+		buf.WriteString("\n    ")
+		buf.Write(key)
+		buf.WriteString(": ")
+		buf.Write(val.Bytes())
+	}
+	if len(order) > 0 {
+		buf.WriteString("\n  ")
+	}
+	buf.WriteString("}\n}\n")
+	if !json.Valid(buf.Bytes()) {
+		return nil, errors.New("writing the servers file: the result is not valid JSON")
 	}
 	return buf.Bytes(), nil
+}
+
+// duplicates says which server names the file defines twice: a client
+// reads the last definition, a JSON patch would touch the first, so
+// neither add nor remove guesses.
+func (d *doc) duplicates() error {
+	seen := map[string]bool{}
+	var dup []string
+	for _, n := range d.order {
+		if seen[n] && !slices.Contains(dup, n) {
+			dup = append(dup, n)
+		}
+		seen[n] = true
+	}
+	if len(dup) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s defines server %s more than once (a client uses the last definition); remove the others, then run the command again; nothing written",
+		d.path, strings.Join(dup, ", "))
 }
 
 // PlanAdd plans routing the client's user file f through the gateway: its
@@ -300,7 +342,10 @@ func PlanAdd(f File, servers string, gw Gateway) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	behind, before, err := serversDoc(servers)
+	if err := d.duplicates(); err != nil {
+		return nil, err
+	}
+	behind, order, before, err := serversDoc(servers)
 	if err != nil {
 		return nil, err
 	}
@@ -326,8 +371,15 @@ func PlanAdd(f File, servers string, gw Gateway) (*Plan, error) {
 			return nil, fmt.Errorf("%s: server %s differs from the %s that capbroker already fronts for %s (in %s); rename or remove one of them, then add again",
 				f.Path, name, name, f.Client, servers)
 		}
+		if _, ok := merged[name]; !ok {
+			order = append(order, name)
+		}
 		merged[name] = raw
 		p.Moved = append(p.Moved, name)
+		if p.Entries == nil {
+			p.Entries = map[string]json.RawMessage{}
+		}
+		p.Entries[name] = raw
 		ops = append(ops, op{Op: "remove", Path: "/" + escape(f.Key) + "/" + escape(name)})
 	}
 	want := entry(f, gw, servers)
@@ -338,11 +390,11 @@ func PlanAdd(f File, servers string, gw Gateway) (*Plan, error) {
 		return p, nil
 	}
 	if before == nil || len(p.Moved) > 0 {
-		after, err := encodeServers(merged)
+		after, err := encodeServers(merged, order)
 		if err != nil {
 			return nil, err
 		}
-		p.Changes = append(p.Changes, Change{Path: servers, Before: before, After: after})
+		p.Changes = append(p.Changes, Change{Path: servers, Before: before, After: after, Private: true})
 	}
 	if len(ops) > 0 {
 		after, err := d.apply(ops, indentFor(f))
@@ -372,7 +424,10 @@ func PlanRemove(f File, servers string) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	behind, before, err := serversDoc(servers)
+	if err := d.duplicates(); err != nil {
+		return nil, err
+	}
+	behind, names, before, err := serversDoc(servers)
 	if err != nil {
 		return nil, err
 	}
@@ -384,11 +439,7 @@ func PlanRemove(f File, servers string) (*Plan, error) {
 	if len(behind) > 0 && !d.hasKey {
 		ops = append(ops, op{Op: "add", Path: "/" + escape(f.Key), Value: json.RawMessage("{}")})
 	}
-	names := make([]string, 0, len(behind))
-	for n := range behind {
-		names = append(names, n)
-	}
-	slices.Sort(names)
+	// In the servers file's order: the client's own, as add moved them.
 	for _, n := range names {
 		if cur, ok := d.servers[n]; ok && n != EntryName {
 			if !jsonEqualText(cur, behind[n]) {
@@ -414,11 +465,19 @@ func PlanRemove(f File, servers string) (*Plan, error) {
 
 // Apply writes the plan: each file that exists is first copied to a
 // backup beside it (name.capbroker-backup-20261201-070000), then replaced
-// atomically or deleted. A file that changed since the plan was made is
-// an error before anything is written. It returns the backups made.
+// atomically or deleted. A symbolic link is written through (the file it
+// points to changes, the link stays). Before anything is written, a file
+// that changed since the plan was made, or that is read-only, is an
+// error. It returns the backups made.
 func (p *Plan) Apply(now time.Time) ([]string, error) {
-	for _, c := range p.Changes {
-		cur, err := os.ReadFile(c.Path)
+	targets := make([]string, len(p.Changes))
+	for i, c := range p.Changes {
+		t, err := linkTarget(c.Path)
+		if err != nil {
+			return nil, err
+		}
+		targets[i] = t
+		cur, err := os.ReadFile(t)
 		if errors.Is(err, fs.ErrNotExist) {
 			cur = nil
 		} else if err != nil {
@@ -427,23 +486,28 @@ func (p *Plan) Apply(now time.Time) ([]string, error) {
 		if !bytes.Equal(cur, c.Before) || (cur == nil) != (c.Before == nil) {
 			return nil, fmt.Errorf("%s changed while capbroker was planning; nothing written, run the command again", c.Path)
 		}
+		if st, err := os.Stat(t); err == nil && c.After != nil && st.Mode().Perm()&0o200 == 0 {
+			return nil, fmt.Errorf("%s is read-only (%v); nothing written: make it writable (chmod u+w %s) to let capbroker change it",
+				c.Path, st.Mode().Perm(), t)
+		}
 	}
 	var backups []string
-	for _, c := range p.Changes {
+	for i, c := range p.Changes {
+		t := targets[i]
 		if c.Before != nil {
-			b, err := backup(c.Path, c.Before, now)
+			b, err := backup(t, c.Before, now)
 			if err != nil {
 				return backups, err
 			}
 			backups = append(backups, b)
 		}
 		if c.After == nil {
-			if err := os.Remove(c.Path); err != nil {
+			if err := os.Remove(t); err != nil {
 				return backups, fmt.Errorf("removing %s: %w", c.Path, err)
 			}
 			continue
 		}
-		if err := atomicfile.WriteFile(c.Path, c.After); err != nil {
+		if err := writeFile(t, c.After, c.Private); err != nil {
 			return backups, fmt.Errorf("writing %s: %w", c.Path, err)
 		}
 	}
@@ -454,7 +518,7 @@ func (p *Plan) Apply(now time.Time) ([]string, error) {
 func backup(path string, data []byte, now time.Time) (string, error) {
 	mode := fs.FileMode(0o600)
 	if st, err := os.Stat(path); err == nil {
-		mode = st.Mode().Perm()
+		mode = st.Mode().Perm() & 0o600 // as private as the file, or more
 	}
 	base := path + ".capbroker-backup-" + now.Format("20060102-150405")
 	for i := 1; ; i++ {
@@ -502,7 +566,7 @@ func Inspect(f File, servers string) (Status, error) {
 			st.Routes = true
 		}
 	}
-	behind, _, err := serversDoc(servers)
+	behind, _, _, err := serversDoc(servers)
 	if err != nil {
 		return st, err
 	}

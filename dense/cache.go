@@ -1,6 +1,8 @@
 package dense
 
 import (
+	"github.com/capbroker/capbroker/internal/safefile"
+
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -47,6 +49,9 @@ type Cache struct {
 func OpenCache(ctx context.Context, path string) (*Cache, error) {
 	if path == "" {
 		return nil, errors.New("opening embedding cache: no database path")
+	}
+	if err := safefile.PrivateDatabase(path); err != nil {
+		return nil, fmt.Errorf("opening embedding cache %s: %w", path, err)
 	}
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(10000)")

@@ -99,11 +99,14 @@ type Options struct {
 	// FindK is how many tools find_capability returns by default. If zero,
 	// policy.DefaultFindK.
 	FindK int
+	// FindBudget bounds a find_capability answer, in tokens (o200k). If
+	// zero, DefaultFindBudget.
+	FindBudget int
 	// CallTimeout bounds each call to an upstream whose configuration sets
 	// no timeout. If zero, 60s.
 	CallTimeout time.Duration
 	// StartTimeout bounds connecting to an upstream and listing what it
-	// offers. If zero, 30s.
+	// offers. If zero, source/mcp.DefaultTimeout (30s), as discovery.
 	StartTimeout time.Duration
 	// MaxListItems bounds the tools (and, each, the prompts, resources
 	// and templates) read from one upstream; MaxListPages the pages of one
@@ -220,7 +223,7 @@ func (o *Options) resolved() *Options {
 		r.CallTimeout = 60 * time.Second
 	}
 	if r.StartTimeout <= 0 {
-		r.StartTimeout = 30 * time.Second
+		r.StartTimeout = srcmcp.DefaultTimeout
 	}
 	if r.MaxListItems <= 0 {
 		r.MaxListItems = DefaultMaxListItems
@@ -293,6 +296,9 @@ type Gateway struct {
 	gen      uint64                // refreshes started
 	catGen   uint64                // the refresh that built cat
 	sessions map[*session]struct{} // every session set up and not ended
+	// noted are the catalog notes logged: each once, not at every
+	// rebuild (key: server, name and message).
+	noted sync.Map
 	// ready is closed once every upstream made its first attempt and the
 	// catalog holds them; startedAt is when Start ran.
 	ready     chan struct{}
@@ -551,10 +557,14 @@ func (g *Gateway) refresh(ctx context.Context) error {
 	}
 	g.mu.Unlock()
 	for _, w := range cat.held {
-		g.opts.Logger.Info("catalog", "tool", w.Name, "server", w.Source, "note", w.Message)
+		if _, dup := g.noted.LoadOrStore(w.Source+"\x00"+w.Name+"\x00"+w.Message, true); !dup {
+			g.opts.Logger.Info("catalog", "tool", w.Name, "server", w.Source, "note", w.Message)
+		}
 	}
 	for _, w := range cat.warnings {
-		g.opts.Logger.Warn("catalog", "name", w.Name, "server", w.Source, "warning", w.Message)
+		if _, dup := g.noted.LoadOrStore(w.Source+"\x00"+w.Name+"\x00"+w.Message, true); !dup {
+			g.opts.Logger.Warn("catalog", "name", w.Name, "server", w.Source, "warning", w.Message)
+		}
 	}
 	g.opts.Metrics.catalogSize(len(cat.names))
 	// Each sync reads the catalog in use then, so a session synced here

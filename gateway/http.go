@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -50,6 +51,12 @@ type HTTPOptions struct {
 	// every request passes (see internal/httpguard): by default only
 	// localhost names and IP addresses, and no page of another origin.
 	AllowedHosts, AllowedOrigins []string
+	// MaxClientSessions bounds the sessions one client keeps open at
+	// once (its session key, else its bearer token, else its address):
+	// past it, a new session is refused with 429 naming
+	// --max-client-sessions. Zero means DefaultMaxClientSessions;
+	// negative, no bound but Options.MaxSessions.
+	MaxClientSessions int
 	// Replica, if set, names this gateway in a fleet: every response
 	// carries it in the Capbroker-Replica header, so an operator (or a
 	// test) sees which replica served a request.
@@ -68,6 +75,10 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 	}
 	if o.SessionTimeout <= 0 {
 		o.SessionTimeout = DefaultSessionTimeout
+	}
+	quota := &clientQuota{max: o.MaxClientSessions}
+	if quota.max == 0 {
+		quota.max = DefaultMaxClientSessions
 	}
 	probe := mcp.NewServer(&mcp.Implementation{Name: "capbroker-gateway", Version: Version}, nil)
 	f := newFleet(g, o.SessionTimeout) // nil: sessions live in this process only
@@ -115,6 +126,7 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 	serve := func(w http.ResponseWriter, r *http.Request, h *holder) {
 		mcpHandler.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), holderKey{}, h)))
 		if h.s == nil {
+			h.done()
 			return
 		}
 		drop := func() {
@@ -122,6 +134,7 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 			if f != nil {
 				f.dropped(h.s)
 			}
+			h.done()
 		}
 		connected := false
 		for ss := range h.s.server.Sessions() {
@@ -186,7 +199,18 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 				return
 			}
 		}
-		serve(w, r, &holder{})
+		h := &holder{}
+		if id == "" {
+			who := clientIdentity(r)
+			if !quota.reserve(who) {
+				w.Header().Set("Retry-After", "10")
+				http.Error(w, fmt.Sprintf("capbroker gateway: this client (%s) has %d MCP sessions open, the most one client keeps (--max-client-sessions); end one or try again when one ends", strings.SplitN(who, " ", 2)[0], quota.max), http.StatusTooManyRequests)
+				return
+			}
+			var once sync.Once
+			h.release = func() { once.Do(func() { quota.release(who) }) }
+		}
+		serve(w, r, h)
 	})))
 	g.healthRoutes(mux)
 	mux.Handle("/metrics", promhttp.HandlerFor(g.opts.Metrics.Registry(), promhttp.HandlerOpts{}))
@@ -199,7 +223,7 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 			Held      []Held   `json:"held"` // tools held back, why, and what releases each
 			// Ranking: lexical or hybrid, by meaning yet or why not, fallbacks.
 			Ranking RankingStatus `json:"ranking"`
-		}{g.Status(), len(g.catalog().names), len(g.liveSessions()), g.Held(), g.Ranking()})
+		}{g.Status(), len(g.catalog().names), len(g.liveSessions()), nonNil(g.Held()), g.Ranking()})
 	})
 	guard, err := httpguard.New(&httpguard.Options{Hosts: o.AllowedHosts, Origins: o.AllowedOrigins})
 	if err != nil {
@@ -237,7 +261,19 @@ type holderKey struct{}
 
 // holder carries the session a request created between the SDK's calls to
 // getServer.
-type holder struct{ s *session }
+type holder struct {
+	s *session
+	// release, if set, gives back the client's quota slot this request
+	// reserved for the session it opens.
+	release func()
+}
+
+// done gives back the quota slot h holds, if any.
+func (h *holder) done() {
+	if h.release != nil {
+		h.release()
+	}
+}
 
 func hasSessions(s *mcp.Server) bool {
 	for range s.Sessions() {
@@ -370,4 +406,12 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, opts *ServeOpti
 // requestPlanTask returns the plan task a request names, or def.
 func requestPlanTask(r *http.Request, def string) string {
 	return firstOf(r.Header.Get(PlanTaskHeader), r.URL.Query().Get("plan_task"), def)
+}
+
+// nonNil makes an empty list [] in JSON, not null.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }

@@ -92,7 +92,7 @@ func TestIdleSessionsLoad(t *testing.T) {
 	const n = 500
 	const idle = 5 * time.Second
 	g := startGateway(t, []ServerConfig{testServer("alpha")}, &Options{Mode: ModeSearch})
-	url := serveHTTP(t, g, &HTTPOptions{SessionTimeout: idle})
+	url := serveHTTP(t, g, &HTTPOptions{SessionTimeout: idle, MaxClientSessions: -1})
 	tr := &http.Transport{MaxIdleConnsPerHost: 32}
 	defer tr.CloseIdleConnections()
 	c := &http.Client{Transport: tr}

@@ -15,7 +15,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// findNames calls find_capability and returns the names it found.
+// findNames calls find_capability and returns the names it found with
+// confidence: those that join the session's list.
 func findNames(t *testing.T, cs *mcp.ClientSession, query string) []string {
 	t.Helper()
 	text, isErr := callText(t, cs, policy.HatchName, map[string]any{"query": query})
@@ -23,14 +24,16 @@ func findNames(t *testing.T, cs *mcp.ClientSession, query string) []string {
 		t.Fatalf("find_capability(%q): %s", query, text)
 	}
 	var out struct {
-		Matches []struct{ Name string } `json:"matches"`
+		Matches []struct{ Name, Confidence string } `json:"matches"`
 	}
 	if err := json.Unmarshal([]byte(text), &out); err != nil {
 		t.Fatalf("find_capability output %q: %v", text, err)
 	}
 	var names []string
 	for _, m := range out.Matches {
-		names = append(names, m.Name)
+		if m.Confidence != policy.Low { // the matches that join the session's list
+			names = append(names, m.Name)
+		}
 	}
 	return names
 }

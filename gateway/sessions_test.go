@@ -62,14 +62,16 @@ func find(cs *mcp.ClientSession, query string) ([]string, error) {
 		return nil, fmt.Errorf("find_capability(%q): %s", query, resultText(res))
 	}
 	var out struct {
-		Matches []struct{ Name string } `json:"matches"`
+		Matches []struct{ Name, Confidence string } `json:"matches"`
 	}
 	if err := json.Unmarshal([]byte(resultText(res)), &out); err != nil {
 		return nil, err
 	}
 	var names []string
 	for _, m := range out.Matches {
-		names = append(names, m.Name)
+		if m.Confidence != policy.Low { // the matches that join the session's list
+			names = append(names, m.Name)
+		}
 	}
 	return names, nil
 }

@@ -37,7 +37,9 @@ type RouteRequest struct {
 	// Capability names the capability to delegate (wins over Phase).
 	Capability string `json:"capability,omitempty"`
 	// Project is a project folder on the server (an absolute path) whose
-	// file names reveal the project type, as `route --project`.
+	// file names reveal the project type, as `route --project`. It must
+	// lie under a folder the server was started for (serve --route-root);
+	// any other is refused with 403 forbidden.
 	Project string `json:"project,omitempty"`
 	// ProjectTypes names the project types directly (dotnet, node,
 	// python, ...), for clients whose project is not on the server.
@@ -49,7 +51,8 @@ type RouteRequest struct {
 	// section lists the capabilities that fell back to a built-in agent,
 	// as `route --state`: an absolute path on the server, or "none". When
 	// empty it is <project>/FLOW.md for a request with "project", and no
-	// file otherwise.
+	// file otherwise. Like Project it must lie under a --route-root folder
+	// (symlinks resolved), and an existing one must be a regular file.
 	State string `json:"state,omitempty"`
 }
 
@@ -93,18 +96,22 @@ func (s *Server) handleRoute(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rr := route.Request{Task: rank.ClipQuery(req.Task), Phase: strings.TrimSpace(req.Phase), Capability: strings.TrimSpace(req.Capability)}
+	projectDir := "" // the project folder, symlinks resolved
 	switch {
 	case req.Project != "":
-		if !filepath.IsAbs(req.Project) {
-			writeError(w, errorf(CodeInvalid, fmt.Sprintf(`"project" %q: want an absolute path on the server`, req.Project)))
+		dir, err := s.confine("project", req.Project, true)
+		if err != nil {
+			writeError(w, err)
 			return
 		}
-		p, err := route.DetectProject(ctx, req.Project, tax)
+		p, err := route.DetectProject(ctx, dir, tax)
 		if err != nil {
 			writeError(w, errorf(CodeInvalid, fmt.Sprintf(`"project": %v`, err)))
 			return
 		}
 		rr.Project = p
+		projectDir = dir
+		p.Dir = req.Project // as the client named it, as `route --project` prints it
 	case len(req.ProjectTypes) > 0:
 		for _, t := range req.ProjectTypes {
 			if tax.Project(t) == nil {
@@ -122,9 +129,19 @@ func (s *Server) handleRoute(w http.ResponseWriter, r *http.Request) {
 			writeError(w, errorf(CodeInvalid, fmt.Sprintf(`"state" %q: want an absolute path on the server, or "none"`, req.State)))
 			return
 		}
-		state = req.State
+		p, err := s.confine("state", req.State, false)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		state = p
 	case req.Project != "":
-		state = filepath.Join(req.Project, "FLOW.md")
+		p, err := s.confine("state", filepath.Join(projectDir, "FLOW.md"), false)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		state = p
 	}
 	begin := time.Now()
 	d, err := s.opts.Router.RouteIn(ctx, rr, state)

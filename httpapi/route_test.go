@@ -47,8 +47,8 @@ func strict(t *testing.T, body []byte, v any) {
 
 func TestRoute(t *testing.T) {
 	st := newStore(t)
-	ts := newTestServer(t, &httpapi.Options{Router: testRouter(t), Traces: st})
 	python := t.TempDir()
+	ts := newTestServer(t, &httpapi.Options{Router: testRouter(t), Traces: st, RouteRoots: []string{python}})
 	os.WriteFile(filepath.Join(python, "requirements.txt"), []byte("flask\n"), 0o644)
 
 	for _, tt := range []struct {
@@ -112,7 +112,7 @@ func TestRouteErrors(t *testing.T) {
 		{"unknown capability", "POST", "/v1/route", `{"capability":"magic"}`, 400, "invalid", "unknown capability"},
 		{"unknown project type", "POST", "/v1/route", `{"phase":"PLAN","project_types":["cobol"]}`, 400, "invalid", `unknown project type "cobol"`},
 		{"relative project", "POST", "/v1/route", `{"phase":"PLAN","project":"."}`, 400, "invalid", "absolute path"},
-		{"missing project", "POST", "/v1/route", `{"phase":"PLAN","project":"/nonexistent/project"}`, 400, "invalid", "no such file or directory"},
+		{"project outside every route root", "POST", "/v1/route", `{"phase":"PLAN","project":"/nonexistent/project"}`, 403, "forbidden", "--route-root"},
 		{"project twice", "POST", "/v1/route", `{"phase":"PLAN","project":"/tmp","project_types":["go"]}`, 400, "invalid", "not both"},
 		{"session without sessions", "POST", "/v1/route", `{"phase":"PLAN","session":"abc"}`, 501, "not_configured", "sessions"},
 		{"route wrong method", "GET", "/v1/route", ``, 405, "method_not_allowed", "use POST"},
@@ -179,8 +179,10 @@ func TestRoutingNotConfiguredOrFailing(t *testing.T) {
 // warnings into the project's FLOW.md, as `capbroker route` does, keeping
 // the rest of the file; "state" names another file or "none".
 func TestRouteWritesFlow(t *testing.T) {
-	ts := newTestServer(t, &httpapi.Options{Router: testRouter(t)})
-	project := t.TempDir()
+	root := t.TempDir()
+	ts := newTestServer(t, &httpapi.Options{Router: testRouter(t), RouteRoots: []string{root}})
+	project := filepath.Join(root, "project")
+	os.Mkdir(project, 0o755)
 	os.WriteFile(filepath.Join(project, "requirements.txt"), []byte("flask\n"), 0o644)
 	flow := filepath.Join(project, "FLOW.md")
 	os.WriteFile(flow, []byte("# Flow\n\nNotes kept as they are.\n"), 0o644)
@@ -211,7 +213,7 @@ func TestRouteWritesFlow(t *testing.T) {
 		t.Errorf("FLOW.md after DISCUSS:\n%s", data)
 	}
 
-	other := filepath.Join(t.TempDir(), "STATE.md")
+	other := filepath.Join(root, "STATE.md")
 	if status, body = do(t, ts, "POST", "/v1/route", `{"capability":"brainstorming","state":"`+other+`"}`, nil); status != 200 {
 		t.Fatalf("status %d: %s", status, body)
 	}
@@ -219,7 +221,8 @@ func TestRouteWritesFlow(t *testing.T) {
 		t.Errorf("state file: %v\n%s", err, data)
 	}
 
-	quiet := t.TempDir()
+	quiet := filepath.Join(root, "quiet")
+	os.Mkdir(quiet, 0o755)
 	if status, body = do(t, ts, "POST", "/v1/route", `{"capability":"brainstorming","project":"`+quiet+`","state":"none"}`, nil); status != 200 {
 		t.Fatalf("status %d: %s", status, body)
 	}

@@ -76,6 +76,12 @@ type Options struct {
 	// body (30 s), to take the response (60 s), and idle between requests
 	// (120 s), the defaults when zero. Negative turns a bound off.
 	HeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	// RouteRoots are the folders whose files POST /v1/route may read and
+	// write ("project", "state", and the FLOW.md it writes into a
+	// project): a path outside them, after symlinks are resolved, is
+	// refused with 403 forbidden naming serve's --route-root. Empty
+	// admits no path.
+	RouteRoots []string
 }
 
 // Defaults.
@@ -113,12 +119,8 @@ func New(b Broker, opts *Options) (*Server, error) {
 	if o.ShutdownTimeout <= 0 {
 		o.ShutdownTimeout = 10 * time.Second
 	}
-	loop, err := isLoopback(o.Addr)
-	if err != nil {
+	if err := CheckAddr(o.Addr, o.Token); err != nil {
 		return nil, err
-	}
-	if !loop && o.Token == "" {
-		return nil, fmt.Errorf("refusing to serve on %s without a bearer token: set --token (or CAPBROKER_TOKEN), or bind 127.0.0.1", o.Addr)
 	}
 	guard, err := httpguard.New(&httpguard.Options{
 		Hosts: o.AllowedHosts, Origins: o.AllowedOrigins,
@@ -162,9 +164,10 @@ func (s *Server) handle(pattern string, h http.Handler) {
 func (s *Server) Routes() []string { return append([]string(nil), s.routes...) }
 
 // Handler returns the API with its middleware: recovery, request
-// logging, the Host and Origin checks, and authentication.
+// logging, the no-framing headers, the Host and Origin checks, and
+// authentication.
 func (s *Server) Handler() http.Handler {
-	return s.recoverer(s.logRequests(s.guard.Wrap(s.authenticate(http.HandlerFunc(s.dispatch)))))
+	return s.recoverer(s.logRequests(noFraming(s.guard.Wrap(s.authenticate(http.HandlerFunc(s.dispatch))))))
 }
 
 // dispatch serves r through the mux, answering unknown paths and methods
@@ -218,6 +221,24 @@ func (s *Server) Run(ctx context.Context, ready func(addr string)) error {
 	}
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 		return err
+	}
+	return nil
+}
+
+// CheckAddr says whether the server may listen on addr with this token
+// (any non-loopback address needs one), before anything else is done.
+func CheckAddr(addr, token string) error {
+	loop, err := isLoopback(addr)
+	if err != nil {
+		return err
+	}
+	if _, port, _ := net.SplitHostPort(addr); port != "" {
+		if _, err := net.LookupPort("tcp", port); err != nil {
+			return fmt.Errorf("listen address %q: bad port: %w", addr, err)
+		}
+	}
+	if !loop && token == "" {
+		return fmt.Errorf("refusing to serve on %s without a bearer token: set --token (or CAPBROKER_TOKEN), or bind 127.0.0.1", addr)
 	}
 	return nil
 }

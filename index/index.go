@@ -136,7 +136,7 @@ func Open(dir string, opts *Options) (*Index, error) {
 	if ix.opts.MaxAge == 0 {
 		ix.opts.MaxAge = DefaultMaxAge
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("opening index: %w", err)
 	}
 	ix.pins = readPins(filepath.Join(dir, PinsName))
@@ -416,7 +416,7 @@ func (ix *Index) store(batches []*source.Batch) error {
 		e2.Batch = &c
 		p.Entries = append(p.Entries, &e2)
 	}
-	return atomicfile.Write(filepath.Join(ix.dir, FileName), func(w io.Writer) error { return encode(w, p) })
+	return atomicfile.WritePrivate(filepath.Join(ix.dir, FileName), func(w io.Writer) error { return encode(w, p) })
 }
 
 func sameStamp(a, b source.Stamp) bool {

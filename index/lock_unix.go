@@ -17,7 +17,7 @@ const LockName = "pins.lock"
 // another process that holds it. The returned func releases it; it is
 // never nil, even with an error (then nothing is locked).
 func lockPins(dir string) (func(), error) {
-	f, err := os.OpenFile(filepath.Join(dir, LockName), os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := os.OpenFile(filepath.Join(dir, LockName), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return func() {}, fmt.Errorf("locking pins: %w", err)
 	}

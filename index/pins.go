@@ -302,7 +302,7 @@ func (ix *Index) savePins() error {
 		return err
 	}
 	path := filepath.Join(ix.dir, PinsName)
-	err = atomicfile.Write(path, func(w io.Writer) error {
+	err = atomicfile.WritePrivate(path, func(w io.Writer) error {
 		_, err := w.Write(append(data, '\n'))
 		return err
 	})
@@ -325,7 +325,7 @@ func mark(dir string) error {
 		return nil
 	}
 	text := "pins.json in this folder holds approved MCP tool digests; if it goes missing, every MCP tool is held until approved again (capbroker approve --list).\n"
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 		return fmt.Errorf("marking the pins as kept: %w", err)
 	}
 	return nil

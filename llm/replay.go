@@ -85,7 +85,7 @@ func (r *Recorder) Complete(ctx context.Context, req Request) (Response, error) 
 		return resp, fmt.Errorf("recording the reply: %w", err)
 	}
 	file := filepath.Join(r.Dir, Key(req)+".json")
-	if err := atomicfile.WriteFile(file, []byte(resp.Text)); err != nil {
+	if err := atomicfile.WriteFilePrivate(file, []byte(resp.Text)); err != nil {
 		return resp, fmt.Errorf("recording the reply: %w", err)
 	}
 	return resp, nil

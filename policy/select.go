@@ -431,6 +431,11 @@ func writeHitReason(b *strings.Builder, h rank.Hit) {
 		b.WriteString("; ")
 		b.WriteString(h.Asked.String())
 	}
+	if h.Override != "" {
+		// capbroker.yaml's overrides (package override).
+		b.WriteString("; ")
+		b.WriteString(h.Override)
+	}
 }
 
 // writePercent writes x (a share in [0,1]) as a whole percentage, "47%".

@@ -98,6 +98,20 @@ type Options struct {
 	// by card name: it fills [FieldUsage]. Names the catalog lacks are
 	// ignored. Nil: no card has usage.
 	Usage Usage
+	// UsageEvidence is the evidence (faded past sessions, see
+	// [CardEvidence]) at which a card's usage field weighs half of
+	// Fields[FieldUsage].Weight: the field's weight for a card with
+	// evidence e is Weight × e/(e+UsageEvidence), so it grows with what
+	// past sessions said of that card and is zero without it. If zero,
+	// DefaultUsageEvidence; negative: every card with usage gets the
+	// full weight.
+	UsageEvidence float64
+	// Precedent weighs the past phrase most like the query (see
+	// precedent.go): a card's first-stage score is raised by Precedent ×
+	// its evidence share (as for the usage field) × the phrase's
+	// likeness to the query × the query's best first-stage score. If
+	// zero, DefaultPrecedent; negative turns it off.
+	Precedent float64
 }
 
 // Defaults, chosen on the development benchmarks in ../shared/bench and
@@ -154,6 +168,10 @@ func (o *Options) resolved() Options {
 	r.NameFit = orDefault(r.NameFit, DefaultNameFit)
 	r.ValueHint = orDefault(r.ValueHint, DefaultValueHint)
 	r.Neighbours = orDefault(r.Neighbours, DefaultNeighbours)
+	if r.UsageEvidence == 0 {
+		r.UsageEvidence = DefaultUsageEvidence
+	}
+	r.Precedent = orDefault(r.Precedent, DefaultPrecedent)
 	if r.SimilarDepth <= 0 {
 		r.SimilarDepth = DefaultSimilarDepth
 	}
@@ -221,7 +239,20 @@ type Index struct {
 	// usage holds the past phrases of the cards that have them, for
 	// explanations (usage.go).
 	usage map[int32][]usagePhrase
+	// usageW is each card's weight of FieldUsage, grown with its
+	// evidence (usageWeight); nil when no card has usage.
+	usageW []float64
+	// past indexes the usage phrases one by one (precedent.go); nil
+	// when no card has usage.
+	past *precedents
+	// overrides holds card.Meta[MetaOverride] of the cards that have it.
+	overrides map[int32]string
 }
+
+// MetaOverride is the card.Meta key of a locally overridden description
+// (package override sets it); a hit of such a card says so
+// ([Hit.Override]).
+const MetaOverride = "override"
 
 // New indexes cards. The order of cards decides Hit.Index; names break ties.
 func New(cards []card.Card, opts *Options) *Index {
@@ -254,6 +285,12 @@ func New(cards []card.Card, opts *Options) *Index {
 	for i := range cards {
 		c := &cards[i]
 		ix.names[i] = c.Name
+		if o := c.Meta[MetaOverride]; o != "" {
+			if ix.overrides == nil {
+				ix.overrides = make(map[int32]string)
+			}
+			ix.overrides[int32(i)] = o
+		}
 		counts = counts[:0]
 		clear(slot)
 		texts := fieldTexts(c)
@@ -328,6 +365,7 @@ func New(cards []card.Card, opts *Options) *Index {
 		}
 	}
 	ix.cardVec.slot = nil
+	ix.buildPrecedents()
 	n := float64(len(cards))
 	for f := range total {
 		if n > 0 {

@@ -47,6 +47,10 @@ type Hit struct {
 	// for before calling it ([FieldUsage]), the past phrase that shares
 	// the most of the query's words.
 	Asked *Asked `json:"asked,omitempty"`
+	// Override is, when the card's description was overridden locally
+	// (capbroker.yaml's overrides, package override), what its
+	// card.Meta[MetaOverride] says of it, for reasons.
+	Override string `json:"override,omitempty"`
 	// Matches explains the first-stage (BM25F) score term by term, in
 	// query order; Score is that score times the second-stage bonuses for
 	// coverage and phrases and the third stage's for meaning.
@@ -305,6 +309,11 @@ type scratch struct {
 	// expansions and similarity rows.
 	batch      bool
 	expansions map[expansionKey]*wordExpansion
+
+	// Precedents' (precedent.go): each past phrase's dot product with
+	// the query, and each card's best likeness.
+	pastAcc  map[int32]float64
+	pastVote map[int32]float64
 }
 
 var scratchPool sync.Pool
@@ -461,6 +470,7 @@ func (ix *Index) searchTerms(q []QueryTerm, k int, s *scratch) []Hit {
 	if len(s.touched) == 0 {
 		return nil
 	}
+	ix.addPrecedents(q, s)
 	if boosts {
 		for j, qt := range q {
 			t := s.terms[j]
@@ -685,6 +695,7 @@ func (ix *Index) saturate(doc int32, freqs *termFreqs) float64 {
 		freq := float64(freqs[f])
 		if f == FieldUsage {
 			freq /= usageUnit
+			fw.Weight = ix.usageW[doc]
 		}
 		tf += fw.Weight * freq / norm
 	}
@@ -760,6 +771,9 @@ func (ix *Index) explain(q []QueryTerm, docs []int32, s *scratch) []Hit {
 		}
 		if len(fields) > firstField && ix.usage != nil {
 			hit.Asked = ix.asked(d, hit.Matches, q, s.terms)
+		}
+		if ix.overrides != nil {
+			hit.Override = ix.overrides[d]
 		}
 		if total > 0 {
 			var matched float64

@@ -55,6 +55,10 @@ func (a *Asked) String() string {
 // rankers.
 const DefaultUsageWeight = 0.05
 
+// DefaultUsageEvidence is the evidence (faded past sessions) at which a
+// card's usage field weighs half of its weight ([Options.UsageEvidence]).
+const DefaultUsageEvidence = 8.0
+
 // usageUnit is the resolution of a usage frequency: a term's frequency in
 // [FieldUsage] is kept, like the other fields', in a byte, counting
 // 1/usageUnit of a session each, so a faded session still counts a
@@ -109,8 +113,32 @@ func (ix *Index) addUsage(d int32, asked []Asked, stems wordTokens, entry func(T
 	}
 	if ix.usage == nil {
 		ix.usage = make(map[int32][]usagePhrase)
+		ix.usageW = make([]float64, len(ix.names))
 	}
 	ix.usage[d] = kept
+	ix.usageW[d] = ix.usageWeight(CardEvidence(asked))
+}
+
+// CardEvidence is how much past sessions say of a card: the sum of its
+// phrases' weights (each a count of past sessions faded by their age;
+// package learn counts a session once per card, spread over the phrases
+// that led it to the card). Phrases of weight 0 or less, NaN or infinite
+// add nothing.
+func CardEvidence(asked []Asked) float64 {
+	var e float64
+	for _, a := range asked {
+		if a.Weight > 0 && !math.IsInf(a.Weight, 0) {
+			e += a.Weight
+		}
+	}
+	return e
+}
+
+// usageWeight is the weight of FieldUsage for a card with evidence e:
+// Fields[FieldUsage].Weight × e/(e+UsageEvidence), zero without evidence
+// (or the full weight when UsageEvidence is negative).
+func (ix *Index) usageWeight(e float64) float64 {
+	return ix.opts.Fields[FieldUsage].Weight * evidenceShare(e, ix.opts.UsageEvidence)
 }
 
 // asked returns the past phrase of card doc that explains its usage

@@ -59,9 +59,12 @@ func TestUsageField(t *testing.T) {
 }
 
 // A card found by its usage alone scores what BM25F gives: IDF times the
-// saturated frequency Weight × sessions / (k1 + Weight × sessions), the
-// field not normalised by length (B 0; gamma alone has usage, so with
-// the default B its length is the average and the norm 1 too).
+// saturated frequency w × sessions / (k1 + w × sessions), where w, the
+// field's weight for the card, grows with its evidence: Weight × e/(e +
+// UsageEvidence), e the sessions. The field is not normalised by length
+// (B 0; gamma alone has usage, so with the default B its length is the
+// average and the norm 1 too). Precedents are off: they add to the
+// first stage's score, not to a match's.
 func TestUsageScoreByHand(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
@@ -75,14 +78,15 @@ func TestUsageScoreByHand(t *testing.T) {
 		{"rounded to eighths", 0.3, 2.0 / usageUnit},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			o := &Options{Usage: Usage{"gamma": {{Phrase: "deploy", Sessions: 1, Weight: tt.weight}}}}
+			o := &Options{Usage: Usage{"gamma": {{Phrase: "deploy", Sessions: 1, Weight: tt.weight}}}, Precedent: -1}
 			o.Fields[FieldUsage] = FieldWeight{Weight: DefaultUsageWeight, B: 0}
 			ix := New(usageCards(), o)
 			hits := ix.SearchTerms([]QueryTerm{{Stem: "deploy", Word: "deploy", Weight: 1}}, 10)
 			if len(hits) != 1 || hits[0].Name != "gamma" {
 				t.Fatalf("hits %v, want gamma alone", hitNames(hits))
 			}
-			tf := DefaultUsageWeight * tt.want
+			w := DefaultUsageWeight * tt.weight / (tt.weight + DefaultUsageEvidence)
+			tf := w * tt.want
 			want := logIDF(3, 1) * tf / (DefaultK1 + tf)
 			if got := hits[0].Matches[0].Score; math.Abs(got-want) > 1e-6*want { // sat is kept as float32
 				t.Errorf("first-stage score %v, want %v", got, want)

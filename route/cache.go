@@ -404,7 +404,7 @@ func (c *Cache) save() error {
 	if err != nil {
 		return fmt.Errorf("encoding capability cache: %w", err)
 	}
-	if err := atomicfile.WriteFile(c.opts.Path, append(data, '\n')); err != nil {
+	if err := atomicfile.WriteFilePrivate(c.opts.Path, append(data, '\n')); err != nil {
 		return fmt.Errorf("writing capability cache: %w", err)
 	}
 	return nil

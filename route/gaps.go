@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/capbroker/capbroker/internal/atomicfile"
+	"github.com/capbroker/capbroker/internal/safefile"
 )
 
 // Gap records that a capability was needed and no plugin provided it, so
@@ -115,7 +116,7 @@ func (l *GapLog) RecordGapIn(ctx context.Context, g Gap, statePath string) error
 		if err != nil {
 			return fmt.Errorf("encoding gap log: %w", err)
 		}
-		if err := atomicfile.WriteFile(l.Path, append(data, '\n')); err != nil {
+		if err := atomicfile.WriteFilePrivate(l.Path, append(data, '\n')); err != nil {
 			return fmt.Errorf("writing gap log: %w", err)
 		}
 	} else {
@@ -166,6 +167,10 @@ func (l *GapLog) load() ([]Gap, error) {
 	}
 	return f.Gaps, nil
 }
+
+// MaxStateBytes bounds the state file [UpdateWarnings] reads (a FLOW.md
+// is a few kilobytes).
+const MaxStateBytes = 4 << 20
 
 // WarningsHeading is the heading of the section [UpdateWarnings] owns.
 const WarningsHeading = "## Capability Warnings"
@@ -260,11 +265,13 @@ var (
 // (up to the next level-1 or level-2 heading outside code fences) is
 // replaced; otherwise the section is appended. Every other byte of the
 // file is kept, and a file using CRLF line ends gets CRLF in the section.
-// A missing file is created.
+// A missing file is created. A file that is not regular (a FIFO, a
+// device, a link to one) or is larger than [MaxStateBytes] is refused,
+// without blocking and without reading it.
 func UpdateWarnings(path string, gaps []Gap) error {
-	old, err := os.ReadFile(path)
+	old, err := safefile.ReadFile(path, MaxStateBytes)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("reading state file: %w", err)
+		return fmt.Errorf("reading state file %s: %w", path, err)
 	}
 	out := ReplaceWarnings(old, WarningsSection(gaps))
 	if err := atomicfile.WriteFile(path, out); err != nil {

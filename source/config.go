@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"github.com/capbroker/capbroker/internal/safefile"
+	"github.com/capbroker/capbroker/override"
 	"path/filepath"
 	"strings"
 	"time"
@@ -48,6 +49,9 @@ type Config struct {
 	// ignores what past sessions asked for before calling each tool
 	// (package learn). Unset: on.
 	Learn *bool `yaml:"learn"`
+	// Overrides replace tools' descriptions locally, each pinned by the
+	// tool's digest (package override; capbroker doctor proposes them).
+	Overrides []override.Override `yaml:"overrides"`
 
 	dir string // folder of the file, for relative paths
 
@@ -90,6 +94,11 @@ func LoadConfig(path string) (*Config, error) {
 			if strings.TrimSpace(n) == "" {
 				return nil, fmt.Errorf("reading config %s: floors: %s: name %d is empty", path, fam, i+1)
 			}
+		}
+	}
+	for i := range c.Overrides {
+		if err := c.Overrides[i].Validate(i); err != nil {
+			return nil, fmt.Errorf("reading config %s: %w", path, err)
 		}
 	}
 	c.dir = filepath.Dir(path)

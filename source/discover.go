@@ -32,6 +32,14 @@ type Options struct {
 	ToolFiles []string
 	// MCPConfigs are MCP client config files whose servers are connected.
 	MCPConfigs []string
+	// Servers are MCP servers given as they are, connected like those of
+	// MCPConfigs (Claude Code's ~/.claude.json, whose two scopes its
+	// reader splits, gives its servers this way).
+	Servers []mcpconfig.Server
+	// KeepServer, when set, decides which of the MCP servers found are
+	// planned: one it refuses is left out silently (the caller chose
+	// another definition of its name, or it runs capbroker itself).
+	KeepServer func(s mcpconfig.Server) bool
 	// ProjectMCPConfigs are MCP config files of the project (./.mcp.json,
 	// ./.vscode/mcp.json, what a project's capbroker.yaml names): their
 	// servers are connected only when Trust approves them.
@@ -329,6 +337,9 @@ func Plan(ctx context.Context, opts *Options) *Planned {
 			p.mcpConfig(abs(f), nil, true)
 		}
 	}
+	for _, s := range opts.Servers {
+		p.addServer(s, false)
+	}
 	sort.Slice(p.sources, func(i, j int) bool { return p.sources[i].ID() < p.sources[j].ID() })
 	sort.SliceStable(p.unapproved, func(i, j int) bool {
 		a, b := p.unapproved[i], p.unapproved[j]
@@ -374,6 +385,9 @@ func (p *planner) addServer(s mcpconfig.Server, project bool) {
 			}
 			return
 		}
+	}
+	if p.opts.KeepServer != nil && !p.opts.KeepServer(s) {
+		return
 	}
 	p.add(src)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/capbroker/capbroker/card"
 	"github.com/capbroker/capbroker/index"
+	"github.com/capbroker/capbroker/internal/termsafe"
 )
 
 func (m *Main) newApproveCmd() *cobra.Command {
@@ -82,7 +83,7 @@ changes, it must be approved again.`,
 				fmt.Fprintln(m.Stdout, "nothing to approve: no tool changed since it was approved")
 				return nil
 			}
-			fmt.Fprintf(m.Stdout, "approved %d: %s\n", len(approved), strings.Join(approved, ", "))
+			fmt.Fprintf(m.Stdout, "approved %d: %s\n", len(approved), strings.Join(termsafe.Strings(approved), ", "))
 			return nil
 		},
 	}
@@ -107,9 +108,9 @@ func printChanged(w io.Writer, changes []index.Change) {
 		if !c.Old.Approved.IsZero() {
 			when = c.Why + ", approved " + c.Old.Approved.Format("2006-01-02 15:04")
 		}
-		fmt.Fprintf(w, "%s (server %s, tool %s; %s)\n", c.Name, c.Source, c.Tool, when)
+		fmt.Fprintf(w, "%s (server %s, tool %s; %s)\n", termsafe.String(c.Name), termsafe.String(c.Source), termsafe.String(c.Tool), termsafe.String(when))
 		for _, l := range strings.Split(strings.TrimRight(c.Diff, "\n"), "\n") {
-			fmt.Fprintf(w, "    %s\n", l)
+			fmt.Fprintf(w, "    %s\n", termsafe.String(l))
 		}
 	}
 }

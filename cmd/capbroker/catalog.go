@@ -50,7 +50,7 @@ func (f *catalogFlags) register(cmd *cobra.Command) {
 	cmd.Flags().MarkHidden("tool-file")
 	cmd.Flags().SetAnnotation("tool-file", aliasOf, []string{"root"})
 	cmd.Flags().BoolVar(&f.noLearn, "no-learn", false,
-		"rank without what past sessions asked for before calling each tool (learning from use; also `learn: false` in capbroker.yaml)")
+		"rank without what past sessions asked for before calling each tool (learning from use; learn: false in capbroker.yaml does the same)")
 }
 
 // loadCards returns the cards the flags name:
@@ -63,8 +63,18 @@ func (f *catalogFlags) register(cmd *cobra.Command) {
 //     example catalog, with a note on stderr.
 //
 // Problems in some files are printed as warnings and the good files still
-// load; it fails only when nothing loads at all.
+// load; it fails only when nothing loads at all. capbroker.yaml's
+// overrides (package override) apply to the cards either way.
 func (m *Main) loadCards(ctx context.Context, f *catalogFlags) ([]card.Card, error) {
+	cards, err := m.loadSourceCards(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	return m.withOverrides(&f.discoveryFlags, cards), nil
+}
+
+// loadSourceCards is loadCards before capbroker.yaml's overrides.
+func (m *Main) loadSourceCards(ctx context.Context, f *catalogFlags) ([]card.Card, error) {
 	if len(f.tools) == 0 {
 		return m.discoveredCards(ctx, f)
 	}
@@ -145,7 +155,7 @@ func (m *Main) printWarnings(warns []card.Warning) {
 
 // discoveredCards runs discovery for loadCards.
 func (m *Main) discoveredCards(ctx context.Context, f *catalogFlags) ([]card.Card, error) {
-	res, _, err := m.discover(ctx, &f.discoveryFlags)
+	res, _, set, err := m.discoverSet(ctx, &f.discoveryFlags)
 	if err != nil {
 		return nil, err
 	}
@@ -166,11 +176,11 @@ func (m *Main) discoveredCards(ctx context.Context, f *catalogFlags) ([]card.Car
 	}
 	if f.fallback != nil {
 		cards := f.fallback()
-		fmt.Fprintf(m.Stderr, "note: no capabilities found in ./.claude, ./.mcp.json or ~/.claude; using %s (%d)\n", f.fallbackName, len(cards))
+		fmt.Fprintf(m.Stderr, "note: no capabilities found in your places; using %s (%d)\n  looked in: %s\n", f.fallbackName, len(cards), set.placesLine())
 		return cards, nil
 	}
 	cards, err := examples.Cards()
-	fmt.Fprintf(m.Stderr, "note: no capabilities found in ./.claude, ./.mcp.json or ~/.claude; using the embedded example catalog (%d tools)\n", len(cards))
+	fmt.Fprintf(m.Stderr, "note: no capabilities found in your places; using the embedded example catalog (%d tools), not your own\n  looked in: %s\n", len(cards), set.placesLine())
 	return cards, err
 }
 

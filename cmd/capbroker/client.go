@@ -3,9 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -24,11 +22,19 @@ capbroker's gateway, and writes the gateway into a client's user config:
           (~/.config/capbroker/clients/<client>.json) and puts one entry in
           their place, "capbroker": capbroker gateway --mcp-config <that file>.
           The client then sees the gateway; the gateway fronts your servers.
-          A backup of every file it changes is written beside it first;
-          --dry-run prints the diff and writes nothing; a second add changes
-          nothing.
-  remove  puts the servers back and takes the gateway's entry out (again
-          after a backup).
+          The entry's command is an absolute path (add refuses one the
+          client could not start); the servers file is private (0600, in a
+          0700 folder); a symlinked config stays a link; a read-only one is
+          refused. Servers behind the gateway no longer inherit the client's
+          whole environment: add names the variables each one loses and how
+          to keep them ("inheritEnv"). A backup of every file it changes is
+          written beside it first; --dry-run prints the diff and writes
+          nothing; a second add changes nothing.
+  remove  puts the servers back, in their order, and takes the gateway's
+          entry out (again after a backup).
+
+Every other command (discover, select, find, serve, the gateway) reads the
+servers file add wrote, so they see the same servers before and after.
 
 Clients: claude-code (~/.claude.json, or $CLAUDE_CONFIG_DIR/.claude.json),
 claude-desktop (claude_desktop_config.json), vscode (the user profile's
@@ -136,19 +142,24 @@ func (m *Main) newClientAddCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if command == "" {
-				command = selfCommand()
+			command, warns, err := m.gatewayCommand(command)
+			if err != nil {
+				return err
+			}
+			for _, w := range warns {
+				fmt.Fprintln(m.Stderr, "warning:", w)
 			}
 			p, err := clientconfig.PlanAdd(f, clientconfig.ServersFile(f.Client, env), clientconfig.Gateway{Command: command, Args: []string{"gateway"}})
 			if err != nil {
 				return err
 			}
+			m.noteLostVariables(lostVariables(p.Entries, os.Environ()), p.Servers)
 			return m.runPlan(p, dryRun, fmt.Sprintf("%s routes through capbroker: %d server(s) moved behind the gateway (%s)", f.Client, len(p.Moved), p.Servers),
 				f.Client+" already routes through capbroker; nothing changed")
 		},
 	}
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the diff of every file it would change, and write nothing")
-	cmd.Flags().StringVar(&command, "command", "", "the capbroker the client runs (default: this executable's absolute path, or capbroker when run by go run)")
+	cmd.Flags().StringVar(&command, "command", "", "the capbroker the client runs, written as an absolute path (default: this executable, or the capbroker on $PATH when this is a temporary go run build)")
 	cmd.Flags().BoolVar(&force, "force", false, "write the config even when the client does not seem installed")
 	return cmd
 }
@@ -219,21 +230,4 @@ func (m *Main) runPlan(p *clientconfig.Plan, dryRun bool, done, nothing string) 
 	fmt.Fprintln(m.Stdout, done)
 	fmt.Fprintln(m.Stdout, "restart the client to use it")
 	return nil
-}
-
-// selfCommand is the capbroker a client should run: this executable's
-// absolute path, unless it is a temporary "go run" build.
-func selfCommand() string {
-	exe, err := os.Executable()
-	if err != nil {
-		return "capbroker"
-	}
-	if r, err := filepath.EvalSymlinks(exe); err == nil {
-		exe = r
-	}
-	base := strings.TrimSuffix(filepath.Base(exe), ".exe")
-	if base != "capbroker" || strings.HasPrefix(exe, os.TempDir()) {
-		return "capbroker"
-	}
-	return exe
 }

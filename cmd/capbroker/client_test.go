@@ -20,6 +20,7 @@ func TestClientCommand(t *testing.T) {
 	claudeJSON := filepath.Join(home, ".claude.json")
 	writeFile(t, claudeJSON, string(orig))
 	env := map[string]string{"HOME": home}
+	bin := fakeCapbroker(t)
 
 	type status struct {
 		Client    string
@@ -50,7 +51,7 @@ func TestClientCommand(t *testing.T) {
 		t.Errorf("cursor (absent): %+v, want not installed and servers [] (not null)", st)
 	}
 
-	out, stderr, code := runEnv(t, env, "client", "add", "claude-code", "--dry-run", "--command", "/opt/capbroker")
+	out, stderr, code := runEnv(t, env, "client", "add", "claude-code", "--dry-run", "--command", bin)
 	if code != 0 || !strings.Contains(out, "+++ "+claudeJSON) || !strings.Contains(out, `-    "memory": {`) || !strings.Contains(stderr, "nothing written") {
 		t.Fatalf("add --dry-run: exit %d\n%s\n%s", code, out, stderr)
 	}
@@ -58,12 +59,12 @@ func TestClientCommand(t *testing.T) {
 		t.Fatal("--dry-run changed ~/.claude.json")
 	}
 
-	out, stderr, code = runEnv(t, env, "client", "add", "claude-code", "--command", "/opt/capbroker")
+	out, stderr, code = runEnv(t, env, "client", "add", "claude-code", "--command", bin)
 	if code != 0 || !strings.Contains(out, "backup: "+claudeJSON+".capbroker-backup-") || !strings.Contains(out, "3 server(s) moved") {
 		t.Fatalf("add: exit %d\n%s\n%s", code, out, stderr)
 	}
 	after, _ := os.ReadFile(claudeJSON)
-	out, _, code = runEnv(t, env, "client", "add", "claude-code", "--command", "/opt/capbroker")
+	out, _, code = runEnv(t, env, "client", "add", "claude-code", "--command", bin)
 	if code != 0 || !strings.Contains(out, "already routes through capbroker; nothing changed") {
 		t.Errorf("second add: exit %d: %s", code, out)
 	}
@@ -89,5 +90,111 @@ func TestClientCommand(t *testing.T) {
 	_, stderr, code = runEnv(t, env, "client", "add", "cursor")
 	if code != 1 || !strings.Contains(stderr, "does not seem installed") || !strings.Contains(stderr, "--force") {
 		t.Errorf("add cursor (not installed): exit %d, %s", code, stderr)
+	}
+}
+
+// TestClientAddCommand: the gateway entry's command is an absolute path
+// the client can start; a command that would not start is refused with
+// nothing written, one under the temporary folder is a warning.
+func TestClientAddCommand(t *testing.T) {
+	bin := fakeCapbroker(t)
+	pathDir := filepath.Dir(bin)
+	notExec := filepath.Join(t.TempDir(), "capbroker")
+	writeFile(t, notExec, "#!/bin/sh\n")
+	os.Chmod(notExec, 0o644)
+	emptyPath := t.TempDir()
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		path    string // $PATH
+		code    int
+		want    string // in stderr
+		command string // written, when it succeeds
+	}{
+		{"absolute", []string{"--command", bin}, emptyPath, 0, "under the temporary folder", bin},
+		{"name on PATH", []string{"--command", "capbroker"}, pathDir, 0, "", bin},
+		{"name not on PATH", []string{"--command", "capbroker"}, emptyPath, 1, "not found on $PATH", ""},
+		{"missing", []string{"--command", "/nonexistent/capbroker"}, emptyPath, 1, "/nonexistent/capbroker: no such file or directory", ""},
+		{"not executable", []string{"--command", notExec}, emptyPath, 1, "is not executable", ""},
+		{"folder", []string{"--command", pathDir}, emptyPath, 1, "is a folder", ""},
+		// The test binary is a temporary build, as "go run" makes.
+		{"temporary build, capbroker on PATH", nil, pathDir, 0, "temporary build", bin},
+		{"temporary build, none on PATH", nil, emptyPath, 1, "temporary build", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			home := t.TempDir()
+			claudeJSON := filepath.Join(home, ".claude.json")
+			orig := `{"mcpServers": {"web": {"type": "http", "url": "https://example.com/mcp"}}}`
+			writeFile(t, claudeJSON, orig)
+			env := map[string]string{"HOME": home, "PATH": tc.path}
+			out, stderr, code := runEnv(t, env, append([]string{"client", "add", "claude-code"}, tc.args...)...)
+			if code != tc.code || !strings.Contains(stderr, tc.want) {
+				t.Fatalf("exit %d, want %d and %q in stderr\n%s\n%s", code, tc.code, tc.want, out, stderr)
+			}
+			now, _ := os.ReadFile(claudeJSON)
+			if tc.code != 0 {
+				if string(now) != orig || strings.Contains(stderr, "nothing written") == false {
+					t.Errorf("refused, but ~/.claude.json changed or the error does not say nothing was written:\n%s\n%s", now, stderr)
+				}
+				return
+			}
+			var doc struct {
+				MCPServers map[string]struct{ Command string } `json:"mcpServers"`
+			}
+			if err := json.Unmarshal(now, &doc); err != nil {
+				t.Fatal(err)
+			}
+			if got := doc.MCPServers["capbroker"].Command; got != tc.command {
+				t.Errorf("command written %q, want %q", got, tc.command)
+			}
+		})
+	}
+}
+
+// TestClientAddLostVariables: a server the client started with its whole
+// environment loses, behind the gateway, the variables it was configured
+// by (MEMORY_FILE_PATH exported for the memory server): client add names
+// them and says how to keep them; a server whose entry names its
+// variables gets no warning, nor does one that keeps them with
+// "inheritEnv".
+func TestClientAddLostVariables(t *testing.T) {
+	t.Setenv("MEMORY_FILE_PATH", "/home/me/memory.jsonl")
+	t.Setenv("GITHUB_PERSONAL_ACCESS_TOKEN", "ghp_x")
+	t.Setenv("UNRELATED_SETTING", "1")
+	home := t.TempDir()
+	writeFile(t, filepath.Join(home, ".claude.json"), `{"mcpServers": {
+		"memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]},
+		"github": {"command": "github-mcp-server", "args": ["stdio"], "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "${GITHUB_PERSONAL_ACCESS_TOKEN}"}},
+		"memory2": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"], "inheritEnv": ["MEMORY_FILE_PATH"]}
+	}}`)
+	_, stderr, code := runEnv(t, map[string]string{"HOME": home}, "client", "add", "claude-code", "--dry-run", "--command", fakeCapbroker(t))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	servers := filepath.Join(home, ".config", "capbroker", "clients", "claude-code.json")
+	want := `warning: server memory ran with the client's whole environment`
+	if !strings.Contains(stderr, want) || !strings.Contains(stderr, `"inheritEnv": ["MEMORY_FILE_PATH"] to its entry in `+servers) {
+		t.Errorf("stderr lacks the warning for memory with how to keep MEMORY_FILE_PATH:\n%s", stderr)
+	}
+	for _, no := range []string{"server github ", "server memory2 ", "UNRELATED_SETTING"} {
+		if strings.Contains(stderr, no) {
+			t.Errorf("stderr mentions %q:\n%s", no, stderr)
+		}
+	}
+}
+
+// TestClientAddReadOnly: a read-only ~/.claude.json is refused, not
+// replaced.
+func TestClientAddReadOnly(t *testing.T) {
+	home := t.TempDir()
+	claudeJSON := filepath.Join(home, ".claude.json")
+	writeFile(t, claudeJSON, `{"mcpServers": {"web": {"type": "http", "url": "https://example.com/mcp"}}}`)
+	os.Chmod(claudeJSON, 0o444)
+	_, stderr, code := runEnv(t, map[string]string{"HOME": home}, "client", "add", "claude-code", "--command", fakeCapbroker(t))
+	if code != 1 || !strings.Contains(stderr, "is read-only") {
+		t.Errorf("exit %d, want 1 and a read-only error: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(home, ".config", "capbroker", "clients", "claude-code.json")); err == nil {
+		t.Error("the servers file was written")
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/capbroker/capbroker/index"
 	"github.com/capbroker/capbroker/internal/progress"
 	"github.com/capbroker/capbroker/source"
+	srcmcp "github.com/capbroker/capbroker/source/mcp"
 	"github.com/capbroker/capbroker/source/trust"
 )
 
@@ -51,7 +52,7 @@ func (f *discoveryFlags) registerPlaces(cmd *cobra.Command) {
 	fl.StringVar(&f.config, "config", "", "config file (default ./"+source.ConfigName+" when present)")
 	fl.BoolVar(&f.noDefaults, "no-defaults", false, "skip the default places (./.claude, ./.mcp.json, ~/.claude)")
 	fl.BoolVar(&f.pluginMCP, "plugin-mcp", false, "also connect the MCP servers plugins declare in their .mcp.json")
-	fl.DurationVar(&f.timeout, "start-timeout", 0, "time limit to start an MCP server and list its tools (default 20s)")
+	fl.DurationVar(&f.timeout, "start-timeout", 0, "time limit to start an MCP server and list its tools (default "+srcmcp.DefaultTimeout.String()+", as the gateway's; mcp_timeout in capbroker.yaml)")
 	alias(fl, "timeout", "start-timeout")
 	fl.StringVar(&f.indexDir, "index", "", "index folder (default $CAPBROKER_INDEX, else $XDG_CACHE_HOME/capbroker, else ~/.cache/capbroker)")
 	fl.BoolVar(&f.noIndex, "no-index", false, "read every source and do not use or write the index")
@@ -66,10 +67,23 @@ func (f *discoveryFlags) registerPlaces(cmd *cobra.Command) {
 // default places unless the config says "defaults: false" or --no-defaults
 // is given.
 func (m *Main) sourceOptions(f *discoveryFlags) (*source.Options, string, error) {
+	opts, dir, _, err := m.sourceOptionsConfig(f)
+	return opts, dir, err
+}
+
+// loadedConfig is the capbroker.yaml a command read, and where.
+type loadedConfig struct {
+	*source.Config
+	path string
+}
+
+// sourceOptionsConfig is sourceOptions, also returning the config file
+// read (nil when none).
+func (m *Main) sourceOptionsConfig(f *discoveryFlags) (*source.Options, string, *loadedConfig, error) {
 	home := m.Getenv("HOME")
 	wd, err := os.Getwd()
 	if err != nil {
-		return nil, "", fmt.Errorf("finding the working folder: %w", err)
+		return nil, "", nil, fmt.Errorf("finding the working folder: %w", err)
 	}
 	opts := &source.Options{Getenv: m.Getenv, Home: home, WorkDir: wd, MCPTimeout: f.timeout, PluginMCP: f.pluginMCP, Tokens: m.tokenStore()}
 	indexDir := f.indexDir
@@ -80,9 +94,9 @@ func (m *Main) sourceOptions(f *discoveryFlags) (*source.Options, string, error)
 		cfg, err = source.LoadConfig(cfgPath)
 		if err != nil {
 			if f.config != "" && errors.Is(err, os.ErrNotExist) {
-				return nil, "", usageError{err}
+				return nil, "", nil, usageError{err}
 			}
-			return nil, "", err
+			return nil, "", nil, err
 		}
 		cfg.Project = project
 		if indexDir == "" {
@@ -116,7 +130,10 @@ func (m *Main) sourceOptions(f *discoveryFlags) (*source.Options, string, error)
 	if indexDir == "" {
 		indexDir = index.DefaultDir(m.Getenv)
 	}
-	return opts, indexDir, nil
+	if cfg == nil {
+		return opts, indexDir, nil, nil
+	}
+	return opts, indexDir, &loadedConfig{cfg, cfgPath}, nil
 }
 
 // configPath returns the config file to read: the one named (--config),
@@ -141,10 +158,23 @@ func fileExists(p string) bool {
 // --no-index, showing progress on stderr when it is a terminal. It
 // returns the result and the index (nil with --no-index).
 func (m *Main) discover(ctx context.Context, f *discoveryFlags) (*source.Result, *index.Index, error) {
-	opts, dir, err := m.sourceOptions(f)
+	res, ix, _, err := m.discoverSet(ctx, f)
+	return res, ix, err
+}
+
+// discoverSet is discover, also returning the places read (see
+// [Main.sources]).
+func (m *Main) discoverSet(ctx context.Context, f *discoveryFlags) (*source.Result, *index.Index, *sourceSet, error) {
+	set, err := m.sources(ctx, f)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
+	res, ix, err := m.discoverWith(ctx, f, set)
+	return res, ix, set, err
+}
+
+func (m *Main) discoverWith(ctx context.Context, f *discoveryFlags, set *sourceSet) (*source.Result, *index.Index, error) {
+	opts, dir := set.opts, set.index
 	if m.StderrTerminal {
 		p := m.progress()
 		opts.Progress = func(pr source.Progress) { p.Count("discovering", pr.Done, pr.Total, pr.Source) }
@@ -190,14 +220,16 @@ func (m *Main) noteFailedServers(r *source.Report) {
 
 // progress is the progress line on stderr, shown only when stderr is a
 // terminal.
-func (m *Main) progress() *progress.Reporter { return progress.New(m.Stderr, m.StderrTerminal) }
+func (m *Main) progress() *progress.Reporter { return progress.New(m.rawStderr(), m.StderrTerminal) }
 
 // discoverOutput is what discover --json prints.
 type discoverOutput struct {
 	source.Report
 	// HeldWhy says why the held tools are held, one line per kind.
-	HeldWhy []string   `json:"held_why,omitempty"`
-	Index   *indexInfo `json:"index,omitempty"`
+	HeldWhy []string `json:"held_why,omitempty"`
+	// Places are every place looked at, with what was there.
+	Places []string   `json:"places"`
+	Index  *indexInfo `json:"index,omitempty"`
 }
 
 type indexInfo struct {
@@ -225,11 +257,11 @@ back until "capbroker approve"; so is every MCP tool when the pins file
 (pins.json in the index folder) was deleted or is corrupt.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			res, ix, err := m.discover(cmd.Context(), &f)
+			res, ix, set, err := m.discoverSet(cmd.Context(), &f)
 			if err != nil {
 				return err
 			}
-			out := discoverOutput{Report: res.Report, HeldWhy: heldSummary(res.Held)}
+			out := discoverOutput{Report: res.Report, HeldWhy: heldSummary(res.Held), Places: set.looked}
 			if ix != nil {
 				out.Index = &indexInfo{Dir: ix.Dir(), Status: ix.Status().String()}
 			}
@@ -300,6 +332,12 @@ func (m *Main) printReport(out discoverOutput, catalogLen int, verbose bool) {
 		fmt.Fprintf(m.Stdout, "\nheld until approved (%d): %s\n", len(r.Held), strings.Join(r.Held, ", "))
 		for _, line := range out.HeldWhy {
 			fmt.Fprintf(m.Stdout, "  %s\n", line)
+		}
+	}
+	if len(out.Places) > 0 {
+		fmt.Fprintf(m.Stdout, "\nplaces read:\n")
+		for _, p := range out.Places {
+			fmt.Fprintf(m.Stdout, "  %s\n", p)
 		}
 	}
 	if verbose {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"sync/atomic"
 
@@ -17,6 +18,8 @@ import (
 	"github.com/capbroker/capbroker/payload"
 	"github.com/capbroker/capbroker/policy"
 	"github.com/capbroker/capbroker/rank"
+	"github.com/capbroker/capbroker/replay"
+	"github.com/capbroker/capbroker/trace"
 )
 
 func (m *Main) newEvalCmd() *cobra.Command {
@@ -38,6 +41,11 @@ func (m *Main) newEvalCmd() *cobra.Command {
 		split   float64
 		usageW  float64
 		usageB  float64
+		sf      sessionEvalFlags
+		usageE  float64
+		phrases int
+		preced  float64
+		traces  string
 	)
 	cmd := &cobra.Command{
 		Use:   "eval --tools TOOLS --queries QUERIES",
@@ -68,7 +76,11 @@ the first half of the queries (after --filter and --limit, in file order)
 become past sessions that asked for the query and called its gold tools;
 what they teach (the usage field, see package learn) is given to the ranker,
 and the second half is ranked without and with it. Only the second half is
-scored; the report shows both and the gain.`,
+scored; the report shows both and the gain.
+
+With --traces FILE instead of --queries, the benchmark is a user's own
+recorded sessions (capbroker trace --export): each session with a task and a
+call that ran is a query, its gold the tools it called (see capbroker replay).`,
 		Example: `  capbroker eval --tools ../shared/bench/data/bfcl/tools.jsonl --queries ../shared/bench/data/bfcl/queries.jsonl
   capbroker eval --tools T.jsonl --queries Q.jsonl --filter subset=single --k 1,5,10 --json
   capbroker eval --tools T.jsonl --queries Q.jsonl --misses 20
@@ -78,8 +90,21 @@ scored; the report shows both and the gain.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			if len(tools) == 0 || queries == "" {
-				return usageError{fmt.Errorf("eval needs --tools and --queries")}
+			if mode == eval.ModeSession {
+				filter, err := eval.ParseFilter(filters)
+				if err != nil {
+					return usageError{fmt.Errorf("--filter: %w", err)}
+				}
+				if minSlot > 1 {
+					filter = eval.MinSlots(filter, minSlot)
+				}
+				if queries == "" {
+					return usageError{fmt.Errorf("eval --mode session needs --queries")}
+				}
+				return m.evalSession(ctx, &sf, tools, queries, filter, limit, ranker, cmd.Flags().Changed("ranker"), db, asJSON)
+			}
+			if len(tools) == 0 || (queries == "") == (traces == "") {
+				return usageError{fmt.Errorf("eval needs --tools and either --queries or --traces")}
 			}
 			kList, err := eval.ParseKs(ks)
 			if err != nil {
@@ -93,7 +118,7 @@ scored; the report shows both and the gain.`,
 				filter = eval.MinSlots(filter, minSlot)
 			}
 			if !slices.Contains(eval.Modes, mode) {
-				return usageError{fmt.Errorf("--mode %q: want rank, select or find", mode)}
+				return usageError{fmt.Errorf("--mode %q: want rank, select, find or session", mode)}
 			}
 			if findK < 1 || maxSel < 1 {
 				return usageError{fmt.Errorf("--find-k %d, --max %d: want at least 1", findK, maxSel)}
@@ -108,7 +133,12 @@ scored; the report shows both and the gain.`,
 			cat, warns := card.NewCatalog(cards)
 			m.printWarnings(warns)
 			cards = cat.Cards()
-			qs, err := eval.LoadQueries(queries)
+			var qs []eval.Query
+			if traces != "" {
+				qs, err = traceQueries(traces)
+			} else {
+				qs, err = eval.LoadQueries(queries)
+			}
 			if err != nil {
 				return err
 			}
@@ -137,7 +167,8 @@ scored; the report shows both and the gain.`,
 				if usageW < 0 {
 					return usageError{fmt.Errorf("--usage-weight %v: want 0 (the default) or more", usageW)}
 				}
-				return m.evalSplit(ctx, ranker, db, denseW, rank.FieldWeight{Weight: usageW, B: usageB}, split, cards, qs, &eval.Options{Ks: kList, Filter: filter, Limit: limit}, asJSON)
+				tune := splitTuning{field: rank.FieldWeight{Weight: usageW, B: usageB}, evidence: usageE, phrases: phrases, precedent: preced}
+				return m.evalSplit(ctx, ranker, db, denseW, tune, split, cards, qs, &eval.Options{Ks: kList, Filter: filter, Limit: limit}, asJSON)
 			}
 			build := brokerRanker
 			var fallbacks func() int64
@@ -159,13 +190,14 @@ scored; the report shows both and the gain.`,
 	}
 	cmd.Flags().StringArrayVar(&tools, "tools", nil, "tool file of the benchmark (repeatable)")
 	cmd.Flags().StringVar(&queries, "queries", "", "queries.jsonl of the benchmark")
+	cmd.Flags().StringVar(&traces, "traces", "", "recorded sessions as the benchmark (a JSONL export of capbroker trace): each session's task, with the tools it called as gold")
 	cmd.Flags().StringVar(&ks, "k", "1,3,5,10", "cut-offs for recall, ndcg and comp")
 	cmd.Flags().StringArrayVar(&filters, "filter", nil, "only queries whose FIELD equals VALUE (FIELD=VALUE; repeatable)")
 	cmd.Flags().IntVar(&limit, "limit", 0, "at most this many queries (0: all)")
 	cmd.Flags().IntVar(&misses, "misses", 0, "also list up to N queries whose gold is not in the top k")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as one JSON object")
 	cmd.Flags().StringVar(&ranker, "ranker", "lexical", "lexical, dense or hybrid (dense and hybrid use the built-in sentence encoder, or the embeddings endpoint CAPBROKER_EMBED_MODEL and CAPBROKER_EMBED_BASE_URL name)")
-	cmd.Flags().StringVar(&mode, "mode", eval.ModeRank, "what to score: rank (the raw ranking), select (what select exposes) or find (what find_capability returns)")
+	cmd.Flags().StringVar(&mode, "mode", eval.ModeRank, "what to score: rank (the raw ranking), select (what select exposes), find (what find_capability returns) or session (a scripted agent through the gateway)")
 	cmd.Flags().IntVar(&findK, "find-k", policy.DefaultFindK, "with --mode find: how many matches find returns")
 	cmd.Flags().IntVar(&maxSel, "max", policy.DefaultMaxSelected, "with --mode select: at most this many picks, floor included")
 	cmd.Flags().IntVar(&minSlot, "min-slots", 0, "only queries with at least this many gold slots (2: multi-tool queries)")
@@ -173,9 +205,35 @@ scored; the report shows both and the gain.`,
 	cmd.Flags().Float64Var(&split, "learn-split", 0, "measure learning from use: the first share of the queries (0.5: half) become past sessions calling their gold tools, and the rest is ranked without and with what they teach")
 	cmd.Flags().Float64Var(&usageW, "usage-weight", 0, "with --learn-split: the weight of the usage field (0: the default)")
 	cmd.Flags().Float64Var(&usageB, "usage-b", 0, "with --learn-split and --usage-weight: the usage field's length normalisation, in [0,1]")
+	cmd.Flags().Float64Var(&usageE, "usage-evidence", 0, "with --learn-split: the evidence (faded past sessions) at which a card's usage field weighs half (0: the default; negative: full weight with any evidence)")
+	cmd.Flags().IntVar(&phrases, "usage-phrases", 0, "with --learn-split: the phrases a card keeps (0: the default)")
 	cmd.Flags().MarkHidden("usage-b")
+	cmd.Flags().MarkHidden("usage-phrases")
+	cmd.Flags().Float64Var(&preced, "usage-precedent", 0, "with --learn-split: the weight of the past phrase most like the query (0: the default; negative: off)")
+	cmd.Flags().MarkHidden("usage-precedent")
+	sf.register(cmd)
+	cmd.AddCommand(m.newEvalUpstreamCmd())
 	cmd.Flags().StringVar(&db, "db", "", "SQLite file of the embedding cache (dense and hybrid; default: the session database in the data directory)")
 	return cmd
+}
+
+// traceQueries reads recorded sessions from a JSONL trace file as
+// benchmark queries (replay.Queries).
+func traceQueries(path string) ([]eval.Query, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading traces: %w", err)
+	}
+	defer f.Close()
+	recs, err := trace.ReadJSONL(f, path)
+	if err != nil {
+		return nil, err
+	}
+	qs := replay.Queries(replay.Sessions(recs))
+	if len(qs) == 0 {
+		return nil, fmt.Errorf("%s: no recorded session has both a task and a call that ran", path)
+	}
+	return qs, nil
 }
 
 // writeEvalReport prints rep as JSON or as text, with up to misses
@@ -342,13 +400,24 @@ func evalRanker(r policy.Ranker) eval.Ranker {
 	})
 }
 
+// splitTuning are the hidden knobs of --learn-split that parameters are
+// chosen with: the usage field's weight and normalisation, the evidence
+// at which it weighs half, and the phrases a card keeps.
+type splitTuning struct {
+	field    rank.FieldWeight
+	evidence float64
+	phrases  int
+	// precedent weighs the past phrase most like the query.
+	precedent float64
+}
+
 // evalSplit runs the time-split evaluation of learning from use
 // (--learn-split) with the ranker kind asked for, and prints it.
-func (m *Main) evalSplit(ctx context.Context, kind, db string, denseW float64, usageW rank.FieldWeight, frac float64, cards []card.Card, qs []eval.Query, opts *eval.Options, asJSON bool) error {
+func (m *Main) evalSplit(ctx context.Context, kind, db string, denseW float64, tune splitTuning, frac float64, cards []card.Card, qs []eval.Query, opts *eval.Options, asJSON bool) error {
 	rankOpts := func(u rank.Usage) *rank.Options {
-		o := &rank.Options{Usage: u}
-		if usageW.Weight > 0 {
-			o.Fields[rank.FieldUsage] = usageW
+		o := &rank.Options{Usage: u, UsageEvidence: tune.evidence, Precedent: tune.precedent}
+		if tune.field.Weight > 0 {
+			o.Fields[rank.FieldUsage] = tune.field
 		}
 		return o
 	}
@@ -382,7 +451,7 @@ func (m *Main) evalSplit(ctx context.Context, kind, db string, denseW float64, u
 			}
 		}
 	}
-	rep, err := learn.EvalSplit(ctx, build, cards, qs, frac, opts, nil)
+	rep, err := learn.EvalSplit(ctx, build, cards, qs, frac, opts, &learn.Options{MaxPhrases: tune.phrases})
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/capbroker/capbroker/plan"
 	"github.com/capbroker/capbroker/policy"
 	"github.com/capbroker/capbroker/source"
+	srcmcp "github.com/capbroker/capbroker/source/mcp"
 	"github.com/capbroker/capbroker/store"
 	"github.com/spf13/cobra"
 )
@@ -30,6 +31,7 @@ func (m *Main) newGatewayCmd() *cobra.Command {
 		dbf                                                      storeFlags
 		timeout, startTimeout, startWait, sessionIdle, retention time.Duration
 		maxSessions, maxListItems, maxListPages                  int
+		maxClientSessions                                        int
 		allowIrreversible, confirmUnasked, holdNew, inheritEnv   bool
 		noLearn                                                  bool
 		plugins                                                  []string
@@ -152,7 +154,7 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 			ctx := cmd.Context()
 			var up *upstreams
 			if len(configs) > 0 {
-				up, err = m.explicitUpstreams(configs)
+				up, err = m.explicitUpstreams(ctx, configs, yamlPath)
 			} else {
 				up, err = m.discoveredUpstreams(ctx, yamlPath)
 			}
@@ -229,7 +231,7 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 				tracers = append(tracers, ss)
 			}
 			if tracePath != "" {
-				f, err := os.OpenFile(tracePath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+				f, err := os.OpenFile(tracePath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 				if err != nil {
 					return fmt.Errorf("gateway: opening the trace: %w", err)
 				}
@@ -265,7 +267,7 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 				}
 				logger.Info("gateway listening", "url", "http://"+l.Addr().String()+"/mcp", "mode", md,
 					"servers", len(up.servers))
-				h := g.Handler(&gateway.HTTPOptions{SessionTimeout: sessionIdle, Token: token, AllowedHosts: hf.hosts, AllowedOrigins: hf.origins})
+				h := g.Handler(&gateway.HTTPOptions{SessionTimeout: sessionIdle, Token: token, AllowedHosts: hf.hosts, AllowedOrigins: hf.origins, MaxClientSessions: maxClientSessions})
 				return gateway.Serve(ctx, l, h, ff.serveOptions(g, &gateway.ServeOptions{ReadTimeout: hf.readTimeout, WriteTimeout: hf.writeTimeout, IdleTimeout: hf.idleTO}))
 			}
 			if err := g.Start(ctx); err != nil {
@@ -300,7 +302,8 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 	f.StringVar(&planTask, "plan-task", "", "start the stdio session (and HTTP sessions that name none) with this plan task's tools: ID of a --plan task, or PLAN_ID/TASK_ID of a stored plan")
 	f.DurationVar(&timeout, "call-timeout", 60*time.Second, "per-call timeout for upstreams that set none")
 	alias(f, "timeout", "call-timeout")
-	f.DurationVar(&startTimeout, "start-timeout", 30*time.Second, "timeout to start an upstream and list its tools")
+	f.DurationVar(&startTimeout, "start-timeout", srcmcp.DefaultTimeout, "time limit to start an upstream and list its tools (as discovery's)")
+	f.IntVar(&maxClientSessions, "max-client-sessions", gateway.DefaultMaxClientSessions, "most MCP sessions one client keeps open at once over HTTP (by session key, else bearer token, else address); one more is refused with 429 (-1: no bound but --max-sessions)")
 	f.IntVar(&maxSessions, "max-sessions", gateway.DefaultMaxSessions, "most MCP sessions open at once over HTTP; one more is refused with 503 until one ends")
 	f.DurationVar(&sessionIdle, "session-idle", gateway.DefaultSessionTimeout, "end an HTTP session idle this long")
 	f.IntVar(&maxListItems, "max-upstream-tools", gateway.DefaultMaxListItems, "most tools (and prompts, resources) read from one upstream; more are left out with a warning")
@@ -316,7 +319,7 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 	f.DurationVar(&retention, "retention", DefaultRetention, "delete sessions not updated for this long, and traces as old, at start and once a day (0: keep everything; capbroker prune does it by hand)")
 	f.BoolVar(&inheritEnv, "inherit-env", false, `pass the whole environment to stdio upstreams (default: PATH, HOME, locale, TMPDIR... and what each server's "env" and "inheritEnv" name)`)
 	f.BoolVar(&noLearn, "no-learn", false,
-		"rank without what past sessions asked for before calling each tool (learning from use; also `learn: false` in capbroker.yaml)")
+		"rank without what past sessions asked for before calling each tool (learning from use; learn: false in capbroker.yaml does the same)")
 	dbf.register(cmd)
 	ff.register(cmd)
 	return cmd

@@ -123,7 +123,7 @@ func TestGatewayPlanTask(t *testing.T) {
 	if err := st.AppendTraces(ctx, rec); err != nil {
 		t.Fatal(err)
 	}
-	up, err := m0(env).explicitUpstreams([]string{cfg})
+	up, err := m0(env).explicitUpstreams(context.Background(), []string{cfg}, "")
 	if err != nil {
 		t.Fatal(err)
 	}

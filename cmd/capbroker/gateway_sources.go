@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -16,7 +15,6 @@ import (
 	"github.com/capbroker/capbroker/gateway"
 	"github.com/capbroker/capbroker/source"
 	"github.com/capbroker/capbroker/source/mcpconfig"
-	"github.com/capbroker/capbroker/source/trust"
 )
 
 // upstreams are the servers the gateway fronts, with what was left out
@@ -28,6 +26,8 @@ type upstreams struct {
 	index   string   // the index folder (pins): capbroker.yaml's, else the default
 	// unapproved are the project servers left out until approved.
 	unapproved []source.Unapproved
+	// kept are the definitions fronted, by serverKey.
+	kept map[string]bool
 }
 
 // mcpOptions expands variables the way the clients do.
@@ -39,36 +39,23 @@ func (m *Main) mcpOptions(home, wd string) *mcpconfig.Options {
 	return &mcpconfig.Options{Getenv: m.Getenv, Vars: vars}
 }
 
-// explicitUpstreams reads the --config files: every server they define
-// (bad ones are notes; a file that cannot be read is an error).
-func (m *Main) explicitUpstreams(files []string) (*upstreams, error) {
-	home := m.Getenv("HOME")
-	wd, _ := os.Getwd()
-	up := &upstreams{}
-	var found []mcpconfig.Server
-	for _, f := range files {
-		servers, probs, err := mcpconfig.Load(f, m.mcpOptions(home, wd))
-		if err != nil {
-			return nil, err
-		}
-		for _, p := range probs {
-			up.notes = append(up.notes, p.String())
-		}
-		found = append(found, servers...)
-		up.looked = append(up.looked, fmt.Sprintf("%s (%d servers)", f, len(servers)))
+// explicitUpstreams reads the --mcp-config files: every server they
+// define (bad ones are notes; a file that cannot be read is an error).
+// yamlPath is --config, for the index folder.
+func (m *Main) explicitUpstreams(ctx context.Context, files []string, yamlPath string) (*upstreams, error) {
+	set, err := m.sources(ctx, &discoveryFlags{mcpConfigs: files, config: yamlPath})
+	if err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
 	}
-	up.add(found, func(string) clientconfig.Rank { return 0 })
-	if len(up.servers) == 0 {
-		return nil, fmt.Errorf("gateway: no usable MCP server in %s%s", strings.Join(files, ", "), up.why())
+	if len(set.servers) == 0 {
+		return nil, fmt.Errorf("gateway: no usable MCP server in %s%s", strings.Join(files, ", "), set.why())
 	}
-	return up, nil
+	return &set.upstreams, nil
 }
 
 // discoveredUpstreams finds the servers to front when no --mcp-config is
-// given (yamlPath is --config: capbroker.yaml, "" for ./capbroker.yaml): the MCP servers discovery finds (./.mcp.json and what
-// ./capbroker.yaml names: mcp_configs, roots, plugin servers with
-// plugin_mcp), plus the user's client configs (~/.claude.json, Claude
-// Desktop, VS Code, Cursor) unless capbroker.yaml says "defaults: false".
+// given (yamlPath is --config: capbroker.yaml, "" for ./capbroker.yaml):
+// what [Main.sources] decides, as for every other command.
 func (m *Main) discoveredUpstreams(ctx context.Context, yamlPath string) (*upstreams, error) {
 	up, err := m.plannedUpstreams(ctx, yamlPath)
 	if err != nil {
@@ -86,130 +73,11 @@ func (m *Main) discoveredUpstreams(ctx context.Context, yamlPath string) (*upstr
 // plannedUpstreams finds the servers discoveredUpstreams fronts, and the
 // project servers left out until approved, starting nothing.
 func (m *Main) plannedUpstreams(ctx context.Context, yamlPath string) (*upstreams, error) {
-	home := m.Getenv("HOME")
-	opts, indexDir, err := m.sourceOptions(&discoveryFlags{config: yamlPath})
+	set, err := m.sources(ctx, &discoveryFlags{config: yamlPath})
 	if err != nil {
 		return nil, err
 	}
-	wd := opts.WorkDir
-	up := &upstreams{}
-	defaults := true
-	p := yamlPath
-	if p == "" {
-		p = filepath.Join(wd, source.ConfigName)
-	}
-	if fileExists(p) {
-		cfg, err := source.LoadConfig(p)
-		if err != nil {
-			return nil, err
-		}
-		defaults = cfg.UseDefaults()
-		up.looked = append(up.looked, p+" (mcp_configs, roots)")
-	} else {
-		up.looked = append(up.looked, p+" (not found)")
-	}
-	up.index = indexDir
-
-	env := clientconfig.Env{Home: home, WorkDir: wd, AppData: m.Getenv("APPDATA"), GOOS: runtime.GOOS, Getenv: m.Getenv}
-	rank := map[string]clientconfig.Rank{}
-	var known []clientconfig.File
-	if defaults {
-		known = clientconfig.Files(env)
-		for _, c := range known {
-			rank[c.Path] = c.Rank
-			if !fileExists(c.Path) || slices.Contains(opts.MCPConfigs, c.Path) || slices.Contains(opts.ProjectMCPConfigs, c.Path) {
-				continue
-			}
-			if c.Project {
-				// The project's files: their servers run once approved.
-				opts.ProjectMCPConfigs = append(opts.ProjectMCPConfigs, c.Path)
-			} else {
-				opts.MCPConfigs = append(opts.MCPConfigs, c.Path)
-			}
-		}
-	}
-	for _, f := range append(slices.Clone(opts.MCPConfigs), opts.ProjectMCPConfigs...) {
-		if _, ok := rank[f]; !ok {
-			rank[f] = clientconfig.RankNamed
-		}
-	}
-
-	pl := source.Plan(ctx, opts)
-	var found []mcpconfig.Server
-	perFile := map[string]int{}
-	for _, s := range pl.Sources {
-		if srv, ok := source.MCPServer(s); ok {
-			found = append(found, srv)
-			perFile[srv.File]++
-		}
-	}
-	for _, u := range pl.Unapproved {
-		perFile[u.Path]++
-	}
-	up.unapproved = pl.Unapproved
-	if n := len(pl.Unapproved); n > 0 {
-		var names []string
-		for _, u := range pl.Unapproved {
-			names = append(names, fmt.Sprintf("%s (%s: %s)", u.Name, u.Path, u.CommandLine))
-		}
-		up.notes = append(up.notes, fmt.Sprintf("%d project MCP servers not started until approved: %s; review and approve them with: %s",
-			n, strings.Join(names, ", "), trust.Fix))
-		for _, u := range pl.Unapproved {
-			if !strings.Contains(u.Reason, trust.Fix) {
-				up.notes = append(up.notes, u.String())
-			}
-		}
-	}
-	for _, s := range append(pl.Skipped, pl.Warnings...) {
-		if _, ok := rank[s.Path]; ok || clientconfig.IsConfigName(s.Path) {
-			up.notes = append(up.notes, s.String())
-		}
-	}
-
-	// ~/.claude.json: Claude Code's user servers and this project's own.
-	if p := clientconfig.ClaudeJSON(env); defaults && p != "" {
-		local, user, probs, state := clientconfig.ClaudeServers(p, wd, m.mcpOptions(home, wd))
-		up.looked = append(up.looked, p+" ("+state+")")
-		for _, pr := range probs {
-			up.notes = append(up.notes, pr.String())
-		}
-		for _, s := range local {
-			rank[s.File] = clientconfig.RankLocal
-		}
-		found = append(found, local...)
-		found = append(found, user...)
-		rank[p] = clientconfig.RankUser
-		// Codex's TOML and Zed's context_servers: named, not read.
-		for _, pr := range clientconfig.Unsupported(env) {
-			up.notes = append(up.notes, pr.String())
-			up.looked = append(up.looked, pr.Path+" (not supported)")
-		}
-	}
-	for _, c := range known {
-		state := "not found"
-		if fileExists(c.Path) {
-			state = fmt.Sprintf("%d servers", perFile[c.Path])
-		}
-		up.looked = append(up.looked, fmt.Sprintf("%s (%s: %s)", c.Path, c.Label, state))
-	}
-	for _, f := range append(slices.Clone(opts.MCPConfigs), opts.ProjectMCPConfigs...) {
-		if !slices.ContainsFunc(known, func(c clientconfig.File) bool { return c.Path == f }) {
-			up.looked = append(up.looked, fmt.Sprintf("%s (capbroker.yaml: %d servers)", f, perFile[f]))
-		}
-	}
-	if !defaults {
-		up.looked = append(up.looked, "(the default places are off: capbroker.yaml says defaults: false)")
-	}
-	up.add(found, func(file string) clientconfig.Rank {
-		if r, ok := rank[file]; ok {
-			return r
-		}
-		if strings.HasPrefix(file, wd+string(filepath.Separator)) {
-			return clientconfig.RankProject
-		}
-		return clientconfig.RankNamed
-	})
-	return up, nil
+	return &set.upstreams, nil
 }
 
 // add turns the definitions into upstreams: the gateway itself is left
@@ -246,6 +114,10 @@ func (up *upstreams) add(found []mcpconfig.Server, rank func(file string) client
 			continue
 		}
 		kept[s.Name] = s
+		if up.kept == nil {
+			up.kept = map[string]bool{}
+		}
+		up.kept[serverKey(s)] = true
 		up.servers = append(up.servers, c)
 	}
 	sort.Slice(up.servers, func(i, j int) bool { return up.servers[i].Name < up.servers[j].Name })

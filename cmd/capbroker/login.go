@@ -46,7 +46,7 @@ FILE and --config, as for the gateway).`,
 			var up *upstreams
 			var err error
 			if len(configs) > 0 {
-				up, err = m.explicitUpstreams(configs)
+				up, err = m.explicitUpstreams(ctx, configs, yamlPath)
 			} else {
 				up, err = m.plannedUpstreams(ctx, yamlPath)
 			}

@@ -81,6 +81,7 @@ find_capability always exposed to find more.`,
 		SilenceErrors: true,
 		Version:       buildinfo.Read().Version,
 		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
+			m.safeOutput(cmd)
 			m.warnAliases(cmd)
 			m.startSpan(cmd)
 		},
@@ -96,6 +97,7 @@ find_capability always exposed to find more.`,
 		root.AddCommand(c)
 	}
 	err := root.ExecuteContext(ctx)
+	defer m.flushOutput()
 	if m.span != nil {
 		telemetry.End(m.span, err)
 	}
@@ -132,6 +134,8 @@ func (m *Main) commands() []*cobra.Command {
 		m.newGatewayCmd(),
 		m.newSessionCmd(),
 		m.newTraceCmd(),
+		m.newReplayCmd(),
+		m.newDoctorCmd(),
 		m.newVersionCmd(),
 		m.newPruneCmd(),
 		m.newClientCmd(),

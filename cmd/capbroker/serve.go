@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -27,6 +28,7 @@ func (m *Main) newServeCmd() *cobra.Command {
 		hf    httpFlags
 		mem   bool
 		keep  time.Duration
+		roots []string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -66,6 +68,23 @@ serve: the session and trace endpoints answer 503 with the fix (capbroker prune
 			}
 			if err := hf.check(); err != nil {
 				return err
+			}
+			// A bad address is refused before discovery starts servers.
+			if err := httpapi.CheckAddr(addr, token); err != nil {
+				return usageError{fmt.Errorf("serve: --addr: %w", err)}
+			}
+			for i, r := range roots {
+				abs, err := filepath.Abs(r)
+				if err == nil {
+					var fi os.FileInfo
+					if fi, err = os.Stat(abs); err == nil && !fi.IsDir() {
+						err = errors.New("not a folder")
+					}
+				}
+				if err != nil {
+					return usageError{fmt.Errorf("--route-root %s: %w", r, err)}
+				}
+				roots[i] = abs
 			}
 			planner, err := m.servePlanner(cf.config)
 			if err != nil {
@@ -113,6 +132,7 @@ serve: the session and trace endpoints answer 503 with the fix (capbroker prune
 				Planner: planner, Router: router, Sessions: mgr, Traces: traces, StoreError: storeErr,
 				AllowedHosts: hf.hosts, AllowedOrigins: hf.origins,
 				ReadTimeout: hf.readTimeout, WriteTimeout: hf.writeTimeout, IdleTimeout: hf.idleTO,
+				RouteRoots: roots,
 			})
 			if err != nil {
 				return usageError{err}
@@ -128,6 +148,7 @@ serve: the session and trace endpoints answer 503 with the fix (capbroker prune
 	hf.register(cmd, httpguard.DefaultTimeouts.Write)
 	cmd.Flags().DurationVar(&keep, "retention", DefaultRetention, "delete sessions not updated for this long, and traces as old, at start and once a day (0: keep everything; capbroker prune does it by hand)")
 	cmd.Flags().BoolVar(&mem, "keep-in-memory", false, "when the session database fails, start sessions in memory anyway (answered 202 with in_memory: true, lost if serve stops first) instead of refusing them with 503")
+	cmd.Flags().StringArrayVar(&roots, "route-root", nil, "a folder whose projects and state files POST /v1/route may read and write (repeat for more); without it \"project\" and \"state\" are refused with 403")
 	cmd.Flags().StringVar(&addr, "addr", httpapi.DefaultAddr, "listen address")
 	cmd.Flags().StringVar(&token, "token", "", "bearer token clients must send (default $CAPBROKER_TOKEN)")
 	return cmd

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -100,8 +101,16 @@ func TestServeMatchesCLI(t *testing.T) {
 		"CAPBROKER_DB": filepath.Join(dir, "capbroker.db"),
 	}
 	tools := testTools(t)
-	base := serve(t, env, "--root", plugins, "--tools", tools)
 	proj := pythonProject(t)
+	base := serve(t, env, "--root", plugins, "--tools", tools, "--route-root", proj)
+
+	// Paths outside --route-root are refused, naming the flag.
+	if status, api := call(t, "POST", base+"/v1/route", `{"phase":"PLAN","state":"`+filepath.Join(dir, "STATE.md")+`"}`); status != 403 || !strings.Contains(string(api), "--route-root") {
+		t.Errorf("a state file outside --route-root: %d %s", status, api)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "STATE.md")); err == nil {
+		t.Error("a state file outside --route-root was written")
+	}
 
 	cli, errOut, code := runEnv(t, env, "route", "--root", plugins, "--project", proj, "--state", "none", "--gap-log", "none", "--json", "--phase", "EXECUTE", "add the CSV export")
 	if code != 0 {

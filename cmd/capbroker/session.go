@@ -60,7 +60,7 @@ func (m *Main) embedCachePath(db string) (string, error) {
 	if strings.HasPrefix(path, "postgres://") || strings.HasPrefix(path, "postgresql://") {
 		return "", usageError{fmt.Errorf("the embedding cache is a SQLite file; pass --db FILE (the session database is %s)", store.Redact(path))}
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return "", fmt.Errorf("creating the data directory: %w", err)
 	}
 	return path, nil

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/capbroker/capbroker/clientconfig"
+	"github.com/capbroker/capbroker/internal/termsafe"
 	"github.com/capbroker/capbroker/source"
 	"github.com/capbroker/capbroker/source/mcpconfig"
 	"github.com/capbroker/capbroker/source/trust"
@@ -65,7 +66,7 @@ func (m *Main) noteUnapproved(list []source.Unapproved) {
 	m.notedUnapproved = true
 	var names []string
 	for _, u := range list {
-		names = append(names, fmt.Sprintf("%s (%s)", u.Name, u.Path))
+		names = append(names, fmt.Sprintf("%s (%s)", termsafe.String(u.Name), termsafe.String(u.Path)))
 	}
 	fmt.Fprintf(m.Stderr, "note: %d project MCP servers not started until approved: %s; review and approve them with: %s\n",
 		len(list), strings.Join(names, ", "), trust.Fix)
@@ -102,7 +103,7 @@ func (m *Main) approveServers(ctx context.Context, names []string, listOnly, yes
 		return writeJSON(m.Stdout, map[string]any{"unapproved": pending, "approved": []string{}})
 	}
 	for _, u := range refused {
-		fmt.Fprintf(m.Stderr, "not approvable here: %s\n", u)
+		fmt.Fprintf(m.Stderr, "not approvable here: %s\n", termsafe.String(u.String()))
 	}
 	if len(pending) == 0 {
 		fmt.Fprintln(m.Stdout, "no project MCP server waits for approval")
@@ -122,18 +123,19 @@ func (m *Main) approveServers(ctx context.Context, names []string, listOnly, yes
 		if u.Server.Transport != mcpconfig.Stdio {
 			verb = "connects to"
 		}
-		fmt.Fprintf(w, "\n  %s  (%s)\n    %s: %s\n", u.Name, where, verb, u.CommandLine)
+		fmt.Fprintf(w, "\n  %s  (%s)\n    %s: %s\n", termsafe.String(u.Name), termsafe.String(where), verb, termsafe.String(u.CommandLine))
 		if u.Server.Dir != "" {
-			fmt.Fprintf(w, "    in: %s\n", u.Server.Redact(u.Server.Dir))
+			fmt.Fprintf(w, "    in: %s\n", termsafe.String(u.Server.Redact(u.Server.Dir)))
 		}
 		if len(u.Server.Env) > 0 {
-			fmt.Fprintf(w, "    env: %s (values not shown)\n", strings.Join(slices.Sorted(maps.Keys(u.Server.Env)), ", "))
+			fmt.Fprintf(w, "    env: %s (values not shown)\n", strings.Join(termsafe.Strings(slices.Sorted(maps.Keys(u.Server.Env))), ", "))
 		}
 		if len(u.Server.Headers) > 0 {
-			fmt.Fprintf(w, "    headers: %s (values not shown)\n", strings.Join(slices.Sorted(maps.Keys(u.Server.Headers)), ", "))
+			fmt.Fprintf(w, "    headers: %s (values not shown)\n", strings.Join(termsafe.Strings(slices.Sorted(maps.Keys(u.Server.Headers))), ", "))
 		}
 		if strings.Contains(u.Reason, "changed since") {
-			fmt.Fprintln(w, "    (changed since it was approved)")
+			what, _, _ := strings.Cut(u.Reason, "; review and approve")
+			fmt.Fprintf(w, "    (%s)\n", termsafe.String(what))
 		}
 	}
 	fmt.Fprintln(w)
@@ -168,6 +170,6 @@ func (m *Main) approveServers(ctx context.Context, names []string, listOnly, yes
 	if asJSON {
 		return writeJSON(m.Stdout, map[string]any{"approved": approved, "store": st.Path()})
 	}
-	fmt.Fprintf(m.Stdout, "approved %d: %s (recorded in %s)\n", len(approved), strings.Join(approved, ", "), st.Path())
+	fmt.Fprintf(m.Stdout, "approved %d: %s (recorded in %s)\n", len(approved), strings.Join(termsafe.Strings(approved), ", "), st.Path())
 	return nil
 }

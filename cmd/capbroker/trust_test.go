@@ -150,3 +150,61 @@ func TestProjectConfigNeedsApproval(t *testing.T) {
 		t.Fatal("a config named with --config is the user's choice; its server was not started")
 	}
 }
+
+// TestApprovalCoversScript: after `approve --servers`, editing the
+// project script the server runs holds it again; the prompt says which
+// file changed; approving again runs the new script. Before, the edited
+// script ran with no new approval.
+func TestApprovalCoversScript(t *testing.T) {
+	home := t.TempDir()
+	wd := t.TempDir()
+	t.Chdir(wd)
+	marker := filepath.Join(t.TempDir(), "ran")
+	script := filepath.Join(wd, "start.sh")
+	writeScript := func(tag string) {
+		t.Helper()
+		if err := os.WriteFile(script, []byte("#!/bin/sh\necho "+tag+" >> "+marker+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeScript("first")
+	writeFile(t, filepath.Join(wd, ".mcp.json"), `{"mcpServers": {"local": {"command": "./start.sh", "envFile": ".env"}}}`)
+	writeFile(t, filepath.Join(wd, ".env"), "MODE=prod\n")
+	env := map[string]string{"HOME": home}
+	if out, stderr, code := runEnv(t, env, "approve", "--servers", "--yes"); code != 0 {
+		t.Fatalf("approve: exit %d\n%s%s", code, out, stderr)
+	}
+	runEnv(t, env, "discover")
+	if data, _ := os.ReadFile(marker); !strings.Contains(string(data), "first") {
+		t.Fatalf("the approved script did not run: %q", data)
+	}
+
+	for _, change := range []struct {
+		name, want string
+		do         func()
+	}{
+		{"script", "the file start.sh changed", func() { writeScript("second") }},
+		{"envFile", "its envFile .env changed", func() { writeFile(t, filepath.Join(wd, ".env"), "MODE=prod\nPYTHONPATH=/tmp/evil\n") }},
+	} {
+		os.Remove(marker)
+		change.do()
+		out, stderr, _ := runEnv(t, env, "discover", "--refresh")
+		if exists(marker) {
+			t.Fatalf("%s: the server ran after its %s changed, without a new approval", change.name, change.name)
+		}
+		if !strings.Contains(out+stderr, change.want+"; review and approve it again with capbroker approve --servers") {
+			t.Errorf("%s: discover does not say the server waits for approval:\n%s%s", change.name, out, stderr)
+		}
+		out, stderr, code := runEnv(t, env, "approve", "--servers", "--list")
+		if code != 0 || !strings.Contains(out, "(changed since it was approved: "+change.want+")") {
+			t.Errorf("%s: approve --servers --list does not say what changed: exit %d\n%s%s", change.name, code, out, stderr)
+		}
+		if _, _, code := runIO(t, env, "y\n", "approve", "--servers"); code != 0 {
+			t.Fatalf("%s: approving again failed", change.name)
+		}
+		runEnv(t, env, "discover", "--refresh")
+		if !exists(marker) {
+			t.Errorf("%s: the server did not run after approving again", change.name)
+		}
+	}
+}

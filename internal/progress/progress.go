@@ -1,6 +1,8 @@
 package progress
 
 import (
+	"github.com/capbroker/capbroker/internal/termsafe"
+
 	"fmt"
 	"io"
 	"os"
@@ -54,7 +56,7 @@ func (r *Reporter) Count(what string, done, total int, item string) {
 	r.last = now
 	line := fmt.Sprintf("%s %d/%d", what, done, total)
 	if item != "" {
-		line += ": " + item
+		line += ": " + termsafe.String(item)
 	}
 	if n := utf8.RuneCountInString(line); n > Width {
 		rs := []rune(line)

@@ -20,7 +20,7 @@ import (
 
 // DefaultTimeout bounds one server's connection and listing when
 // [Options.Timeout] is zero.
-const DefaultTimeout = 20 * time.Second
+const DefaultTimeout = 30 * time.Second
 
 // DefaultMaxTools bounds the tools read from one server when
 // [Options.MaxTools] is zero; a server that pages forever stops there

@@ -33,8 +33,11 @@ type Server struct {
 	Args      []string
 	Env       map[string]string
 	Dir       string
-	URL       string
-	Headers   map[string]string
+	// EnvFile is the path of the "envFile" read into Env (a relative one
+	// joined to the config's folder); empty when there is none.
+	EnvFile string
+	URL     string
+	Headers map[string]string
 	// File and Line say where the definition is.
 	File string
 	Line int
@@ -271,6 +274,7 @@ func parseServer(path, name string, raw json.RawMessage, opts *Options) (*parsed
 		if err != nil {
 			return nil, err
 		}
+		p.EnvFile = f
 		p.Env = make(map[string]string, len(vars)+len(d.Env))
 		for _, kv := range vars {
 			p.Env[kv.Var] = kv.Value

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -32,6 +33,9 @@ type Approval struct {
 	Digest   string    `json:"digest"`
 	Command  string    `json:"command"` // what it ran, secrets as ${VAR}
 	Approved time.Time `json:"approved"`
+	// Parts are the digests of what the approval covers ([Parts]), so
+	// that a change can be named; Digest combines them.
+	Parts map[string]string `json:"parts,omitempty"`
 }
 
 type storeFile struct {
@@ -72,9 +76,14 @@ func OpenStore(dir string) (*Store, error) {
 // Path is the store's file.
 func (s *Store) Path() string { return s.path }
 
-// Digest identifies a server definition as written: its name and its
-// JSON, comments and layout aside.
-func Digest(srv mcpconfig.Server) string {
+// Digest identifies what a server runs ([Parts]): its definition as
+// written (name and JSON, comments and layout aside), its working folder,
+// its envFile's content, and the executable and scripts it names in the
+// project.
+func Digest(srv mcpconfig.Server) string { return combined(parts(srv)) }
+
+// legacyDigest is the digest of the definition as written alone.
+func legacyDigest(srv mcpconfig.Server) string {
 	raw := jsonc.Strip(srv.Raw)
 	var buf bytes.Buffer
 	if json.Compact(&buf, raw) != nil {
@@ -86,21 +95,26 @@ func Digest(srv mcpconfig.Server) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// state reports whether srv is approved as it is now, or approved before
-// a change.
-func (s *Store) state(srv mcpconfig.Server) (approved, changed bool) {
+// state reports whether srv is approved as it is now, or, when it was
+// approved before a change, what changed.
+func (s *Store) state(srv mcpconfig.Server) (approved bool, changed []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	d := Digest(srv)
+	ps := parts(srv)
+	d := combined(ps)
 	for _, a := range s.list {
 		if a.File == srv.File && a.Name == srv.Name {
-			if a.Digest == d {
-				return true, false
+			if a.Digest == d && a.Parts != nil {
+				return true, nil
 			}
-			changed = true
+			now := map[string]string{}
+			for _, p := range ps {
+				now[p.key] = p.digest
+			}
+			return false, changes(a.Parts, now, projectRoot(srv.File))
 		}
 	}
-	return false, changed
+	return false, nil
 }
 
 // Approve records the servers as approved and writes the store. It
@@ -112,7 +126,12 @@ func (s *Store) Approve(servers []mcpconfig.Server, now time.Time) error {
 	list := slices.Clone(s.list)
 	for _, srv := range servers {
 		list = slices.DeleteFunc(list, func(a Approval) bool { return a.File == srv.File && a.Name == srv.Name })
-		list = append(list, Approval{File: srv.File, Name: srv.Name, Digest: Digest(srv), Command: srv.CommandLine(), Approved: now.UTC()})
+		ps := parts(srv)
+		m := make(map[string]string, len(ps))
+		for _, p := range ps {
+			m[p.key] = p.digest
+		}
+		list = append(list, Approval{File: srv.File, Name: srv.Name, Digest: combined(ps), Parts: m, Command: srv.CommandLine(), Approved: now.UTC()})
 	}
 	sort.Slice(list, func(i, j int) bool {
 		if list[i].File != list[j].File {
@@ -223,8 +242,8 @@ func (p *Policy) Check(srv mcpconfig.Server) (bool, string) {
 		if ok {
 			return true, ""
 		}
-		if changed {
-			return false, "changed since it was approved; review and approve it again with " + Fix
+		if len(changed) > 0 {
+			return false, "changed since it was approved: " + strings.Join(changed, ", ") + "; review and approve it again with " + Fix
 		}
 	}
 	return false, "defined in the project and not approved; review and approve it with " + Fix

@@ -1,6 +1,8 @@
 package sqlite
 
 import (
+	"github.com/capbroker/capbroker/internal/safefile"
+
 	"context"
 	"database/sql"
 	"errors"
@@ -115,6 +117,9 @@ func Open(ctx context.Context, path string, opts *Options) (_ *Store, err error)
 	if path != ":memory:" {
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			return nil, fmt.Errorf("opening sqlite store: %w", err)
+		}
+		if err := safefile.PrivateDatabase(path); err != nil {
+			return nil, fmt.Errorf("opening sqlite store %s: %w", path, err)
 		}
 	}
 	defer func() {
