@@ -213,6 +213,14 @@ func (f *fleet) rebuild(ctx context.Context, r *http.Request, id string, serve f
 	}
 	s.mu.Unlock()
 	s.sync()
+	if m.Identity != "" {
+		s.identity = m.Identity
+		f.g.identities.Store(s.key, m.Identity)
+		if p := requestIdentity(r.Context()); p != nil && p.Name == m.Identity && !p.Profile.Empty() {
+			prof := p.Profile
+			s.server.AddReceivingMiddleware(g.profileMiddleware(&prof))
+		}
+	}
 	f.attach(s, id, true)
 
 	h := &holder{s: s}
@@ -331,7 +339,7 @@ func (f *fleet) store(ctx context.Context, s *session, id string, req mcp.Reques
 		p.ProtocolVersion = r.ProtocolVersion
 	}
 	st := fleetState{Mode: s.mode, PlanTask: s.planTask, Init: &p}
-	m := &store.MCPSession{ID: id, State: nil}
+	m := &store.MCPSession{ID: id, Identity: s.identity}
 	s.mu.Lock()
 	if !s.anon {
 		m.Key = s.key
