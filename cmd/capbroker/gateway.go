@@ -144,7 +144,7 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 			}
 			if httpAddr != "" {
 				// Refuse a bad address before reading anything.
-				if err := gateway.CheckAddr(httpAddr, token); err != nil {
+				if err := gateway.CheckAddr(httpAddr, ff.listenToken(token)); err != nil {
 					return usageError{fmt.Errorf("gateway: --addr: %w", err)}
 				}
 				if err := hf.check(); err != nil {
@@ -249,7 +249,11 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 				return err
 			}
 			if httpAddr != "" {
-				l, err := gateway.Listen(httpAddr, token)
+				ids, err := ff.loadIdentities()
+				if err != nil {
+					return err
+				}
+				l, err := gateway.Listen(httpAddr, ff.listenToken(token))
 				if err != nil {
 					return usageError{fmt.Errorf("gateway: --addr: %w", err)}
 				}
@@ -267,7 +271,7 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 				}
 				logger.Info("gateway listening", "url", "http://"+l.Addr().String()+"/mcp", "mode", md,
 					"servers", len(up.servers))
-				h := g.Handler(&gateway.HTTPOptions{SessionTimeout: sessionIdle, Token: token, AllowedHosts: hf.hosts, AllowedOrigins: hf.origins, MaxClientSessions: maxClientSessions})
+				h := g.Handler(&gateway.HTTPOptions{SessionTimeout: sessionIdle, Token: token, AllowedHosts: hf.hosts, AllowedOrigins: hf.origins, MaxClientSessions: maxClientSessions, Identities: ids})
 				return gateway.Serve(ctx, l, h, ff.serveOptions(g, &gateway.ServeOptions{ReadTimeout: hf.readTimeout, WriteTimeout: hf.writeTimeout, IdleTimeout: hf.idleTO}))
 			}
 			if err := g.Start(ctx); err != nil {

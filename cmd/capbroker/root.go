@@ -141,6 +141,7 @@ func (m *Main) commands() []*cobra.Command {
 		m.newClientCmd(),
 		m.newLoginCmd(),
 		m.newProbeCmd(),
+		m.newIdentityCmd(),
 	}
 }
 
