@@ -205,7 +205,7 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 				opts.Router = router
 				logger.Debug("route_capability listed", "agents and commands", routable)
 			}
-			closeRanking, err := m.gatewayRanking(ctx, opts, logger)
+			closeRanking, err := m.gatewayRanking(ctx, opts, logger, &dbf)
 			if err != nil {
 				return err
 			}
@@ -335,7 +335,7 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 // directory's database; CAPBROKER_RANKER=lexical turns meaning off. A
 // cache that cannot be opened costs the caching only. The returned
 // function closes the cache.
-func (m *Main) gatewayRanking(ctx context.Context, opts *gateway.Options, log *slog.Logger) (func(), error) {
+func (m *Main) gatewayRanking(ctx context.Context, opts *gateway.Options, log *slog.Logger, dbf *storeFlags) (func(), error) {
 	kind, e, why, err := m.rankerEmbedder()
 	if err != nil {
 		return nil, err
@@ -348,6 +348,14 @@ func (m *Main) gatewayRanking(ctx context.Context, opts *gateway.Options, log *s
 		return func() {}, nil
 	}
 	opts.Embedder, opts.Dense = e, kind == dense.KindDense
+	if dsn, err := m.dbPath(dbf); err == nil && store.Driver(dsn) == "postgres" {
+		// A fleet: the replicas share the card vectors, so a card is
+		// embedded once for all of them.
+		if opts.EmbedCache, err = dense.OpenPostgresCache(ctx, dsn); err == nil {
+			return func() { opts.EmbedCache.Close() }, nil
+		}
+		log.Warn("card vectors are not shared with the other replicas: each caches its own", "error", err)
+	}
 	path, err := m.embedCachePath("")
 	if err == nil {
 		opts.EmbedCache, err = dense.OpenCache(ctx, path)
