@@ -316,6 +316,9 @@ type Gateway struct {
 	// the trace (see identity.go).
 	identities sync.Map
 	byID       sync.Map // MCP session ID -> *session, of the sessions held
+	// fleetSubs hear what other replicas tell (see fleet.go).
+	fleetMu   sync.Mutex
+	fleetSubs []func(string)
 }
 
 // New returns a gateway over the servers of cfg. It starts nothing.
