@@ -88,7 +88,7 @@ mcpServers: {github: {url: "https://example.com/mcp", headers: {Authorization: "
 	{"existing secrets and identities", `
 replicas: 5
 postgres: {existingSecret: pg, existingSecretKey: url}
-auth: {existingSecret: capbroker-auth}
+auth: {existingSecret: capbroker-auth, existingSecretHasIdentities: true}
 gateway: {extraArgs: ["--task=triage issues"], drainTimeout: 45s}
 `, ""},
 	{"identities in the chart's secret", `
@@ -277,6 +277,16 @@ func checkManifests(out map[string]string, vals common.Values) error {
 	}
 	if g := pod.Spec.TerminationGracePeriodSeconds; g == nil || time.Duration(*g)*time.Second <= drain {
 		return fmt.Errorf("terminationGracePeriodSeconds %v is not longer than --drain-timeout %s: the kubelet would kill calls the drain waits for", g, drain)
+	}
+	wantIDs := false
+	if a, ok := vals["auth"].(map[string]any); ok {
+		ids, _ := a["identities"].(string)
+		ext, _ := a["existingSecret"].(string)
+		has, _ := a["existingSecretHasIdentities"].(bool)
+		wantIDs = (ids != "" && ext == "") || (ext != "" && has)
+	}
+	if got := slices.Contains(c.Args, "--identities=/etc/capbroker/auth/identities.yaml"); got != wantIDs {
+		return fmt.Errorf("--identities given: %v, want %v for these values (a file the Secret lacks stops the gateway)", got, wantIDs)
 	}
 	if c.Args[0] != "gateway" {
 		return fmt.Errorf("the container runs %q, not the gateway", c.Args)
