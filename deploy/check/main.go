@@ -322,7 +322,7 @@ func checkCompose(root string) error {
 			if db := s.Environment["CAPBROKER_DB"]; db == nil || !strings.HasPrefix(*db, "postgres://") {
 				return fmt.Errorf("service %s: CAPBROKER_DB is not a PostgreSQL URL", name)
 			}
-			if !regexp.MustCompile(`(?m)^\s*server\s+\S+\s+`+regexp.QuoteMeta(name)+`:8080\b`).Match(cfg) {
+			if !regexp.MustCompile(`(?m)^\s*server\s+\S+\s+` + regexp.QuoteMeta(name) + `:8080\b`).Match(cfg) {
 				return fmt.Errorf("haproxy.cfg does not balance to %s:8080", name)
 			}
 		}
