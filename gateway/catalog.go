@@ -155,7 +155,7 @@ func buildCatalog(ctx context.Context, ups []*upstream, opts *Options, rk *ranki
 					Why: fmt.Sprintf("tool %q of server %q is held back: it is irreversible (%s), and the gateway exposes irreversible tools only when allowed; "+
 						"start the gateway with --allow-irreversible, or set \"allowIrreversible\": true on server %q (each call then asks the user), "+
 						"or, for a client that asks its user before each call, start it with --client NAME (capbroker client add writes it)", t.Name, u.cfg.Name, c.RiskFrom, u.cfg.Name),
-					Release: fmt.Sprintf("--allow-irreversible, \"allowIrreversible\": true on server %q, or --client claude-code (a client that asks before each call)", u.cfg.Name)})
+					Release: fmt.Sprintf("--allow-irreversible, \"allowIrreversible\": true on server %q, or --client NAME for a client that asks before each call (claude-code, claude-desktop, vscode, cursor)", u.cfg.Name)})
 				continue
 			}
 			k := u.cfg.Name + "\x00" + t.Name

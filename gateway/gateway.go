@@ -320,6 +320,11 @@ type Gateway struct {
 	wg        sync.WaitGroup
 	rebuild   chan struct{}
 	ranking   *ranking
+	// upsMu guards ups, runCtx and stops: Reconcile replaces upstreams
+	// while the gateway runs (see reconcile.go).
+	upsMu  sync.RWMutex
+	runCtx context.Context
+	stops  map[*upstream]context.CancelFunc
 	// fleetIdle is the idle timeout (ns) after which sessions expire from
 	// the database (see fleet.go); draining is set by Drain.
 	fleetIdle atomic.Int64
@@ -370,15 +375,14 @@ func (g *Gateway) Start(ctx context.Context) error {
 	g.mu.Lock()
 	g.startedAt = time.Now()
 	g.mu.Unlock()
+	g.upsMu.Lock()
+	g.runCtx = ctx
 	firsts := make([]chan struct{}, len(g.ups))
 	for i, u := range g.ups {
 		firsts[i] = make(chan struct{})
-		g.wg.Add(1)
-		go func() {
-			defer g.wg.Done()
-			u.run(ctx, firsts[i])
-		}()
+		g.startUpstream(ctx, u, firsts[i])
 	}
+	g.upsMu.Unlock()
 	g.wg.Add(1)
 	go func() {
 		defer g.wg.Done()
@@ -472,8 +476,9 @@ func (g *Gateway) Close() error {
 
 // Status reports each upstream's state.
 func (g *Gateway) Status() []Status {
-	out := make([]Status, len(g.ups))
-	for i, u := range g.ups {
+	ups := g.upstreams()
+	out := make([]Status, len(ups))
+	for i, u := range ups {
 		out[i] = u.status()
 	}
 	return out
@@ -552,7 +557,7 @@ func (g *Gateway) refresh(ctx context.Context) error {
 	g.gen++
 	gen := g.gen
 	g.mu.Unlock()
-	cat, err := buildCatalog(ctx, g.ups, g.opts, g.ranking)
+	cat, err := buildCatalog(ctx, g.upstreams(), g.opts, g.ranking)
 	if err != nil {
 		return err
 	}
@@ -617,7 +622,7 @@ func (g *Gateway) liveSessions() []*session {
 }
 
 func (g *Gateway) upstream(name string) *upstream {
-	for _, u := range g.ups {
+	for _, u := range g.upstreams() {
 		if u.cfg.Name == name {
 			return u
 		}

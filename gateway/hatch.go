@@ -74,6 +74,10 @@ type findAnswer struct {
 // 79.8%.
 const DefaultFindK = 8
 
+// maxSchemas is how many confident matches of a one-step query come
+// with their input schema.
+const maxSchemas = 3
+
 // DefaultFindBudget is the most tokens a find_capability answer takes
 // (o200k), unless Options.FindBudget says otherwise: matches past it lose
 // their input schema, then their place (they stay callable by name).
@@ -191,6 +195,10 @@ func (g *Gateway) findAnswer(cat *catalog, query, reason string, matches []polic
 	for _, h := range held {
 		out.Held = append(out.Held, heldFound{Name: h.key(), Held: h.Kind, Why: heldWhy(&h)})
 	}
+	// Schemas for the first confident matches only, one a step of the
+	// task and at least maxSchemas: the others join the list too, and a
+	// call with bad arguments is told its schema.
+	schemas := max(maxSchemas, len(policy.Aspects(query)))
 	confident := 0
 	for _, m := range matches {
 		f := found{Name: m.Name, Description: oneLine(m.Description, 160), Confidence: m.Confidence, Reason: shortReason(m.Reason)}
@@ -199,9 +207,11 @@ func (g *Gateway) findAnswer(cat *catalog, query, reason string, matches []polic
 		}
 		if m.Confidence != policy.Low {
 			confident++
-			if e, ok := cat.tools[m.Name]; ok {
+			switch e, ok := cat.tools[m.Name]; {
+			case confident > schemas: // listed, without its schema here
+			case ok:
 				f.InputSchema = compactSchemaJSON(e)
-			} else {
+			default:
 				f.InputSchema = m.InputSchema
 			}
 		}

@@ -35,11 +35,9 @@ func (g *Gateway) hatchTool() *mcp.Tool {
 	if props == nil {
 		return t
 	}
-	props["task"] = map[string]any{"type": "string",
-		"description": "When you follow a plan: the ID of the plan task you are starting. Your tools become that task's; a query is then optional."}
+	props["task"] = map[string]any{"type": "string", "description": "If you follow a plan: the task you start (its ID); your tools become its tools."}
 	delete(schema, "required")
 	t.InputSchema = schema
-	t.Description += " Following a plan? Call it with task (the task's ID) when you start each task."
 	return t
 }
 

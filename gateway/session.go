@@ -50,7 +50,7 @@ func (g *Gateway) newSession(ctx context.Context, key, id string, mode Mode, ano
 		Tools:   &mcp.ToolCapabilities{ListChanged: true},
 	}
 	var anyPrompts, anyResources bool
-	for _, u := range g.ups {
+	for _, u := range g.upstreams() {
 		l := u.listing()
 		anyPrompts = anyPrompts || (l.caps != nil && l.caps.Prompts != nil)
 		anyResources = anyResources || (l.caps != nil && l.caps.Resources != nil)

@@ -51,7 +51,7 @@ type Event struct {
 	Failure string `json:"failure,omitempty"`
 	// TokensExposed are the tokens of the Exposed tools' definitions (MCP
 	// JSON, o200k); TokensFull those of every tool the gateway could list;
-	// TokensFound those of the tools a find returned.
+	// TokensFound those of a find's answer (what the find cost the agent).
 	TokensExposed int `json:"tokens_exposed,omitempty"`
 	TokensFull    int `json:"tokens_full,omitempty"`
 	TokensFound   int `json:"tokens_found,omitempty"`
