@@ -33,7 +33,8 @@ const ConfigName = "capbroker.yaml"
 //	always: [github, fs__read_text_file]  # the gateway lists these in every session
 //
 // Relative paths are relative to the config file's folder; "~/" is the
-// home folder.
+// home folder. A repository's own capbroker.yaml (Project) does not get
+// to set the keys that move security state ([TrustKeys]).
 type Config struct {
 	Defaults   *bool    `yaml:"defaults"`
 	Roots      []Root   `yaml:"roots"`
