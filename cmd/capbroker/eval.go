@@ -121,6 +121,9 @@ call that ran is a query, its gold the tools it called (see capbroker replay).`,
 				}
 				return m.evalSession(ctx, &sf, tools, queries, filter, limit, ranker, cmd.Flags().Changed("ranker"), db, asJSON)
 			}
+			if sf.sample > 0 {
+				return usageError{fmt.Errorf("--sample takes --mode session (other modes: --limit)")}
+			}
 			if len(tools) == 0 || (queries == "") == (traces == "") {
 				return usageError{fmt.Errorf("eval needs --tools and either --queries or --traces")}
 			}

@@ -49,7 +49,7 @@ func (f *sessionEvalFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.gatewayBin, "gateway-bin", "", "with --mode session: the capbroker binary that runs the gateway (default: this one)")
 	fl.StringVar(&f.transport, "transport", "both", "with --mode session: http, stdio or both")
 	fl.IntVar(&f.turns, "turns", 10, "with --mode session: turns over which the tokens carried are summed")
-	fl.IntVar(&f.sample, "sample", 0, "at most this many queries, spread evenly over the file (after --filter; 0: all)")
+	fl.IntVar(&f.sample, "sample", 0, "with --mode session: at most this many queries, spread evenly over the file (after --filter; 0: all)")
 	fl.IntVar(&f.stdioMax, "stdio-queries", 25, "with --mode session: at most this many of the queries also run over stdio (a gateway process each; 0: all)")
 	fl.DurationVar(&f.ready, "ready-timeout", 15*time.Minute, "with --mode session: how long to wait for the gateway to start its upstreams and embed its cards")
 	fl.StringArrayVar(&f.gatewayArg, "gateway-arg", nil, "with --mode session: one more argument for the gateway (repeatable)")
