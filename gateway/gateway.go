@@ -97,7 +97,7 @@ type Options struct {
 	// client's). Needs PlanTasks.
 	PlanTask string
 	// FindK is how many tools find_capability returns by default. If zero,
-	// policy.DefaultFindK.
+	// DefaultFindK.
 	FindK int
 	// FindBudget bounds a find_capability answer, in tokens (o200k). If
 	// zero, DefaultFindBudget.
@@ -133,6 +133,16 @@ type Options struct {
 	// ConfirmUnasked decides an irreversible call when the client cannot
 	// be asked (it has no elicitation): true runs it, false refuses it.
 	ConfirmUnasked bool
+	// Client names the client the gateway serves, as "capbroker client
+	// add" does (see Clients; "" for none). A client that asks its user
+	// before each call gets irreversible tools passed through, unasked by
+	// the gateway; one with file tools of its own gets no coding floor.
+	Client string
+	// Always pins tools into every session's list from the start: server
+	// names (all their tools), gateway tool names, or tool names
+	// (capbroker.yaml's always:). Servers with "alwaysLoad": true and
+	// tools whose _meta has "anthropic/alwaysLoad": true are pinned too.
+	Always []string
 	// Pins judges upstream tools against the digests a person approved
 	// (an *index.Index is one). A tool whose description or input schema
 	// changed since is held back: not listed, not callable, not findable,
@@ -217,7 +227,10 @@ func (o *Options) resolved() *Options {
 		r.Family = policy.Coding
 	}
 	if r.FindK <= 0 {
-		r.FindK = policy.DefaultFindK
+		r.FindK = DefaultFindK
+	}
+	if r.client().FileTools {
+		r.Floors = noFileFloor(r.Floors)
 	}
 	if r.CallTimeout <= 0 {
 		r.CallTimeout = 60 * time.Second
@@ -317,6 +330,13 @@ type Gateway struct {
 	fleetIdle atomic.Int64
 	draining  atomic.Bool
 	inflight  atomic.Int64 // MCP requests in flight, but GETs (see Idle)
+	// identities maps a session key to the identity that opened it, for
+	// the trace (see identity.go).
+	identities sync.Map
+	byID       sync.Map // MCP session ID -> *session, of the sessions held
+	// fleetSubs hear what other replicas tell (see fleet.go).
+	fleetMu   sync.Mutex
+	fleetSubs []func(string)
 }
 
 // New returns a gateway over the servers of cfg. It starts nothing.
@@ -329,6 +349,7 @@ func New(cfg *Config, opts *Options) (*Gateway, error) {
 		return nil, err
 	}
 	g := &Gateway{opts: o, sessions: map[*session]struct{}{}, rebuild: make(chan struct{}, 1), ready: make(chan struct{})}
+	o.Trace = identityTracer{next: o.Trace, g: g}
 	g.ranking = newRanking(o, func() { g.changed(nil) })
 	o.Metrics.rankingReady(func() bool {
 		cr := g.catalog().ranker

@@ -91,6 +91,7 @@ serve: the session and trace endpoints answer 503 with the fix (capbroker prune
 				return err
 			}
 			cf.background = true // embed new cards without holding up start-up
+			cf.learnDB = &dbf
 			b, err := m.broker(ctx, &cf, brokerOptions(&selectFlags{encoding: "o200k"}))
 			if err != nil {
 				return err
