@@ -45,7 +45,15 @@
 // server name twice, is refused before anything is written. The servers
 // file holds what the client's file held (tokens, keys): it is written
 // 0600 in a 0700 folder, its servers in the client's order, and
-// [PlanRemove] puts them back in that order.
+// [PlanRemove] puts them back in that order. With [Gateway.URL] set
+// ("client add --shared") the entry connects to one shared gateway over
+// HTTP instead of starting one ([IsSharedGateway] tells it).
+//
+// # Managing the servers behind the gateway
+//
+// [Servers], [SetServer], [RemoveServer] and [SetServerField] read and
+// edit a servers file in place ("capbroker server"): the order and every
+// untouched byte stay, the file stays private.
 //
 // Strict JSON files keep their key order and are written indented by two
 // spaces, as the clients write them; a VS Code file with comments keeps

@@ -27,6 +27,10 @@
 // upstream keeps one connection; when it drops (the process crashed, the
 // server went away) it is restarted with exponential backoff
 // ([Options.MinBackoff] to [Options.MaxBackoff]) and its tools come back.
+// [Gateway.Reconcile] changes the upstreams while the gateway runs (the
+// capbroker command calls it when the files it serves from change): added
+// servers start, removed ones stop, changed ones restart, unchanged ones
+// keep running, and sessions get list_changed.
 // Every call has a timeout (per server, else [Options.CallTimeout]), so an
 // upstream that hangs fails its own calls and never blocks the others.
 // An upstream's list_changed notifications re-list it and refresh every

@@ -56,8 +56,12 @@ servers your MCP clients are configured with: ./.mcp.json, ./.vscode/mcp.json,
 ./.cursor/mcp.json, ~/.claude.json (user and this project's), Claude Desktop,
 VS Code and Cursor user configs, and what capbroker.yaml (./capbroker.yaml, or
 --config FILE) names (mcp_configs, roots). An entry that runs "capbroker
-gateway" itself is left out. "capbroker client add" writes the gateway into a
-client's config for you.
+gateway" itself is left out: its --mcp-config file is read instead. These
+are the places every command reads (capbroker discover lists them).
+"capbroker client add" writes the gateway into a client's config for you.
+The gateway watches the files it serves from (--watch) and applies changes
+without a restart: added servers start, removed ones stop, sessions get
+list_changed ("capbroker server add|remove|disable" make such changes).
 
 Modes:
   auto    the floor plus find_capability and call_capability(name, arguments);

@@ -13,18 +13,23 @@ import (
 
 // serverFileFlags say which servers file "capbroker server" edits.
 type serverFileFlags struct {
-	file, client string
+	files  []string
+	client string
 }
 
 func (f *serverFileFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.file, "mcp-config", "", "servers file to edit (default: the one capbroker client add wrote for --client)")
+	cmd.Flags().StringArrayVar(&f.files, "mcp-config", nil, "servers file to edit, one (default: the one capbroker client add wrote for --client)")
 	cmd.Flags().StringVar(&f.client, "client", clientconfig.ClaudeCode, "the client whose servers file to edit: claude-code, claude-desktop, vscode or cursor")
 }
 
 // path is the servers file to edit.
 func (f *serverFileFlags) path(m *Main) (string, error) {
-	if f.file != "" {
-		return f.file, nil
+	switch len(f.files) {
+	case 0:
+	case 1:
+		return f.files[0], nil
+	default:
+		return "", usageError{fmt.Errorf("--mcp-config: name one servers file to edit, not %d", len(f.files))}
 	}
 	if _, err := clientconfig.Lookup(f.client); err != nil {
 		return "", usageError{fmt.Errorf("--client: %w", err)}
@@ -45,7 +50,7 @@ server starts, a removed or disabled one stops, and clients get
 notifications/tools/list_changed.
 
   list                       the servers, enabled or not, and their tool patterns
-  add NAME -- COMMAND ARGS…  a stdio server (--env K=V, --inherit-env VAR)
+  add NAME -- COMMAND ARGS…  a stdio server (--env K=V, --keep-env VAR)
   add NAME --url URL         a remote server (--header K=V)
   remove NAME
   enable NAME / disable NAME
@@ -233,7 +238,7 @@ func (m *Main) newServerAddCmd() *cobra.Command {
 	cmd.Flags().StringVar(&url, "url", "", "a remote server's URL (streamable HTTP)")
 	cmd.Flags().StringArrayVar(&env, "env", nil, "KEY=VALUE for a stdio server's environment; repeatable (${VAR} is expanded when the gateway reads it)")
 	cmd.Flags().StringArrayVar(&headers, "header", nil, "KEY=VALUE HTTP header for a remote server; repeatable")
-	cmd.Flags().StringArrayVar(&inher, "inherit-env", nil, "a variable of the gateway's environment the stdio server keeps; repeatable")
+	cmd.Flags().StringArrayVar(&inher, "keep-env", nil, "a variable of the gateway's environment the stdio server keeps (its \"inheritEnv\"); repeatable")
 	cmd.Flags().BoolVar(&replace, "replace", false, "replace a server of the same name")
 	return cmd
 }
