@@ -114,7 +114,7 @@ func TestTerminalOutputEscaped(t *testing.T) {
 		{"route", "--root", plugins, "--project", proj, "--state", "none", "--gap-log", "none", "--phase", "EXECUTE", "add the CSV export"},
 		{"route", "--root", plugins, "--project", proj, "--state", "none", "--gap-log", "none", "--json", "--phase", "EXECUTE", "add the CSV export"},
 		{"client", "list", "--json"},
-		{"client", "add", "claude-code", "--dry-run", "--command", "/opt/capbroker"},
+		{"client", "add", "claude-code", "--dry-run", "--command", fakeCapbroker(t)},
 	} {
 		check(args, "", true)
 	}
