@@ -9,8 +9,14 @@
 // # What counts
 //
 // A session's task (its select record) and each of its finds whose
-// results included the card count for a call of the card that went
-// through (no failure recorded). A session counts once per card and
+// results included the card count for a call of the card that ran and
+// returned without error: its record's detail says "outcome": "ok"
+// ([Ran]), as the gateway writes it. A call checked but not run (POST
+// /v1/sessions/{id}/call), refused, failed or answered with a tool error
+// teaches nothing. One session teaches about at most [MaxSessionTools]
+// tools and [MaxSessionPhrases] phrases of each; the sessions of one
+// client (the gateway's "client" detail) count at most
+// [MaxClientSessions] times for a card and phrase. A session counts once per card and
 // phrase, however often it called the card; the same phrase (compared in
 // lower case, spacing collapsed) asked in several sessions adds up, each
 // session's evidence fading with the age of its last call (half-life
@@ -28,7 +34,8 @@
 // gateway's records say in their detail what its trace rows cannot: every
 // tool a find returned ("matched", Found holds only those it newly
 // exposed), a task that only names the gateway's sessions ("no_task": no
-// phrase) and how a call ended ("outcome": only ok and tool_error count).
+// phrase), how a call ended ("outcome": only ok counts) and who made it
+// ("client").
 //
 // # Measured
 //
