@@ -172,7 +172,7 @@ func (g *Gateway) callTool(ctx context.Context, s *session, ss *mcp.ServerSessio
 		record("bad_arguments")
 		return errorResult(fmt.Sprintf("%s: %s; send the arguments as a JSON object matching its input schema: %s", name, bad, compactSchema(e))), nil
 	}
-	if e.card.Risk == card.RiskIrreversible {
+	if e.card.Risk == card.RiskIrreversible && !g.opts.client().AsksEachCall {
 		if msg := g.confirm(ctx, ss, e, args); msg != "" {
 			record("denied")
 			return errorResult(msg), nil

@@ -12,6 +12,8 @@ import (
 type Event struct {
 	Time    time.Time `json:"time"`
 	Session string    `json:"session"`
+	// Identity names who opened the session (HTTPOptions.Identities).
+	Identity string `json:"identity,omitempty"`
 	// Kind is "select" (a session's first tools), "plan" (before the
 	// select of a session started from a plan task), "resume" (a session
 	// reopened under a stored name), "find" or "call".
@@ -51,7 +53,7 @@ type Event struct {
 	Failure string `json:"failure,omitempty"`
 	// TokensExposed are the tokens of the Exposed tools' definitions (MCP
 	// JSON, o200k); TokensFull those of every tool the gateway could list;
-	// TokensFound those of the tools a find returned.
+	// TokensFound those of a find's answer (what the find cost the agent).
 	TokensExposed int `json:"tokens_exposed,omitempty"`
 	TokensFull    int `json:"tokens_full,omitempty"`
 	TokensFound   int `json:"tokens_found,omitempty"`

@@ -37,6 +37,9 @@ type catalogFlags struct {
 	background bool
 	// noLearn turns off learning from use (--no-learn).
 	noLearn bool
+	// fellBack is set when discovery found nothing and the example (or
+	// fallback) catalog is used instead.
+	fellBack bool
 	// learnDB, set by commands with --db, is the store learning from use
 	// reads; nil reads the default one.
 	learnDB *storeFlags
@@ -177,6 +180,7 @@ func (m *Main) discoveredCards(ctx context.Context, f *catalogFlags) ([]card.Car
 	if named {
 		return nil, fmt.Errorf("no capabilities found in the places named (see capbroker discover)")
 	}
+	f.fellBack = true
 	if f.fallback != nil {
 		cards := f.fallback()
 		fmt.Fprintf(m.Stderr, "note: no capabilities found in your places; using %s (%d)\n  looked in: %s\n", f.fallbackName, len(cards), set.placesLine())

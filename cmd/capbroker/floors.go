@@ -36,3 +36,17 @@ func (m *Main) configFloors(f *discoveryFlags) (map[policy.Family][]string, erro
 	}
 	return floors, nil
 }
+
+// configAlways reads capbroker.yaml's always: the servers and tools the
+// gateway pins into every session.
+func (m *Main) configAlways(f *discoveryFlags) ([]string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, fmt.Errorf("finding the working folder: %w", err)
+	}
+	cfg, _, err := m.loadConfig(f.config, wd)
+	if err != nil || cfg == nil {
+		return nil, err
+	}
+	return cfg.Always, nil
+}
