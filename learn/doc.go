@@ -21,7 +21,12 @@
 //     that a find returning this one had also returned.
 //
 // A cancelled call otherwise teaches nothing, and so does a call that never
-// reached a tool (refused by the broker, over budget, unknown). A session
+// reached a tool (refused by the broker, over budget, unknown) or that was
+// only checked and never run (POST /v1/sessions/{id}/call: no "outcome").
+// One session teaches about at most [MaxSessionTools] cards and
+// [MaxSessionPhrases] phrases of each, and the sessions of one client (the
+// gateway's "client" detail) count at most [MaxClientSessions] times for a
+// card and phrase. A session
 // counts once per card and phrase however often it called the card; the
 // same phrase (compared in lower case, spacing collapsed) asked in several
 // sessions adds up, each session's weight fading with the age of its last

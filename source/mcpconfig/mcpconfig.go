@@ -34,8 +34,9 @@ type Server struct {
 	Args      []string
 	Env       map[string]string
 	Dir       string
-	// EnvFile is the path of the "envFile" read into Env (a relative one
-	// joined to the config's folder); empty when there is none.
+	// EnvFile is the absolute path of the "envFile" read into Env (a
+	// relative one is relative to the config's folder); empty when there
+	// is none.
 	EnvFile string
 	URL     string
 	Headers map[string]string
@@ -289,6 +290,9 @@ func parseServer(path, name string, raw json.RawMessage, opts *Options) (*parsed
 		vars, err := readEnvFile(f)
 		if err != nil {
 			return nil, err
+		}
+		if abs, err := filepath.Abs(f); err == nil {
+			f = abs
 		}
 		p.EnvFile = f
 		p.Env = make(map[string]string, len(vars)+len(d.Env))
