@@ -371,8 +371,8 @@ func Record(e Event) trace.Record {
 		rec.Failures = []trace.Failure{{Tier: tier, Message: e.Failure}}
 	}
 	rec.ToolDigest = e.ToolDigest
-	d := detail{Gateway: true, Mode: e.Mode, Upstream: e.Upstream, Outcome: e.Outcome, TokensFound: e.TokensFound, Held: slices.Clone(e.Held),
-		Ranking: e.Ranking}
+	d := detail{Gateway: true, Identity: e.Identity, Mode: e.Mode, Upstream: e.Upstream, Outcome: e.Outcome, TokensFound: e.TokensFound, Held: slices.Clone(e.Held),
+		Ranking: e.Ranking, Client: e.Client}
 	if e.Kind == "find" {
 		d.Matched = slices.Clone(e.Names)
 	}
@@ -388,7 +388,9 @@ func Record(e Event) trace.Record {
 
 // detail is the gateway's part of a trace record.
 type detail struct {
-	Gateway     bool   `json:"gateway"`
+	Gateway bool `json:"gateway"`
+	// Identity names who opened the session (HTTPOptions.Identities).
+	Identity    string `json:"identity,omitempty"`
 	Mode        string `json:"mode,omitempty"`
 	Upstream    string `json:"upstream,omitempty"`
 	Outcome     string `json:"outcome,omitempty"`
@@ -398,6 +400,8 @@ type detail struct {
 	// Matched are every tool a find returned, exposed before or not
 	// (Found has those it newly exposed); package learn reads it.
 	Matched []string `json:"matched,omitempty"`
+	// Client is who made a call (Event.Client); package learn reads it.
+	Client string `json:"client,omitempty"`
 	// Ranking says why the selection or find was ranked by words only.
 	Ranking string `json:"ranking,omitempty"`
 	// NoTask says the record's task only names the gateway's sessions

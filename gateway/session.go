@@ -21,6 +21,10 @@ type session struct {
 	mode   Mode
 	anon   bool // the client gave no name: nothing is stored, nothing shared
 	server *mcp.Server
+	client string // who opened it over HTTP (clientIdentity); "" over stdio
+	// id is the MCP session ID (HTTP), identity the name of the identity
+	// that opened the session, if any (see identity.go).
+	id, identity string
 
 	mu sync.Mutex
 	sessionState
@@ -43,14 +47,14 @@ func (g *Gateway) newSession(ctx context.Context, key, id string, mode Mode, ano
 	// cat serves the selection and the trace of the start; the tools
 	// listed always come from the catalog in use (see sync).
 	cat := g.catalog()
-	s := &session{g: g, key: key, mode: mode, anon: anon, sessionState: sessionState{exposed: map[string]bool{}, initial: map[string]bool{}},
+	s := &session{g: g, key: key, id: id, mode: mode, anon: anon, sessionState: sessionState{exposed: map[string]bool{}, initial: map[string]bool{}},
 		listed: map[string]string{}, prompts: map[string]string{}, resources: map[string]string{}, templates: map[string]string{}}
 	caps := &mcp.ServerCapabilities{
 		Logging: &mcp.LoggingCapabilities{},
 		Tools:   &mcp.ToolCapabilities{ListChanged: true},
 	}
 	var anyPrompts, anyResources bool
-	for _, u := range g.ups {
+	for _, u := range g.upstreams() {
 		l := u.listing()
 		anyPrompts = anyPrompts || (l.caps != nil && l.caps.Prompts != nil)
 		anyResources = anyResources || (l.caps != nil && l.caps.Resources != nil)
@@ -79,9 +83,7 @@ func (g *Gateway) newSession(ctx context.Context, key, id string, mode Mode, ano
 	s.server.AddReceivingMiddleware(s.traceServer) // outermost: spans cover the guard's wait
 
 	if mode != ModeAll {
-		h := policy.Hatch()
-		s.server.AddTool(&mcp.Tool{Name: h.Name, Description: h.Description, InputSchema: h.InputSchema,
-			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, Title: "Find capabilities"}}, s.find)
+		s.server.AddTool(g.hatchTool(), s.find)
 		if mode.callsThrough() {
 			s.server.AddTool(&mcp.Tool{Name: CallName, Description: callDescription, InputSchema: json.RawMessage(callSchema),
 				Annotations: &mcp.ToolAnnotations{Title: "Call a found capability"}}, s.callCapability)
@@ -98,6 +100,9 @@ func (g *Gateway) newSession(ctx context.Context, key, id string, mode Mode, ano
 		return nil, fmt.Errorf("opening session %s: %w (%d, the most the gateway keeps)", key, ErrTooManySessions, g.opts.MaxSessions)
 	}
 	g.sessions[s] = struct{}{}
+	if id != "" {
+		g.byID.Store(id, s)
+	}
 	n := len(g.sessions)
 	g.mu.Unlock()
 	g.opts.Metrics.sessions(n)
@@ -118,6 +123,7 @@ func (g *Gateway) newSession(ctx context.Context, key, id string, mode Mode, ano
 		// notification: a request that opens a session the client then
 		// drops (a version probe) leaves nothing behind.
 		var onStart func(context.Context)
+		var planNames []string
 		provisional := false
 		if !ok || err != nil {
 			provisional = !g.isReady()
@@ -130,7 +136,14 @@ func (g *Gateway) newSession(ctx context.Context, key, id string, mode Mode, ano
 			} else {
 				sel = cat.broker.Select(rctx, g.opts.Task, &policy.Options{Family: g.opts.Family})
 			}
-			names = sel.Names()
+			names = merge(g.pinned(cat), sel.Names())
+			if planTask != "" {
+				for _, p := range sel.Tools {
+					if !p.Floor {
+						planNames = append(planNames, p.Name)
+					}
+				}
+			}
 			onStart = func(ctx context.Context) {
 				// Recorded as the session holds it once upstreams have
 				// started: late ones may have added to the selection.
@@ -182,7 +195,7 @@ func (g *Gateway) newSession(ctx context.Context, key, id string, mode Mode, ano
 		}
 		s.mu.Lock()
 		s.onStart = onStart
-		s.provisional, s.planTask = provisional, planTask
+		s.provisional, s.planTask, s.planNames = provisional, planTask, planNames
 		s.addLocked(names)
 		for _, n := range names {
 			s.initial[n] = true
@@ -208,6 +221,7 @@ func (g *Gateway) instructions(mode Mode) string {
 func (g *Gateway) dropSession(s *session) {
 	g.mu.Lock()
 	delete(g.sessions, s)
+	g.byID.CompareAndDelete(s.id, s)
 	n := len(g.sessions)
 	g.mu.Unlock()
 	g.opts.Metrics.sessions(n)

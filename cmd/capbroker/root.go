@@ -139,7 +139,11 @@ func (m *Main) commands() []*cobra.Command {
 		m.newVersionCmd(),
 		m.newPruneCmd(),
 		m.newClientCmd(),
+		m.newServerCmd(),
+		m.newServiceCmd(),
 		m.newLoginCmd(),
+		m.newProbeCmd(),
+		m.newIdentityCmd(),
 	}
 }
 
