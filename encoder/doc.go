@@ -46,8 +46,9 @@
 // published weights run here match it to within 1e-6 a coordinate.
 //
 // The int8 weights stay where the binary holds them. On amd64 with AVX2
-// the first forward pass lays each layer's weights out in blocks of 16
-// outputs (10.6 MB of heap, a copy made once, in about 10 ms), and each
+// each layer's weights are laid out once in blocks of 16 outputs (10.6
+// MB of heap, about 10 ms; on a first pass of 64 rows or more, or on the
+// second pass, so a one-shot query does not pay for it), and each
 // product rounds its input rows to int16 (one scale a row) and sums
 // int8 × int16 products exactly in int32, a group of 64 at a time, with
 // VPDPWSSD (AVX-512 VNNI) or VPMADDWD (AVX2); each group's sum is scaled

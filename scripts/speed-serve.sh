@@ -8,7 +8,8 @@
 set -euo pipefail
 bin=$1 tools=$2 tasks=$3 n=${4:-200}
 home=$(mktemp -d)
-trap 'rm -rf "$home"' EXIT
+pid=
+trap '[ -n "$pid" ] && kill $pid 2>/dev/null; rm -rf "$home"' EXIT
 export HOME=$home XDG_CACHE_HOME=$home/cache XDG_DATA_HOME=$home/data XDG_CONFIG_HOME=$home/config
 "$bin" embed --tools "$tools" >/dev/null 2>&1
 tick=$(getconf CLK_TCK)
@@ -31,5 +32,6 @@ for ranker in lexical hybrid; do
 	done
 	c1=$(cpu $pid)
 	kill $pid; wait $pid 2>/dev/null || true
+	pid=
 	awk -v r=$ranker -v n="$n" -v a="$c0" -v b="$c1" 'BEGIN{printf "%s %d selects: %.2f ms CPU a select\n", r, n, (b-a)/n}'
 done

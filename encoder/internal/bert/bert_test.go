@@ -358,3 +358,44 @@ func BenchmarkForward(b *testing.B) {
 		m.Forward(&s, [][]int32{ids}, out)
 	}
 }
+
+// TestPackWhenItPays: a first pass over a short text leaves the layers
+// unpacked (a one-shot query does not pay for packing), the second
+// packs them; a first pass of packRows rows or more packs at once.
+func TestPackWhenItPays(t *testing.T) {
+	b, err := tableOnce()
+	if err != nil {
+		t.Fatal(err)
+	}
+	packed := func(m *Model) bool { return m.Layers[0].QKV.P != nil && m.Layers[5].FF2.P != nil }
+	if !tensor.HaveAVX2 {
+		m, _ := ReadTable(b)
+		embed(m, []string{strings.Repeat("read the file and write it back ", 10)})
+		embed(m, []string{"read the file"})
+		if packed(m) {
+			t.Fatal("packed without the integer kernels")
+		}
+		return
+	}
+	m, err := ReadTable(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	embed(m, []string{"read the file"})
+	if packed(m) {
+		t.Fatal("packed on a first pass of a few rows")
+	}
+	embed(m, []string{"read the file"})
+	if !packed(m) {
+		t.Fatal("not packed on the second pass")
+	}
+	m, err = ReadTable(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("read the file and write it back ", 10)
+	embed(m, []string{long})
+	if !packed(m) {
+		t.Fatalf("not packed on a first pass of %d+ rows", packRows)
+	}
+}

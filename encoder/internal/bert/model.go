@@ -3,6 +3,7 @@ package bert
 import (
 	"math"
 	"sync"
+	"sync/atomic"
 
 	"github.com/capbroker/capbroker/encoder/internal/tensor"
 )
@@ -47,18 +48,34 @@ type Model struct {
 	EmbNScale, EmbNBias []float32
 	Layers              [Layers]Layer
 
-	// pack, set by ReadTable, packs the int8 layers on first use.
-	pack *sync.Once
+	// pack, set by ReadTable, packs the int8 layers when it pays.
+	pack *packer
 }
 
-// packLayers lays the int8 layers out for the integer kernels, once,
-// on the first forward pass (a command that loads the model and never
-// embeds does not pay for it).
-func (m *Model) packLayers() {
-	if m.pack == nil {
+// packer packs a model's int8 layers for the integer kernels once.
+type packer struct {
+	once   sync.Once
+	passes atomic.Int64
+}
+
+// packRows is the least batch worth packing the layers for on the first
+// pass: packing (about 10 ms) costs about what the integer kernels save
+// over a few dozen rows. A later pass packs whatever its size.
+const packRows = 64
+
+// packLayers lays the int8 layers out for the integer kernels, once: on
+// the first forward pass of at least packRows rows, or on the second
+// pass. A one-shot command that embeds one short query (or nothing) does
+// not pay for it; a server or a batch of cards does at once. Without the
+// integer kernels (no AVX2) nothing is packed.
+func (m *Model) packLayers(rows int) {
+	if m.pack == nil || !tensor.HaveAVX2 {
+		return // float weights, or no integer kernel to run them
+	}
+	if m.pack.passes.Add(1) == 1 && rows < packRows {
 		return
 	}
-	m.pack.Do(func() {
+	m.pack.once.Do(func() {
 		for i := range m.Layers {
 			l := &m.Layers[i]
 			l.QKV.Pack()
@@ -93,11 +110,11 @@ func Clip(pieces []int32) []int32 {
 // are run as one batch: matrix products cover all rows of all sequences,
 // attention stays within each sequence.
 func (m *Model) Forward(s *Scratch, seqs [][]int32, dst [][]float32) {
-	m.packLayers()
 	rows := 0
 	for _, q := range seqs {
 		rows += len(q)
 	}
+	m.packLayers(rows)
 	s.x = tensor.Grow(s.x, rows*Hidden)
 	s.h = tensor.Grow(s.h, rows*Hidden)
 	s.qkv = tensor.Grow(s.qkv, rows*3*Hidden)

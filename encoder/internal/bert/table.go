@@ -2,7 +2,6 @@ package bert
 
 import (
 	"errors"
-	"sync"
 
 	"github.com/capbroker/capbroker/encoder/internal/tensor"
 )
@@ -82,6 +81,6 @@ func ReadTable(data []byte) (*Model, error) {
 		return nil, err
 	}
 	m.Tok = NewTokenizer(vocab)
-	m.pack = new(sync.Once)
+	m.pack = new(packer)
 	return m, nil
 }
