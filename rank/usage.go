@@ -54,7 +54,7 @@ func (a *Asked) String() string {
 // parameters the other sets chose (docs/learning.md). A fixed weight, as
 // before (0.05), had to stay low so that BFCL, whose cards were called
 // once or twice, lost no more than 0.005.
-const DefaultUsageWeight = 0.2
+const DefaultUsageWeight = 0.3
 
 // DefaultUsageEvidence is the evidence (faded past sessions) at which a
 // card's usage field weighs half of its weight ([Options.UsageEvidence]).
