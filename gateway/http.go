@@ -112,6 +112,7 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 			g.opts.Logger.Error("opening a session", "error", err)
 			return nil
 		}
+		s.client = clientIdentity(r)
 		h.s = s
 		if f != nil {
 			f.attach(s, id, false)

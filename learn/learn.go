@@ -134,6 +134,7 @@ type item struct {
 	said               string // as said, clipped
 	at                 time.Time
 	weight             float64 // Completed, Unfinished or Demoted
+	client             string  // who ran the session; its ID when unknown
 }
 
 // Len returns how many (session, tool, phrase) links the evidence holds.
@@ -150,18 +151,29 @@ func (ev *Evidence) Len() int {
 //     was given), so it is no phrase anyone asked for;
 //   - matched: every tool a find returned, those exposed before included
 //     (Found has only those it newly exposed);
-//   - outcome: how a call ended; only "ok" and "tool_error" (the tool ran
-//     and answered) count as calls that went through.
+//   - outcome: how a call ended; only "ok" (the tool ran and answered
+//     without error) counts as a call that went through, and an error, a
+//     timeout, a tool error or a refusal demotes. A call recorded without
+//     an outcome (POST /v1/sessions/{id}/call, which checks a call the
+//     client says it will make and runs nothing) teaches nothing;
+//   - client: who ran the session (see [MaxClientSessions]).
 type recordDetail struct {
 	NoTask  bool     `json:"no_task"`
 	Matched []string `json:"matched"`
 	Outcome string   `json:"outcome"`
+	Client  string   `json:"client"`
 }
+
+// Ran is the outcome of a call that ran and returned without error: the
+// only calls learning counts as going through. A recorder that runs tools
+// (the gateway, an executor) writes it in the record's detail as
+// "outcome".
+const Ran = "ok"
 
 func detailOf(r *trace.Record) recordDetail {
 	var d recordDetail
 	if len(r.Detail) > 0 && (bytes.Contains(r.Detail, []byte(`"no_task"`)) || bytes.Contains(r.Detail, []byte(`"matched"`)) ||
-		bytes.Contains(r.Detail, []byte(`"outcome"`))) {
+		bytes.Contains(r.Detail, []byte(`"outcome"`)) || bytes.Contains(r.Detail, []byte(`"client"`))) {
 		_ = json.Unmarshal(r.Detail, &d) // a detail of another shape teaches nothing more
 	}
 	return d
@@ -183,6 +195,23 @@ const (
 	Demoted = -1.0
 )
 
+// Caps on what one session and one client can teach (see the package
+// doc, "What counts").
+const (
+	// MaxSessionTools is how many tools one session teaches about: the
+	// first it called that went through; later ones teach nothing.
+	MaxSessionTools = 10
+	// MaxSessionPhrases is how many phrases one session teaches about one
+	// tool: its task, then its first finds that offered the tool.
+	MaxSessionPhrases = 4
+	// MaxClientSessions is how many sessions of one client (the gateway's
+	// client identity: a session key, a bearer token's digest or an
+	// address) count for one tool and phrase; more sessions of that
+	// client add nothing. Sessions without a recorded client each count
+	// as their own.
+	MaxClientSessions = 4
+)
+
 // outcomeClass sorts a call by how it ended: 1 it went through, -1 it
 // errored or was refused, 0 cancelled (nothing said), and -2 for a call
 // that never reached a tool (refused by the broker, unknown), which
@@ -192,7 +221,7 @@ func outcomeClass(r *trace.Record, d recordDetail) int {
 		return -2
 	}
 	switch d.Outcome {
-	case "", "ok":
+	case Ran:
 		return 1
 	case "error", "timeout", "tool_error", "denied":
 		return -1
@@ -235,7 +264,8 @@ func Collect(recs []trace.Record) *Evidence {
 		task     string
 		finds    []find
 		uses     []use
-		lastCall int // the class of the session's last call that reached a tool
+		lastCall int    // the class of the session's last call that reached a tool
+		client   string // the session's client identity, if recorded
 	)
 	// ledBy returns the phrases that led to u: the task, and the finds
 	// made before its last call that returned it.
@@ -271,7 +301,13 @@ func Collect(recs []trace.Record) *Evidence {
 		return false
 	}
 	flush := func() {
-		for i := range uses {
+		who := "session " + sess
+		if client != "" {
+			who = "client " + client
+		}
+		// One session teaches about at most MaxSessionTools tools (the
+		// first it called), MaxSessionPhrases phrases each.
+		for i := range min(len(uses), MaxSessionTools) {
 			u := &uses[i]
 			var w float64
 			switch {
@@ -292,8 +328,11 @@ func Collect(recs []trace.Record) *Evidence {
 				if norm == "" || seen[norm] {
 					continue
 				}
+				if len(seen) == MaxSessionPhrases {
+					break
+				}
 				seen[norm] = true
-				ev.items = append(ev.items, item{session: n, tool: u.tool, digest: u.digest, norm: norm, said: clip(strings.TrimSpace(phrase)), at: u.at, weight: w})
+				ev.items = append(ev.items, item{session: n, tool: u.tool, digest: u.digest, norm: norm, said: clip(strings.TrimSpace(phrase)), at: u.at, weight: w, client: who})
 			}
 		}
 	}
@@ -306,10 +345,13 @@ func Collect(recs []trace.Record) *Evidence {
 		if r.SessionID != sess {
 			flush()
 			sess, n = r.SessionID, n+1
-			task, finds, uses, lastCall = "", finds[:0], uses[:0], 0
+			task, finds, uses, lastCall, client = "", finds[:0], uses[:0], 0, ""
 		}
 		pos++
 		d := detailOf(r)
+		if client == "" && d.Client != "" {
+			client = d.Client
+		}
 		if r.Task != "" && !d.NoTask && (r.Kind == trace.KindSelect || task == "") {
 			task = r.Task
 		}
@@ -363,6 +405,7 @@ func (ev *Evidence) Usage(cards []card.Card, opts *Options) rank.Usage {
 		sessions int
 		weight   float64
 		last     time.Time
+		clients  map[string]int // sessions counted per client
 	}
 	agg := make(map[key]*evidence)
 	var order []key // first-seen order, for a deterministic result
@@ -372,6 +415,7 @@ func (ev *Evidence) Usage(cards []card.Card, opts *Options) rank.Usage {
 		at     time.Time
 		said   string
 		weight float64
+		client string
 	}
 	seen := make(map[key]link)
 	var sessOrder []key
@@ -380,10 +424,14 @@ func (ev *Evidence) Usage(cards []card.Card, opts *Options) rank.Usage {
 			l := seen[k]
 			e := agg[k]
 			if e == nil {
-				e = &evidence{}
+				e = &evidence{clients: map[string]int{}}
 				agg[k] = e
 				order = append(order, k)
 			}
+			if e.clients[l.client] >= MaxClientSessions {
+				continue
+			}
+			e.clients[l.client]++
 			if l.weight > 0 {
 				e.sessions++
 			}
@@ -412,7 +460,7 @@ func (ev *Evidence) Usage(cards []card.Card, opts *Options) rank.Usage {
 			sessOrder = append(sessOrder, k)
 		}
 		if !dup || it.at.After(prev.at) {
-			seen[k] = link{it.at, it.said, it.weight}
+			seen[k] = link{it.at, it.said, it.weight, it.client}
 		}
 	}
 	flush()

@@ -41,8 +41,10 @@ func sel(sess, task string, at time.Time) trace.Record {
 	return rec(sess, trace.KindSelect, at, func(r *trace.Record) { r.Task = task })
 }
 
+// call is a call that ran and returned without error, as the gateway
+// records it.
 func call(sess, tool string, at time.Time) trace.Record {
-	return rec(sess, trace.KindCall, at, func(r *trace.Record) { r.Tool = tool })
+	return rec(sess, trace.KindCall, at, func(r *trace.Record) { r.Tool = tool; r.Detail = []byte(`{"outcome":"ok"}`) })
 }
 
 func TestFromTraces(t *testing.T) {
@@ -115,7 +117,7 @@ func TestFromTraces(t *testing.T) {
 			call("s1", "deploy", now),
 			rec("s2", trace.KindFind, now, func(r *trace.Record) { r.Query = "post to slack"; r.Found = []string{"deploy", "notify"} }),
 			rec("s2", trace.KindCall, now, func(r *trace.Record) { r.Tool = "deploy"; r.Detail = []byte(`{"gateway":true,"outcome":"cancelled"}`) }),
-			rec("s2", trace.KindCall, now.Add(time.Second), func(r *trace.Record) { r.Tool = "notify" })}, nil,
+			call("s2", "notify", now.Add(time.Second))}, nil,
 			rank.Usage{"notify": {{Phrase: "post to slack", Sessions: 1, Weight: 1}}}},
 		{"a task completed with the card counts more than one left unfinished", []trace.Record{
 			sel("s1", "ship the build", now), call("s1", "deploy", now),
@@ -133,9 +135,9 @@ func TestFromTraces(t *testing.T) {
 			rank.Usage{}},
 		{"a card that changed since the call", []trace.Record{
 			sel("s1", "ship the build", now),
-			rec("s1", trace.KindCall, now, func(r *trace.Record) { r.Tool = "deploy"; r.ToolDigest = "old" }),
+			rec("s1", trace.KindCall, now, func(r *trace.Record) { r.Tool = "deploy"; r.ToolDigest = "old"; r.Detail = []byte(`{"outcome":"ok"}`) }),
 			sel("s2", "roll out", now),
-			rec("s2", trace.KindCall, now, func(r *trace.Record) { r.Tool = "deploy"; r.ToolDigest = "d1" })}, nil,
+			rec("s2", trace.KindCall, now, func(r *trace.Record) { r.Tool = "deploy"; r.ToolDigest = "d1"; r.Detail = []byte(`{"outcome":"ok"}`) })}, nil,
 			rank.Usage{"deploy": {{Phrase: "roll out", Sessions: 1, Weight: 1}}}},
 		{"caps: the strongest phrases", []trace.Record{
 			sel("s1", "a", now), call("s1", "deploy", now),

@@ -123,7 +123,7 @@ func TestGatewayHybridByDefault(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("find: %v %+v", err, res)
 	}
-	if text := res.Content[0].(*mcp.TextContent).Text; !strings.Contains(text, `"name": "meteo__get_weather_forecast"`) || !strings.Contains(text, "similarity 0.") {
+	if text := res.Content[0].(*mcp.TextContent).Text; !strings.Contains(text, `"name":"meteo__get_weather_forecast"`) || !strings.Contains(text, "similarity 0.") {
 		t.Errorf("find by meaning:\n%s", text)
 	}
 

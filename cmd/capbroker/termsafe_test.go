@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -62,6 +63,11 @@ func TestTerminalOutputEscaped(t *testing.T) {
 	home := t.TempDir()
 	wd := t.TempDir()
 	t.Chdir(wd)
+	// client add checks that the command it writes starts: this test binary does.
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
 	// The project's own servers: every field a prompt shows.
 	writeFile(t, filepath.Join(wd, ".mcp.json"), `{"mcpServers": {
 		"npx-helper`+evilJSON+`": {"command": "npx`+evilJSON+`", "args": ["-y", "harmless`+evilJSON+`\nrm -rf ~"], "cwd": "sub`+evilJSON+`", "env": {"KEY`+evilJSON+`": "v"}},
@@ -114,7 +120,7 @@ func TestTerminalOutputEscaped(t *testing.T) {
 		{"route", "--root", plugins, "--project", proj, "--state", "none", "--gap-log", "none", "--phase", "EXECUTE", "add the CSV export"},
 		{"route", "--root", plugins, "--project", proj, "--state", "none", "--gap-log", "none", "--json", "--phase", "EXECUTE", "add the CSV export"},
 		{"client", "list", "--json"},
-		{"client", "add", "claude-code", "--dry-run", "--command", "/opt/capbroker"},
+		{"client", "add", "claude-code", "--dry-run", "--command", self},
 	} {
 		check(args, "", true)
 	}

@@ -18,13 +18,16 @@ import (
 // $CAPBROKER_TOKEN, and every hidden flag is a former name that warns.
 func TestVocabulary(t *testing.T) {
 	// The timeouts, by name; a flag ending in "timeout" must be one of them.
-	timeouts := []string{"start-timeout", "call-timeout", "read-timeout", "write-timeout", "idle-timeout", "login-timeout"}
+	timeouts := []string{"start-timeout", "call-timeout", "read-timeout", "write-timeout", "idle-timeout", "login-timeout", "drain-timeout", "ready-timeout"}
 	// Former names: no command may show them.
 	former := []string{"timeout", "http", "tool-file", "catalog", "listen"}
 	// Deliberate exceptions, each with its reason.
 	except := map[string]string{
-		"capbroker eval --k":       "the benchmark's list of cut-offs (1,3,5,10), not a count of results",
-		"capbroker eval --usage-b": "a hidden tuning knob for leave-one-dataset-out runs, not a user's flag",
+		"capbroker eval --k":               "the benchmark's list of cut-offs (1,3,5,10), not a count of results",
+		"capbroker eval --usage-b":         "a hidden tuning knob for leave-one-dataset-out runs, not a user's flag",
+		"capbroker eval --usage-phrases":   "a hidden tuning knob for leave-one-dataset-out runs, not a user's flag",
+		"capbroker eval --usage-precedent": "a hidden tuning knob for leave-one-dataset-out runs, not a user's flag",
+		"capbroker eval upstream --tools":  "the one tool file the session eval's hidden upstream serves",
 	}
 	var addrs []string
 	types := map[string]string{} // flag name -> its type, the same on every command
