@@ -210,11 +210,8 @@ type termFreqs [numFields]uint8
 
 // term is the index entry of one stem.
 type term struct {
-	id  int32
-	idf float64
-	// w weighs the term's matches: idf raised to rarityPower. Coverage
-	// (the share of the query's IDF a card matches) reads idf.
-	w        float64
+	id       int32
+	idf      float64
 	postings []posting
 	freqs    []termFreqs // freqs[i] are postings[i]'s
 }
@@ -389,7 +386,6 @@ func New(cards []card.Card, opts *Options) *Index {
 	}
 	for _, t := range ix.terms {
 		t.idf = logIDF(n, float64(len(t.postings)))
-		t.w = math.Pow(t.idf, rarityPower)
 		for i := range t.postings {
 			p := &t.postings[i]
 			p.sat = float32(ix.saturate(p.doc, &t.freqs[i]))
@@ -433,18 +429,6 @@ func (ix *Index) Vocabulary() []string {
 
 // logIDF is the BM25 inverse document frequency of a term found in df of n
 // cards; it is always positive.
-// rarityPower raises each term's IDF before it weighs the term's matches
-// (coverage, the share of the query's IDF a card matches, is not
-// changed): BM25's
-// logarithm flattens rarity, so a word only one card has ("homestays",
-// "WGS84") weighed barely more than two generic words a name shares with
-// the query ("find", "read"). With the power 1.25 the rare word wins
-// ("find homestays in Lisbon for next weekend": airbnb_search, not
-// find_free_time); lexical NDCG@10 MetaTool .6027 -> .6041, BFCL .8236 ->
-// .8218, Seal-Tools dev .9386 -> .9369, examples .7304 -> .7311, held-out
-// odd .4562 = , even .6056 -> .6043 (1.5 cost BFCL .0055).
-const rarityPower = 1.25
-
 func logIDF(n, df float64) float64 {
 	return math.Log(1 + (n-df+0.5)/(df+0.5))
 }

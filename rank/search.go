@@ -465,7 +465,7 @@ func (ix *Index) searchTerms(q []QueryTerm, k int, s *scratch) []Hit {
 		if qt.From == "" {
 			queryIDF += t.idf
 		}
-		s.touched = addPostings(s.scores, s.has, s.touched, t.postings, t.w*qt.Weight, termBit(j))
+		s.touched = addPostings(s.scores, s.has, s.touched, t.postings, t.idf*qt.Weight, termBit(j))
 	}
 	if len(s.touched) == 0 {
 		return nil
@@ -477,7 +477,7 @@ func (ix *Index) searchTerms(q []QueryTerm, k int, s *scratch) []Hit {
 			if !qt.Boost || t == nil {
 				continue
 			}
-			w, bit := t.w*qt.Weight, termBit(j)
+			w, bit := t.idf*qt.Weight, termBit(j)
 			for i := range t.postings {
 				if p := &t.postings[i]; s.scores[p.doc] != 0 {
 					s.scores[p.doc] += w * float64(p.sat)
@@ -756,7 +756,7 @@ func (ix *Index) explain(q []QueryTerm, docs []int32, s *scratch) []Hit {
 					fields = append(fields, f)
 				}
 			}
-			w := t.w * qt.Weight
+			w := t.idf * qt.Weight
 			matches = append(matches, Match{Term: qt.Word, Fields: fields[from:len(fields):len(fields)], Score: w * float64(t.postings[i].sat), Via: qt.From})
 			if c := credits[j]; c < 0 {
 				continue
