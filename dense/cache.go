@@ -41,6 +41,25 @@ const cacheSchema = `CREATE TABLE IF NOT EXISTS ` + CacheTable + ` (
 type Cache struct {
 	db    *sql.DB
 	owned bool
+	pg    bool // PostgreSQL (OpenPostgresCache): $n placeholders, BYTEA, ON CONFLICT
+}
+
+// q adapts a statement written for SQLite to the cache's database.
+func (c *Cache) q(query string) string {
+	if !c.pg {
+		return query
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range query {
+		if r == '?' {
+			n++
+			fmt.Fprintf(&b, "$%d", n)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // OpenCache opens (creating if needed) the SQLite database at path, in
@@ -119,7 +138,7 @@ func (c *Cache) Get(ctx context.Context, model string, digests []string) (map[st
 		}
 		q := `SELECT digest, text_sha, dim, vector FROM ` + CacheTable +
 			` WHERE model = ? AND digest IN (?` + strings.Repeat(",?", len(chunk)-1) + `)`
-		rows, err := c.db.QueryContext(ctx, q, args...)
+		rows, err := c.db.QueryContext(ctx, c.q(q), args...)
 		if err != nil {
 			return nil, fmt.Errorf("reading embedding cache: %w", err)
 		}
@@ -158,8 +177,12 @@ func (c *Cache) Put(ctx context.Context, model string, entries []Entry) error {
 		return fmt.Errorf("writing embedding cache: %w", err)
 	}
 	defer tx.Rollback()
-	st, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO `+CacheTable+
-		` (digest, model, text_sha, dim, vector, created) VALUES (?, ?, ?, ?, ?, ?)`)
+	insert := `INSERT OR REPLACE INTO ` + CacheTable + ` (digest, model, text_sha, dim, vector, created) VALUES (?, ?, ?, ?, ?, ?)`
+	if c.pg {
+		insert = `INSERT INTO ` + CacheTable + ` (digest, model, text_sha, dim, vector, created) VALUES (?, ?, ?, ?, ?, ?)
+			ON CONFLICT (model, digest) DO UPDATE SET text_sha = excluded.text_sha, dim = excluded.dim, vector = excluded.vector, created = excluded.created`
+	}
+	st, err := tx.PrepareContext(ctx, c.q(insert))
 	if err != nil {
 		return fmt.Errorf("writing embedding cache: %w", err)
 	}
@@ -179,7 +202,7 @@ func (c *Cache) Put(ctx context.Context, model string, entries []Entry) error {
 // Len returns how many vectors the cache holds for model.
 func (c *Cache) Len(ctx context.Context, model string) (int, error) {
 	var n int
-	err := c.db.QueryRowContext(ctx, `SELECT count(*) FROM `+CacheTable+` WHERE model = ?`, model).Scan(&n)
+	err := c.db.QueryRowContext(ctx, c.q(`SELECT count(*) FROM `+CacheTable+` WHERE model = ?`), model).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("counting embedding cache: %w", err)
 	}
@@ -193,7 +216,7 @@ func (c *Cache) Prune(ctx context.Context, model string, keep []string) (int, er
 	for _, d := range keep {
 		keepSet[d] = true
 	}
-	rows, err := c.db.QueryContext(ctx, `SELECT digest FROM `+CacheTable+` WHERE model = ?`, model)
+	rows, err := c.db.QueryContext(ctx, c.q(`SELECT digest FROM `+CacheTable+` WHERE model = ?`), model)
 	if err != nil {
 		return 0, fmt.Errorf("pruning embedding cache: %w", err)
 	}
@@ -219,7 +242,7 @@ func (c *Cache) Prune(ctx context.Context, model string, keep []string) (int, er
 	}
 	defer tx.Rollback()
 	for _, d := range drop {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM `+CacheTable+` WHERE model = ? AND digest = ?`, model, d); err != nil {
+		if _, err := tx.ExecContext(ctx, c.q(`DELETE FROM `+CacheTable+` WHERE model = ? AND digest = ?`), model, d); err != nil {
 			return 0, fmt.Errorf("pruning embedding cache: %w", err)
 		}
 	}

@@ -161,6 +161,34 @@
 // records carry its MCP session ID. So memory and storage grow with the
 // names clients use, not with connections.
 //
+// # A fleet of replicas
+//
+// With a session store that keeps MCP sessions ([StoreSessions] over
+// SQLite or PostgreSQL: store.MCPSessions), [Gateway.Handler] writes each
+// MCP session (its mode, name, plan task, identity, the client's
+// initialize request, an anonymous session's tools) to the database
+// before answering its initialize, and a replica that gets a request for
+// an Mcp-Session-Id it does not hold rebuilds the session from there on
+// first touch, replaying the client's initialize to the SDK under the
+// same ID: any replica on one database serves any request of any
+// session, behind a balancer with no affinity. What a session finds is
+// stored before the find is answered and read back by other replicas'
+// copies on tools/list and on a call of a tool they lack; a DELETE on any
+// replica ends the session everywhere; sessions no replica touched for
+// the idle timeout expire. With [StoreOptions.Durable] trace records are
+// written before their call is answered. /healthz and /readyz serve
+// balancers; [Gateway.Drain] and [Gateway.DrainFunc] ([ServeOptions.Drain])
+// stop a replica without losing a call in flight. Stream resumption
+// (Last-Event-ID) is not kept across replicas. See docs/fleet.md.
+//
+// # Identities
+//
+// [HTTPOptions.Identities] maps bearer tokens to identities (package
+// identity): each has a session quota (counted in the database across a
+// fleet), a request rate and a profile of the servers and tools it may
+// see and call; a session refuses another identity's requests; traces
+// and /metrics name the identity, never the token.
+//
 // The catalog is rebuilt when an upstream's listing changes. Rebuilds may
 // overlap; each is numbered when it starts, and an older one never
 // replaces the catalog of a newer one. A session is registered before its

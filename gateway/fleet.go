@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -43,6 +44,8 @@ type fleet struct {
 	rebuilt map[*session]bool        // rebuilt here: their replayed initialize stores nothing
 	pending map[string]chan struct{} // rebuilds under way, closed when done
 	touched map[string]time.Time     // when each session was last touched in the database
+	bus     store.Notifier           // nil: replicas learn of changes when a request comes
+	self    string                   // names this fleet's messages, which it does not act on
 }
 
 // fleetState is the gateway's part of a stored MCP session
@@ -71,8 +74,12 @@ func newFleet(g *Gateway, idle time.Duration) *fleet {
 		return nil
 	}
 	g.fleetIdle.Store(int64(idle))
-	return &fleet{g: g, st: ms, idle: idle, byID: map[string]*session{}, ids: map[*session]string{},
+	f := &fleet{g: g, st: ms, idle: idle, byID: map[string]*session{}, ids: map[*session]string{},
 		rebuilt: map[*session]bool{}, pending: map[string]chan struct{}{}, touched: map[string]time.Time{}}
+	f.bus, _ = ss.st.(store.Notifier)
+	f.self = newID()[:12]
+	g.subscribeFleet(f.hear)
+	return f
 }
 
 // attach registers s, just created with MCP session ID id, and adds the
@@ -213,6 +220,14 @@ func (f *fleet) rebuild(ctx context.Context, r *http.Request, id string, serve f
 	}
 	s.mu.Unlock()
 	s.sync()
+	if m.Identity != "" {
+		s.identity = m.Identity
+		f.g.identities.Store(s.key, m.Identity)
+		if p := requestIdentity(r.Context()); p != nil && p.Name == m.Identity && !p.Profile.Empty() {
+			prof := p.Profile
+			s.server.AddReceivingMiddleware(g.profileMiddleware(&prof))
+		}
+	}
 	f.attach(s, id, true)
 
 	h := &holder{s: s}
@@ -257,6 +272,7 @@ func (f *fleet) forget(ctx context.Context, id string) {
 	if _, err := f.st.DeleteMCPSession(context.WithoutCancel(ctx), id); err != nil {
 		f.g.opts.Logger.Warn("deleting an ended session from the database", "session", id, "error", err)
 	}
+	f.tell(ctx, "ended", id)
 }
 
 // middleware stores the session when the client initializes it, keeps
@@ -279,7 +295,7 @@ func (f *fleet) middleware(s *session, id string) mcp.Middleware {
 				}
 			}
 			before := 0
-			if s.anon && method == "tools/call" {
+			if method == "tools/call" {
 				s.mu.Lock()
 				before = len(s.order)
 				s.mu.Unlock()
@@ -293,19 +309,25 @@ func (f *fleet) middleware(s *session, id string) mcp.Middleware {
 					f.g.opts.Logger.Error("storing a new session", "session", id, "error", err)
 					return nil, fmt.Errorf("capbroker gateway: the session could not be stored in the database, try again: %w", err)
 				}
-			case method == "tools/call" && s.anon && s.mode != ModeAll:
+			case method == "tools/call" && s.mode != ModeAll:
 				// What the call added (a find, a tool called by name) is
-				// stored before the client hears of it.
+				// stored before the client hears of it (a named
+				// session's by share), and the other replicas are told.
 				s.mu.Lock()
 				var names []string
 				if len(s.order) > before {
 					names = slices.Clone(s.order)
 				}
 				s.mu.Unlock()
-				if names != nil {
+				switch {
+				case names == nil:
+				case s.anon:
 					if _, err := f.st.AddMCPExposed(context.WithoutCancel(ctx), id, names); err != nil {
 						f.g.opts.Logger.Warn("storing a session's found tools", "session", id, "error", err)
 					}
+					f.tell(ctx, "tools", id)
+				default:
+					f.tell(ctx, "key", s.key)
 				}
 			}
 			f.touch(id)
@@ -331,7 +353,7 @@ func (f *fleet) store(ctx context.Context, s *session, id string, req mcp.Reques
 		p.ProtocolVersion = r.ProtocolVersion
 	}
 	st := fleetState{Mode: s.mode, PlanTask: s.planTask, Init: &p}
-	m := &store.MCPSession{ID: id, State: nil}
+	m := &store.MCPSession{ID: id, Identity: s.identity}
 	s.mu.Lock()
 	if !s.anon {
 		m.Key = s.key
@@ -430,6 +452,14 @@ func (g *Gateway) sweepFleet(ctx context.Context) {
 	if !ok {
 		return
 	}
+	if bus, ok := ss.st.(store.Notifier); ok {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			g.listenFleet(ctx, bus)
+		}()
+		defer func() { <-done }()
+	}
 	t := time.NewTicker(time.Minute)
 	defer t.Stop()
 	for {
@@ -476,4 +506,85 @@ func (s *session) isExposed(name string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.exposed[name]
+}
+
+// fleetChannel is the channel replicas tell each other of session changes
+// on (store.Notifier).
+const fleetChannel = "capbroker_fleet"
+
+// tell the other replicas that something of a session changed: "tools"
+// (an anonymous session's tools grew; arg is its ID), "key" (a named
+// session's; arg is its name) or "ended" (arg is its ID). A replica that
+// misses it reads the database at the session's next request anyway.
+func (f *fleet) tell(ctx context.Context, kind, arg string) {
+	if f.bus == nil {
+		return
+	}
+	if err := f.bus.Notify(context.WithoutCancel(ctx), fleetChannel, kind+" "+f.self+" "+arg); err != nil {
+		f.g.opts.Logger.Warn("telling the other replicas of a session change", "change", kind, "error", err)
+	}
+}
+
+// hear acts on what another replica told: a session whose tools grew is
+// read back (its client gets list_changed on the stream it holds here),
+// one that ended is closed here too.
+func (f *fleet) hear(msg string) {
+	kind, rest, _ := strings.Cut(msg, " ")
+	from, arg, ok := strings.Cut(rest, " ")
+	if !ok || from == f.self {
+		return
+	}
+	var affected []*session
+	f.mu.Lock()
+	switch kind {
+	case "tools", "ended":
+		if s := f.byID[arg]; s != nil {
+			affected = append(affected, s)
+		}
+	case "key":
+		for _, s := range f.byID {
+			if !s.anon && s.key == arg {
+				affected = append(affected, s)
+			}
+		}
+	}
+	f.mu.Unlock()
+	for _, s := range affected {
+		if kind == "ended" {
+			for ss := range s.server.Sessions() {
+				ss.Close()
+			}
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		f.refresh(ctx, s, f.idOf(s))
+		cancel()
+	}
+}
+
+func (f *fleet) idOf(s *session) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.ids[s]
+}
+
+// subscribeFleet adds fn to what hears the other replicas (see
+// listenFleet).
+func (g *Gateway) subscribeFleet(fn func(string)) {
+	g.fleetMu.Lock()
+	g.fleetSubs = append(g.fleetSubs, fn)
+	g.fleetMu.Unlock()
+}
+
+// listenFleet hears the other replicas until ctx ends, if the session
+// store carries messages (PostgreSQL).
+func (g *Gateway) listenFleet(ctx context.Context, bus store.Notifier) {
+	bus.Listen(ctx, fleetChannel, func(msg string) {
+		g.fleetMu.Lock()
+		subs := slices.Clone(g.fleetSubs)
+		g.fleetMu.Unlock()
+		for _, fn := range subs {
+			fn(msg)
+		}
+	})
 }

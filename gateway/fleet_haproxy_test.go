@@ -82,7 +82,9 @@ func runReplica(raw string) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	h := g.Handler(&HTTPOptions{Replica: cfg.Name})
+	// Every client comes from HAProxy's address: the per-address quota
+	// would bound them all together.
+	h := g.Handler(&HTTPOptions{Replica: cfg.Name, MaxClientSessions: -1})
 	if err := Serve(ctx, ln, h, &ServeOptions{Drain: g.DrainFunc(time.Second), DrainTimeout: 20 * time.Second}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -171,5 +172,68 @@ func TestDurableRecord(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFleetNotify checks that replicas on PostgreSQL tell each other of
+// session changes: a session opened on B, whose client's event stream is
+// held by B, finds a tool on A: B reads it back and the client gets
+// list_changed on B's stream; the client ends the session on A: B closes
+// its copy.
+func TestFleetNotify(t *testing.T) {
+	db := persistentStores[1] // postgres
+	open := db.db(t)
+	servers := []ServerConfig{testServer("alpha")}
+	replica := func() (*Gateway, string) {
+		st := open()
+		t.Cleanup(func() { st.Close() })
+		ss := NewStoreSessions(st, nil)
+		t.Cleanup(func() { ss.Close() })
+		g := startGateway(t, servers, &Options{Mode: ModeAuto, Family: policy.General, Store: ss, Trace: ss})
+		return g, serveHTTP(t, g, nil)
+	}
+	_, urlA := replica()
+	gB, urlB := replica()
+
+	changed := make(chan struct{}, 8)
+	b := &balancer{}
+	b.to(urlB)
+	c := mcp.NewClient(&mcp.Implementation{Name: "fleet-client", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: "http://replica/mcp", HTTPClient: &http.Client{Transport: b}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	listNames(t, cs) // B holds the session and the client's stream
+	for len(changed) > 0 {
+		<-changed
+	}
+	b.to(urlA)
+	if found := findNames(t, cs, "echo the text back"); !slices.Contains(found, "alpha__echo") {
+		t.Fatalf("find on A: %v", found)
+	}
+	select {
+	case <-changed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no list_changed on the stream B holds after a find on A")
+	}
+	var onB *session
+	for _, s := range gB.liveSessions() {
+		if s.id == cs.ID() {
+			onB = s
+		}
+	}
+	if onB == nil || !onB.isExposed("alpha__echo") {
+		t.Fatal("B's copy of the session does not hold what A found")
+	}
+	cs.Close() // DELETE, on A
+	deadline := time.Now().Add(10 * time.Second)
+	for hasSessions(onB.server) {
+		if time.Now().After(deadline) {
+			t.Fatal("B's copy of the session is still open 10 s after the client ended it on A")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

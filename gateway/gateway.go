@@ -330,6 +330,13 @@ type Gateway struct {
 	fleetIdle atomic.Int64
 	draining  atomic.Bool
 	inflight  atomic.Int64 // MCP requests in flight, but GETs (see Idle)
+	// identities maps a session key to the identity that opened it, for
+	// the trace (see identity.go).
+	identities sync.Map
+	byID       sync.Map // MCP session ID -> *session, of the sessions held
+	// fleetSubs hear what other replicas tell (see fleet.go).
+	fleetMu   sync.Mutex
+	fleetSubs []func(string)
 }
 
 // New returns a gateway over the servers of cfg. It starts nothing.
@@ -342,6 +349,7 @@ func New(cfg *Config, opts *Options) (*Gateway, error) {
 		return nil, err
 	}
 	g := &Gateway{opts: o, sessions: map[*session]struct{}{}, rebuild: make(chan struct{}, 1), ready: make(chan struct{})}
+	o.Trace = identityTracer{next: o.Trace, g: g}
 	g.ranking = newRanking(o, func() { g.changed(nil) })
 	o.Metrics.rankingReady(func() bool {
 		cr := g.catalog().ranker

@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/capbroker/capbroker/identity"
 	"github.com/capbroker/capbroker/internal/httpguard"
 )
 
@@ -57,6 +58,10 @@ type HTTPOptions struct {
 	// --max-client-sessions. Zero means DefaultMaxClientSessions;
 	// negative, no bound but Options.MaxSessions.
 	MaxClientSessions int
+	// Identities, if set, maps bearer tokens to identities (package
+	// identity): each request must carry one of their tokens (or Token);
+	// see identity.go for what an identity bounds.
+	Identities *identity.Set
 	// Replica, if set, names this gateway in a fleet: every response
 	// carries it in the Capbroker-Replica header, so an operator (or a
 	// test) sees which replica served a request.
@@ -114,6 +119,7 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		}
 		s.client = clientIdentity(r)
 		h.s = s
+		g.claim(s, requestIdentity(r.Context()))
 		if f != nil {
 			f.attach(s, id, false)
 		}
@@ -180,6 +186,18 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 			http.Error(w, fmt.Sprintf("capbroker gateway: %d MCP sessions are open, the most it keeps (--max-sessions); try again when one ends (idle sessions end after --session-idle)", g.opts.MaxSessions), http.StatusServiceUnavailable)
 			return
 		}
+		if r.Method == http.MethodPost && id == "" {
+			if why := g.overQuota(r.Context(), f, requestIdentity(r.Context())); why != "" {
+				g.opts.Metrics.identityRequest(identityName(requestIdentity(r.Context())), "session_quota")
+				w.Header().Set("Retry-After", "10")
+				http.Error(w, why, http.StatusTooManyRequests)
+				return
+			}
+		}
+		if id != "" && !g.owns(f, r, id) {
+			http.Error(w, "capbroker gateway: this session belongs to another identity", http.StatusForbidden)
+			return
+		}
 		if f != nil && id != "" {
 			// A session of the fleet: served here whichever replica
 			// opened it.
@@ -238,6 +256,9 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 			w.Header().Set("Capbroker-Replica", o.Replica)
 			mux.ServeHTTP(w, r)
 		})
+	}
+	if o.Identities != nil {
+		return guard.Wrap(g.authenticate(o.Identities, o.Token, top))
 	}
 	if o.Token == "" {
 		return guard.Wrap(top)

@@ -6,6 +6,7 @@ import "github.com/prometheus/client_golang/prometheus"
 type fleetMetrics struct {
 	rebuilt  prometheus.Counter
 	draining prometheus.Gauge
+	identity *prometheus.CounterVec
 }
 
 func newFleetMetrics(reg *prometheus.Registry) *fleetMetrics {
@@ -15,10 +16,17 @@ func newFleetMetrics(reg *prometheus.Registry) *fleetMetrics {
 		draining: prometheus.NewGauge(prometheus.GaugeOpts{Name: "capbroker_gateway_draining",
 			Help: "1 once the gateway drains (SIGTERM): it refuses new sessions and finishes the calls in flight."}),
 	}
-	reg.MustRegister(m.rebuilt, m.draining)
+	m.identity = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "capbroker_gateway_identity_requests_total",
+		Help: "HTTP requests by identity (its name, never its token; \"\" for a token of no identity) and outcome: ok, rate_limited, session_quota, unauthorized."},
+		[]string{"identity", "outcome"})
+	reg.MustRegister(m.rebuilt, m.draining, m.identity)
 	return m
 }
 
 func (m *Metrics) fleetRebuilt() { m.fleet.rebuilt.Inc() }
 
 func (m *Metrics) drainingNow() { m.fleet.draining.Set(1) }
+
+func (m *Metrics) identityRequest(identity, outcome string) {
+	m.fleet.identity.WithLabelValues(identity, outcome).Inc()
+}

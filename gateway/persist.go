@@ -371,7 +371,7 @@ func Record(e Event) trace.Record {
 		rec.Failures = []trace.Failure{{Tier: tier, Message: e.Failure}}
 	}
 	rec.ToolDigest = e.ToolDigest
-	d := detail{Gateway: true, Mode: e.Mode, Upstream: e.Upstream, Outcome: e.Outcome, TokensFound: e.TokensFound, Held: slices.Clone(e.Held),
+	d := detail{Gateway: true, Identity: e.Identity, Mode: e.Mode, Upstream: e.Upstream, Outcome: e.Outcome, TokensFound: e.TokensFound, Held: slices.Clone(e.Held),
 		Ranking: e.Ranking, Client: e.Client}
 	if e.Kind == "find" {
 		d.Matched = slices.Clone(e.Names)
@@ -388,7 +388,9 @@ func Record(e Event) trace.Record {
 
 // detail is the gateway's part of a trace record.
 type detail struct {
-	Gateway     bool   `json:"gateway"`
+	Gateway bool `json:"gateway"`
+	// Identity names who opened the session (HTTPOptions.Identities).
+	Identity    string `json:"identity,omitempty"`
 	Mode        string `json:"mode,omitempty"`
 	Upstream    string `json:"upstream,omitempty"`
 	Outcome     string `json:"outcome,omitempty"`

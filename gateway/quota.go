@@ -14,10 +14,13 @@ import (
 // of DefaultMaxSessions, so one client cannot take them all.
 const DefaultMaxClientSessions = 100
 
-// clientIdentity names who opens a session, for the per-client quota: the
-// session key it names (X-Capbroker-Session or ?session=), else its
+// clientIdentity names who opens a session, for the per-client quota: its
+// identity (HTTPOptions.Identities), else the session key it names (X-Capbroker-Session or ?session=), else its
 // bearer token (by digest, never kept in clear), else its address.
 func clientIdentity(r *http.Request) string {
+	if id := requestIdentity(r.Context()); id != nil {
+		return "identity " + id.Name
+	}
 	if key := firstOf(r.Header.Get(SessionHeader), r.URL.Query().Get("session")); key != "" {
 		return "session " + key
 	}

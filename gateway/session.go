@@ -22,6 +22,9 @@ type session struct {
 	anon   bool // the client gave no name: nothing is stored, nothing shared
 	server *mcp.Server
 	client string // who opened it over HTTP (clientIdentity); "" over stdio
+	// id is the MCP session ID (HTTP), identity the name of the identity
+	// that opened the session, if any (see identity.go).
+	id, identity string
 
 	mu sync.Mutex
 	sessionState
@@ -44,7 +47,7 @@ func (g *Gateway) newSession(ctx context.Context, key, id string, mode Mode, ano
 	// cat serves the selection and the trace of the start; the tools
 	// listed always come from the catalog in use (see sync).
 	cat := g.catalog()
-	s := &session{g: g, key: key, mode: mode, anon: anon, sessionState: sessionState{exposed: map[string]bool{}, initial: map[string]bool{}},
+	s := &session{g: g, key: key, id: id, mode: mode, anon: anon, sessionState: sessionState{exposed: map[string]bool{}, initial: map[string]bool{}},
 		listed: map[string]string{}, prompts: map[string]string{}, resources: map[string]string{}, templates: map[string]string{}}
 	caps := &mcp.ServerCapabilities{
 		Logging: &mcp.LoggingCapabilities{},
@@ -97,6 +100,9 @@ func (g *Gateway) newSession(ctx context.Context, key, id string, mode Mode, ano
 		return nil, fmt.Errorf("opening session %s: %w (%d, the most the gateway keeps)", key, ErrTooManySessions, g.opts.MaxSessions)
 	}
 	g.sessions[s] = struct{}{}
+	if id != "" {
+		g.byID.Store(id, s)
+	}
 	n := len(g.sessions)
 	g.mu.Unlock()
 	g.opts.Metrics.sessions(n)
@@ -215,6 +221,7 @@ func (g *Gateway) instructions(mode Mode) string {
 func (g *Gateway) dropSession(s *session) {
 	g.mu.Lock()
 	delete(g.sessions, s)
+	g.byID.CompareAndDelete(s.id, s)
 	n := len(g.sessions)
 	g.mu.Unlock()
 	g.opts.Metrics.sessions(n)

@@ -12,6 +12,8 @@ import (
 type Event struct {
 	Time    time.Time `json:"time"`
 	Session string    `json:"session"`
+	// Identity names who opened the session (HTTPOptions.Identities).
+	Identity string `json:"identity,omitempty"`
 	// Kind is "select" (a session's first tools), "plan" (before the
 	// select of a session started from a plan task), "resume" (a session
 	// reopened under a stored name), "find" or "call".

@@ -67,3 +67,15 @@ for target in source/mcpconfig:FuzzParse source/internal/jsonc:FuzzStrip source/
 	source/toolfile:FuzzParse gateway:FuzzStdioLine gateway:FuzzHatchArguments; do
 	go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime "${FUZZTIME:-10s}" "./${target%%:*}"
 done
+# The deployment files: the Helm chart rendered by Helm's engine and every
+# manifest decoded strictly into the Kubernetes types, the compose file
+# checked against the Compose schema (deploy/check, a module of its own),
+# and HAProxy's configuration by haproxy itself.
+echo "== deploy check"
+(cd deploy/check && go run . ../..)
+if command -v haproxy >/dev/null 2>&1; then
+	haproxy -c -q -f deploy/compose/haproxy.cfg
+elif [ "${CI:-}" = true ]; then
+	echo "deploy check: haproxy is missing (scripts/setup.d/60-haproxy.sh installs it)" >&2
+	exit 1
+fi

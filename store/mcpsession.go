@@ -240,3 +240,17 @@ func (s SQL) CountMCPSessions(ctx context.Context, identity string) (n int, err 
 	}
 	return n, err
 }
+
+// Notifier is a store that carries messages between the processes
+// sharing it, within about a second (PostgreSQL's LISTEN/NOTIFY): how
+// gateway replicas tell each other that a session's tools grew or that
+// it ended.
+type Notifier interface {
+	// Notify sends payload on channel to every listener, this process's
+	// included.
+	Notify(ctx context.Context, channel, payload string) error
+	// Listen calls fn with each payload sent on channel until ctx ends,
+	// reconnecting after a lost connection (messages sent meanwhile are
+	// lost: listeners catch up from the tables). It returns ctx's error.
+	Listen(ctx context.Context, channel string, fn func(payload string)) error
+}

@@ -170,7 +170,7 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 			}
 			if httpAddr != "" {
 				// Refuse a bad address before reading anything.
-				if err := gateway.CheckAddr(httpAddr, token); err != nil {
+				if err := gateway.CheckAddr(httpAddr, ff.listenToken(token)); err != nil {
 					return usageError{fmt.Errorf("gateway: --addr: %w", err)}
 				}
 				if err := hf.check(); err != nil {
@@ -241,7 +241,7 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 				opts.Router = router
 				logger.Debug("route_capability listed", "agents and commands", routable)
 			}
-			closeRanking, err := m.gatewayRanking(ctx, opts, logger)
+			closeRanking, err := m.gatewayRanking(ctx, opts, logger, &dbf)
 			if err != nil {
 				return err
 			}
@@ -285,7 +285,11 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 				return err
 			}
 			if httpAddr != "" {
-				l, err := gateway.Listen(httpAddr, token)
+				ids, err := ff.loadIdentities()
+				if err != nil {
+					return err
+				}
+				l, err := gateway.Listen(httpAddr, ff.listenToken(token))
 				if err != nil {
 					return usageError{fmt.Errorf("gateway: --addr: %w", err)}
 				}
@@ -304,7 +308,7 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 				}
 				logger.Info("gateway listening", "url", "http://"+l.Addr().String()+"/mcp", "mode", md,
 					"servers", len(up.servers))
-				h := g.Handler(&gateway.HTTPOptions{SessionTimeout: sessionIdle, Token: token, AllowedHosts: hf.hosts, AllowedOrigins: hf.origins, MaxClientSessions: maxClientSessions})
+				h := g.Handler(&gateway.HTTPOptions{SessionTimeout: sessionIdle, Token: token, AllowedHosts: hf.hosts, AllowedOrigins: hf.origins, MaxClientSessions: maxClientSessions, Identities: ids})
 				return gateway.Serve(ctx, l, h, ff.serveOptions(g, &gateway.ServeOptions{ReadTimeout: hf.readTimeout, WriteTimeout: hf.writeTimeout, IdleTimeout: hf.idleTO}))
 			}
 			if err := g.Start(ctx); err != nil {
@@ -374,7 +378,7 @@ a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
 // directory's database; CAPBROKER_RANKER=lexical turns meaning off. A
 // cache that cannot be opened costs the caching only. The returned
 // function closes the cache.
-func (m *Main) gatewayRanking(ctx context.Context, opts *gateway.Options, log *slog.Logger) (func(), error) {
+func (m *Main) gatewayRanking(ctx context.Context, opts *gateway.Options, log *slog.Logger, dbf *storeFlags) (func(), error) {
 	kind, e, why, err := m.rankerEmbedder()
 	if err != nil {
 		return nil, err
@@ -387,6 +391,14 @@ func (m *Main) gatewayRanking(ctx context.Context, opts *gateway.Options, log *s
 		return func() {}, nil
 	}
 	opts.Embedder, opts.Dense = e, kind == dense.KindDense
+	if dsn, err := m.dbPath(dbf); err == nil && store.Driver(dsn) == "postgres" {
+		// A fleet: the replicas share the card vectors, so a card is
+		// embedded once for all of them.
+		if opts.EmbedCache, err = dense.OpenPostgresCache(ctx, dsn); err == nil {
+			return func() { opts.EmbedCache.Close() }, nil
+		}
+		log.Warn("card vectors are not shared with the other replicas: each caches its own", "error", err)
+	}
 	path, err := m.embedCachePath("")
 	if err == nil {
 		opts.EmbedCache, err = dense.OpenCache(ctx, path)

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/capbroker/capbroker/gateway"
+	"github.com/capbroker/capbroker/identity"
 	"github.com/capbroker/capbroker/store"
 	"github.com/capbroker/capbroker/store/postgres"
 )
@@ -14,6 +16,7 @@ import (
 // (see docs/fleet.md).
 type fleetFlags struct {
 	drainDelay, drainTimeout time.Duration
+	identities               string
 }
 
 func (ff *fleetFlags) register(cmd *cobra.Command) {
@@ -22,6 +25,29 @@ func (ff *fleetFlags) register(cmd *cobra.Command) {
 		"on SIGTERM, keep serving open sessions this long with /readyz failing and new sessions refused, so the load balancer stops sending new ones (a fleet: 2x its check interval)")
 	f.DurationVar(&ff.drainTimeout, "drain-timeout", 30*time.Second,
 		"on SIGTERM, wait at most this long (drain delay included) for the calls in flight before closing connections")
+	f.StringVar(&ff.identities, "identities", "",
+		"identities file (YAML: name, token_sha256, sessions, rate, burst, profile): each bearer token is an identity with its own quota, rate and tools (capbroker identity new makes one)")
+}
+
+// loadIdentities reads --identities, nil without it.
+func (ff *fleetFlags) loadIdentities() (*identity.Set, error) {
+	if ff.identities == "" {
+		return nil, nil
+	}
+	set, err := identity.Load(ff.identities)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("gateway: --identities: %w", err)}
+	}
+	return set, nil
+}
+
+// listenToken is what the address check counts as a token: identities
+// are tokens too.
+func (ff *fleetFlags) listenToken(token string) string {
+	if token == "" && ff.identities != "" {
+		return "identities"
+	}
+	return token
 }
 
 // serveOptions adds the drain to the HTTP server's options.

@@ -142,6 +142,8 @@ func (m *Main) commands() []*cobra.Command {
 		m.newServerCmd(),
 		m.newServiceCmd(),
 		m.newLoginCmd(),
+		m.newProbeCmd(),
+		m.newIdentityCmd(),
 	}
 }
 

@@ -176,3 +176,40 @@ func BenchmarkAppendTrace(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "records/s")
 }
+
+// TestNotify sends a message from one store and hears it in another
+// opened on the same database (two processes of a fleet).
+func TestNotify(t *testing.T) {
+	dsn := testenv.Postgres(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	a, err := Open(ctx, dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := Open(ctx, dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	got := make(chan string, 4)
+	go b.Listen(ctx, "capbroker_test", func(p string) { got <- p })
+	// Listen has no "ready" signal: send until one arrives.
+	for i := 0; ; i++ {
+		if err := a.Notify(ctx, "capbroker_test", "hello"); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case p := <-got:
+			if p != "hello" {
+				t.Fatalf("heard %q", p)
+			}
+			return
+		case <-time.After(200 * time.Millisecond):
+			if i == 50 {
+				t.Fatal("heard nothing in 10 s")
+			}
+		}
+	}
+}
