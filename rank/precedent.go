@@ -7,7 +7,7 @@ import (
 
 // DefaultPrecedent weighs what the past phrases most like the query say
 // ([Options.Precedent]).
-const DefaultPrecedent = 3.0
+const DefaultPrecedent = 2.0
 
 // precedentPower sharpens a phrase's likeness to the query (a cosine in
 // [0,1]) before it counts: cubed, a near repeat of a past phrase counts

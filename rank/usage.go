@@ -45,7 +45,7 @@ func (a *Asked) String() string {
 // DefaultUsageWeight is the weight of [FieldUsage] for a card with much
 // evidence: a card with evidence e gets e/(e+[DefaultUsageEvidence]) of
 // it ([Options.UsageEvidence]), so the field weighs nothing for a card no
-// past session called, little for one called once (0.067) and up to 0.2
+// past session called, little for one called once (0.1) and up to 0.3
 // for one called often. With [DefaultUsageEvidence], [DefaultPrecedent]
 // and 16 phrases a card (package learn), chosen by leave-one-dataset-out
 // on the time split (capbroker eval --learn-split 0.5) over MetaTool
@@ -54,7 +54,7 @@ func (a *Asked) String() string {
 // parameters the other sets chose (docs/learning.md). A fixed weight, as
 // before (0.05), had to stay low so that BFCL, whose cards were called
 // once or twice, lost no more than 0.005.
-const DefaultUsageWeight = 0.2
+const DefaultUsageWeight = 0.3
 
 // DefaultUsageEvidence is the evidence (faded past sessions) at which a
 // card's usage field weighs half of its weight ([Options.UsageEvidence]).
