@@ -12,31 +12,72 @@ import (
 	"github.com/capbroker/capbroker/internal/testenv"
 )
 
-// TestREADMEPaths: the files and folders the README points at are in a
-// clone (links, and `paths` under the repository's folders), and it never
-// points outside the repository (../shared/... is not in a clone).
+// docPages are the README and every page under docs/.
+func docPages(t *testing.T) []string {
+	t.Helper()
+	pages, err := filepath.Glob(filepath.Join("docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append([]string{"README.md"}, pages...)
+}
+
+// TestREADMEPaths: the files and folders the README and the pages under
+// docs/ point at are in a clone (links, relative to the page, and `paths`
+// under the repository's folders, relative to its root), and they never
+// point outside the repository (../shared/... is not in a clone).
 func TestREADMEPaths(t *testing.T) {
+	total := 0
+	for _, page := range docPages(t) {
+		data, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(data)
+		if strings.Contains(text, "../shared") {
+			t.Errorf("%s points at ../shared, which a clone does not have", page)
+		}
+		var paths []string
+		for _, m := range regexp.MustCompile(`\]\(([^)#:]+)(#[^)]*)?\)`).FindAllStringSubmatch(text, -1) {
+			paths = append(paths, filepath.Join(filepath.Dir(page), m[1]))
+		}
+		for _, m := range regexp.MustCompile("`(?:\\./)?((?:examples|scripts|cmd|internal|\\.ci|clientconfig|gateway|source|telemetry|docs)/[^`\\s*…]*)`").FindAllStringSubmatch(text, -1) {
+			paths = append(paths, m[1])
+		}
+		total += len(paths)
+		for _, p := range paths {
+			if _, err := os.Stat(filepath.FromSlash(strings.TrimSuffix(p, "/"))); err != nil {
+				t.Errorf("%s names %s, which a clone does not have", page, p)
+			}
+		}
+	}
+	if total < 10 {
+		t.Fatalf("found %d paths in the README and docs/; the reading seems broken", total)
+	}
+}
+
+// TestREADMEShort: the README stays a newcomer's page (at most 300
+// lines, reference in docs/), links every page under docs/, and its
+// first screen says how to install capbroker and put it in front of
+// Claude Code's servers.
+func TestREADMEShort(t *testing.T) {
 	data, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := string(data)
-	if strings.Contains(text, "../shared") {
-		t.Error("the README points at ../shared, which a clone does not have")
+	if n := strings.Count(text, "\n"); n > 300 {
+		t.Errorf("the README has %d lines; keep it to 300 and move reference to docs/", n)
 	}
-	var paths []string
-	for _, m := range regexp.MustCompile(`\]\(([^)#:]+)(#[^)]*)?\)`).FindAllStringSubmatch(text, -1) {
-		paths = append(paths, m[1])
+	for _, page := range docPages(t)[1:] {
+		if !strings.Contains(text, "]("+filepath.ToSlash(page)+")") {
+			t.Errorf("the README does not link %s; add it to its Documentation list", page)
+		}
 	}
-	for _, m := range regexp.MustCompile("`(?:\\./)?((?:examples|scripts|cmd|internal|\\.ci|clientconfig|gateway|source|telemetry)/[^`\\s*…]*)`").FindAllStringSubmatch(text, -1) {
-		paths = append(paths, m[1])
-	}
-	if len(paths) < 5 {
-		t.Fatalf("found %d paths in the README; the reading seems broken", len(paths))
-	}
-	for _, p := range paths {
-		if _, err := os.Stat(filepath.FromSlash(strings.TrimSuffix(p, "/"))); err != nil {
-			t.Errorf("the README names %s, which a clone does not have", p)
+	first := strings.Join(strings.SplitN(text, "\n", 50)[:min(49, strings.Count(text, "\n"))], "\n")
+	for _, want := range []string{"go install github.com/capbroker/capbroker/cmd/capbroker@latest", "capbroker client add claude-code", "Restart Claude Code", "What you will see"} {
+		if !strings.Contains(first, want) {
+			t.Errorf("the README's first screen (50 lines) lacks %q", want)
 		}
 	}
 }

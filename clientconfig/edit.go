@@ -22,6 +22,10 @@ const EntryName = "capbroker"
 type Gateway struct {
 	Command string   // the capbroker executable (an absolute path, or "capbroker")
 	Args    []string // gateway arguments, without the servers file
+	// URL, when set, is a shared gateway's streamable HTTP endpoint
+	// ("capbroker service install"): the client's entry connects to it
+	// instead of starting a gateway of its own, and Command is unused.
+	URL string
 }
 
 // Change is one file a plan writes: After nil deletes it.
@@ -239,8 +243,26 @@ func IsGateway(raw json.RawMessage) bool {
 	return strings.TrimSuffix(base, ".exe") == "capbroker"
 }
 
+// IsSharedGateway reports whether the definition of the entry named
+// [EntryName] connects to a shared gateway over HTTP (a "url" and no
+// "command").
+func IsSharedGateway(raw json.RawMessage) bool {
+	var e struct {
+		Command string `json:"command"`
+		URL     string `json:"url"`
+	}
+	return json.Unmarshal(raw, &e) == nil && e.Command == "" && e.URL != ""
+}
+
 // entry is the gateway's definition in f's shape.
 func entry(f File, gw Gateway, servers string) json.RawMessage {
+	if gw.URL != "" {
+		b, _ := json.Marshal(struct {
+			Type string `json:"type"`
+			URL  string `json:"url"`
+		}{"http", gw.URL})
+		return b
+	}
 	e := struct {
 		Type    string   `json:"type,omitempty"`
 		Command string   `json:"command"`
@@ -433,7 +455,7 @@ func PlanRemove(f File, servers string) (*Plan, error) {
 	}
 	p := &Plan{Client: f.Client, File: f, Servers: servers}
 	var ops []op
-	if _, ok := d.servers[EntryName]; ok && IsGateway(d.servers[EntryName]) {
+	if raw, ok := d.servers[EntryName]; ok && (IsGateway(raw) || IsSharedGateway(raw)) {
 		ops = append(ops, op{Op: "remove", Path: "/" + escape(f.Key) + "/" + EntryName})
 	}
 	if len(behind) > 0 && !d.hasKey {
@@ -562,7 +584,7 @@ func Inspect(f File, servers string) (Status, error) {
 	}
 	st.Servers = append([]string{}, d.order...)
 	for _, n := range d.order {
-		if IsGateway(d.servers[n]) {
+		if IsGateway(d.servers[n]) || (n == EntryName && IsSharedGateway(d.servers[n])) {
 			st.Routes = true
 		}
 	}

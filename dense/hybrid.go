@@ -216,6 +216,7 @@ func (h *Hybrid) fuse(lex []rank.Hit, ds *denseResult, k int) []Hit {
 	for i, l := range lex {
 		x := get(l.Index, l.Name)
 		x.Coverage, x.Matches = l.Coverage, l.Matches
+		x.Asked, x.Override = l.Asked, l.Override
 		p := &Part{Rank: i + 1, Score: l.Score}
 		switch h.o.Fusion {
 		case Blend:
@@ -288,7 +289,7 @@ func (h *Hybrid) fuseZ(lex []rank.Hit, ds *denseResult, k int) []Hit {
 	order := make([]*Hit, 0, len(lex)+len(ds.hits))
 	for i, l := range lex {
 		x := &Hit{Hit: rank.Hit{Name: l.Name, Index: l.Index, Coverage: l.Coverage, Matches: l.Matches,
-			Phrases: l.Phrases, Meaning: l.Meaning, NameFit: l.NameFit}}
+			Phrases: l.Phrases, Meaning: l.Meaning, NameFit: l.NameFit, Asked: l.Asked, Override: l.Override}}
 		x.Lexical = &Part{Rank: i + 1, Score: l.Score, Fused: wl * zl(l.Score)}
 		x.Similarity = ds.lexSim[i]
 		byIndex[l.Index] = x

@@ -64,4 +64,20 @@
 //
 // [Report.Results] keeps each query's ranked names and scores, and
 // [Report.WriteMisses] prints the queries a ranker got wrong.
+//
+// # Sessions
+//
+// [RunSession] measures what an agent lives through rather than what a
+// ranking returns: a scripted agent that behaves like Claude Code (no
+// task, ignores list_changed) plays each query through a gateway a
+// [Connector] reaches over MCP: the first tools/list, one find_capability
+// per need (the task's words, then each step's), calls of the gold tools
+// by the names it saw, calls by the exact name of gold tools it never
+// saw, and calls by forgiving variants of each name. The
+// [SessionReport] gives reach after the list and after each find, the
+// calls that ran (calls of held tools apart), find answer tokens and the
+// tokens carried over N turns against the full list. [NewToolServer] is
+// its upstream: a real MCP server serving a tool file, answering each
+// call with [CannedResult]. capbroker eval --mode session wires them to
+// the capbroker gateway binary over HTTP and stdio.
 package eval

@@ -74,10 +74,14 @@ type SessionOptions struct {
 // Connector opens a new MCP client session to the gateway: a new agent.
 type Connector func(ctx context.Context) (*mcp.ClientSession, error)
 
-// Ratio is a count of successes out of a total.
+// Ratio is a count of successes out of a total. Calls the gateway held
+// back (a tool not allowed: irreversible, changed since approved...) are
+// counted in Held and left out of OK and Total, which count the calls of
+// allowed tools.
 type Ratio struct {
 	OK    int `json:"ok"`
 	Total int `json:"total"`
+	Held  int `json:"held,omitempty"`
 }
 
 // Share returns OK/Total, or 0 when Total is 0.
@@ -96,10 +100,32 @@ func (r *Ratio) add(ok bool) {
 }
 
 func (r Ratio) String() string {
-	if r.Total == 0 {
-		return "-"
+	s := "-"
+	if r.Total > 0 {
+		s = fmt.Sprintf("%.1f%% (%d of %d)", 100*r.Share(), r.OK, r.Total)
 	}
-	return fmt.Sprintf("%.1f%% (%d of %d)", 100*r.Share(), r.OK, r.Total)
+	if r.Held > 0 {
+		s += fmt.Sprintf(" +%d held", r.Held)
+	}
+	return s
+}
+
+// outcome is what became of one call.
+type callOutcome int
+
+const (
+	callFailed callOutcome = iota
+	callRan
+	// callHeld: the gateway named the tool and held it back.
+	callHeld
+)
+
+func (r *Ratio) count(o callOutcome) {
+	if o == callHeld {
+		r.Held++
+		return
+	}
+	r.add(o == callRan)
 }
 
 // SessionReport is what the scripted agent lived through, over every
@@ -142,11 +168,14 @@ type SessionReport struct {
 	// the first list, through call_capability otherwise), Unseen by the
 	// gateway's exact name through call_capability and UnseenDirect with
 	// tools/call; Forgiving the name variants (bare, client prefix, case,
-	// separator) through call_capability, each also counted alone.
+	// separator) through call_capability, each also counted alone, and
+	// Resolved the share of those the gateway took for the right tool
+	// (it ran, or was held back by name).
 	Seen         Ratio            `json:"calls_seen"`
 	Unseen       Ratio            `json:"calls_unseen"`
 	UnseenDirect Ratio            `json:"calls_unseen_direct"`
 	Forgiving    Ratio            `json:"forgiving"`
+	Resolved     Ratio            `json:"forgiving_resolved"`
 	Variants     map[string]Ratio `json:"forgiving_by_variant"`
 	// Failures holds up to three answers of each kind of failed call.
 	Failures map[string][]string `json:"failures,omitempty"`
@@ -429,28 +458,29 @@ func (a *agent) play(ctx context.Context, connect Connector, q *Query) (*outcome
 		}
 		args := a.arguments(q.ID, t)
 		if name, ok := seenAs[alt]; ok {
-			ran, msg := a.call(ctx, cs, name, args, t, through && !inList[name])
-			a.count(&a.rep.Seen, "seen", ran, name, msg)
+			o, msg := a.call(ctx, cs, name, args, t, through && !inList[name])
+			a.count(&a.rep.Seen, "seen", o, name, msg)
 		} else {
-			ran, msg := a.call(ctx, cs, t.Gateway, args, t, through)
-			a.count(&a.rep.Unseen, "unseen", ran, t.Gateway, msg)
-			ran, msg = a.call(ctx, cs, t.Gateway, args, t, false)
-			a.count(&a.rep.UnseenDirect, "unseen_direct", ran, t.Gateway, msg)
+			o, msg := a.call(ctx, cs, t.Gateway, args, t, through)
+			a.count(&a.rep.Unseen, "unseen", o, t.Gateway, msg)
+			o, msg = a.call(ctx, cs, t.Gateway, args, t, false)
+			a.count(&a.rep.UnseenDirect, "unseen_direct", o, t.Gateway, msg)
 		}
 		for _, v := range variants(t) {
-			ran, msg := a.call(ctx, cs, v.name, args, t, through)
-			a.count(&a.rep.Forgiving, "forgiving_"+v.kind, ran, v.name, msg)
+			o, msg := a.call(ctx, cs, v.name, args, t, through)
+			a.count(&a.rep.Forgiving, "forgiving_"+v.kind, o, v.name, msg)
+			a.rep.Resolved.add(o != callFailed)
 			r := a.rep.Variants[v.kind]
-			r.add(ran)
+			r.count(o)
 			a.rep.Variants[v.kind] = r
 		}
 	}
 	return out, nil
 }
 
-func (a *agent) count(r *Ratio, kind string, ran bool, name, msg string) {
-	r.add(ran)
-	if !ran && len(a.rep.Failures[kind]) < 3 {
+func (a *agent) count(r *Ratio, kind string, o callOutcome, name, msg string) {
+	r.count(o)
+	if o == callFailed && len(a.rep.Failures[kind]) < 3 {
 		if len(msg) > 300 {
 			msg = msg[:300] + "…"
 		}
@@ -459,24 +489,28 @@ func (a *agent) count(r *Ratio, kind string, ran bool, name, msg string) {
 }
 
 // call calls the tool t by name, through call_capability or directly,
-// and reports whether it ran, with the answer's text.
-func (a *agent) call(ctx context.Context, cs *mcp.ClientSession, name string, args json.RawMessage, t *SessionTool, through bool) (bool, string) {
+// and reports whether it ran, was held back or failed, with the answer's
+// text. A refusal that says "held" and names the tool is a hold.
+func (a *agent) call(ctx context.Context, cs *mcp.ClientSession, name string, args json.RawMessage, t *SessionTool, through bool) (callOutcome, string) {
 	p := &mcp.CallToolParams{Name: name, Arguments: args}
 	if through {
 		p = &mcp.CallToolParams{Name: callTool, Arguments: map[string]any{"name": name, "arguments": args}}
 	}
 	res, err := cs.CallTool(ctx, p)
 	if err != nil {
-		return false, err.Error()
+		return callFailed, err.Error()
 	}
 	text := resultText(res)
 	if res.IsError {
-		return false, text
+		if strings.Contains(strings.ToLower(text), "held") && strings.Contains(text, `"`+t.Upstream+`"`) {
+			return callHeld, text
+		}
+		return callFailed, text
 	}
-	if t.Canned {
-		return strings.Contains(text, CannedResult(t.Upstream)), text
+	if t.Canned && !strings.Contains(text, CannedResult(t.Upstream)) {
+		return callFailed, text
 	}
-	return true, text
+	return callRan, text
 }
 
 // arguments returns what the agent sends to t for query id: the task
@@ -664,7 +698,7 @@ func (r *SessionReport) WriteText(w io.Writer) error {
 	p("tokens carried\tturn 1 %.0f, turn %d %.0f; over %d turns %.1f%% saved against the full list\n", r.CarriedFirst, r.Turns, r.CarriedLast, r.Turns, 100*r.Saving)
 	p("calls of tools seen\t%s\n", r.Seen)
 	p("calls of unseen tools\tcall_capability %s; tools/call %s\n", r.Unseen, r.UnseenDirect)
-	p("forgiving names\t%s\n", r.Forgiving)
+	p("forgiving names\tran %s; resolved %s\n", r.Forgiving, r.Resolved)
 	kinds := make([]string, 0, len(r.Variants))
 	for k := range r.Variants {
 		kinds = append(kinds, k)
@@ -679,9 +713,8 @@ func (r *SessionReport) WriteText(w io.Writer) error {
 	}
 	sort.Strings(kinds)
 	for _, k := range kinds {
-		for _, f := range r.Failures[k] {
-			p("failed %s\t%s\n", k, strings.ReplaceAll(f, "\n", " "))
-		}
+		// One example a kind; --json has up to three.
+		p("failed %s\te.g. %s\n", k, strings.ReplaceAll(r.Failures[k][0], "\n", " "))
 	}
 	return nil
 }

@@ -157,7 +157,7 @@ func (g *Gateway) callTool(ctx context.Context, s *session, ss *mcp.ServerSessio
 	}
 	u := e.up
 	exposed := s.exposedNames(cat)
-	ev := Event{Session: s.key, Kind: "call", Mode: string(s.mode), Tool: name, ToolDigest: e.card.Digest, Upstream: u.cfg.Name,
+	ev := Event{Session: s.key, Client: s.client, Kind: "call", Mode: string(s.mode), Tool: name, ToolDigest: e.card.Digest, Upstream: u.cfg.Name,
 		Exposed: exposed, TokensExposed: cat.tokens(exposed), TokensFull: cat.fullTokens, Finds: s.findCount(), Reason: how}
 	if how != "" {
 		ev.Found = []string{name}
@@ -172,7 +172,7 @@ func (g *Gateway) callTool(ctx context.Context, s *session, ss *mcp.ServerSessio
 		record("bad_arguments")
 		return errorResult(fmt.Sprintf("%s: %s; send the arguments as a JSON object matching its input schema: %s", name, bad, compactSchema(e))), nil
 	}
-	if e.card.Risk == card.RiskIrreversible {
+	if e.card.Risk == card.RiskIrreversible && !g.opts.client().AsksEachCall {
 		if msg := g.confirm(ctx, ss, e, args); msg != "" {
 			record("denied")
 			return errorResult(msg), nil
@@ -200,9 +200,9 @@ func (g *Gateway) callTool(ctx context.Context, s *session, ss *mcp.ServerSessio
 				// Mostly arguments the server's own validation refused:
 				// the model gets to see what to send instead.
 				return errorResult(fmt.Sprintf("server %q refused %s: %s; send the arguments as a JSON object matching its input schema: %s",
-					u.cfg.Name, name, clip(werr.Message, 600), compactSchema(e))), nil
+					u.cfg.Name, name, clip(u.redact(werr.Message), 600), compactSchema(e))), nil
 			}
-			return nil, werr
+			return nil, u.redactRPC(werr)
 		}
 		outcome := "error"
 		if errors.Is(err, context.DeadlineExceeded) {
@@ -216,7 +216,7 @@ func (g *Gateway) callTool(ctx context.Context, s *session, ss *mcp.ServerSessio
 	} else {
 		record("ok")
 	}
-	return res, nil
+	return u.redactErrorResult(res), nil
 }
 
 // callArguments reads a call's arguments as the upstream should get
@@ -230,6 +230,9 @@ func callArguments(args json.RawMessage) (json.RawMessage, string) {
 	}
 	switch t[0] {
 	case '{':
+		if !json.Valid(t) {
+			return nil, "the arguments are not valid JSON"
+		}
 		return args, ""
 	case '"':
 		var inner string

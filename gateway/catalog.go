@@ -106,6 +106,10 @@ type catalog struct {
 	// built once, when first needed.
 	nameOnce sync.Once
 	nameIdx  *nameIndex
+	// always are the tools pinned into every session (see
+	// Gateway.pinned), found once, when first needed.
+	alwaysOnce sync.Once
+	always     []string
 }
 
 // allTools returns every tool as all mode lists it (gateway names, an
@@ -144,13 +148,14 @@ func buildCatalog(ctx context.Context, ups []*upstream, opts *Options, rk *ranki
 				continue
 			}
 			c := toolCard(u.cfg.Name, t, opts.Namespace)
-			if c.Risk == card.RiskIrreversible && !(opts.AllowIrreversible || u.cfg.AllowIrreversible) {
+			if c.Risk == card.RiskIrreversible && !(opts.AllowIrreversible || u.cfg.AllowIrreversible || opts.client().AsksEachCall) {
 				cat.held = append(cat.held, card.Warning{Name: t.Name, Source: u.cfg.Name,
 					Message: "held back: irreversible (" + c.RiskFrom + "); allow it with --allow-irreversible or allowIrreversible on the server"})
 				cat.hold(&heldCards, c, opts.Namespace, Held{Server: u.cfg.Name, Tool: t.Name, Kind: HeldIrreversible,
 					Why: fmt.Sprintf("tool %q of server %q is held back: it is irreversible (%s), and the gateway exposes irreversible tools only when allowed; "+
-						"start the gateway with --allow-irreversible, or set \"allowIrreversible\": true on server %q (each call then asks the user)", t.Name, u.cfg.Name, c.RiskFrom, u.cfg.Name),
-					Release: fmt.Sprintf("--allow-irreversible, or \"allowIrreversible\": true on server %q", u.cfg.Name)})
+						"start the gateway with --allow-irreversible, or set \"allowIrreversible\": true on server %q (each call then asks the user), "+
+						"or, for a client that asks its user before each call, start it with --client NAME (capbroker client add writes it)", t.Name, u.cfg.Name, c.RiskFrom, u.cfg.Name),
+					Release: fmt.Sprintf("--allow-irreversible, \"allowIrreversible\": true on server %q, or --client claude-code (a client that asks before each call)", u.cfg.Name)})
 				continue
 			}
 			k := u.cfg.Name + "\x00" + t.Name

@@ -57,6 +57,9 @@ type ServerConfig struct {
 	// AllowIrreversible exposes this server's irreversible tools (each call
 	// still asks the user where the client can be asked).
 	AllowIrreversible bool
+	// AlwaysLoad pins every tool of this server into each session's list
+	// from the start (Claude Code's per-server "alwaysLoad": true).
+	AlwaysLoad bool
 	// File and Line say where the server is defined, for messages; empty
 	// when it was not read from a file.
 	File string
@@ -154,6 +157,7 @@ func FromMCPConfig(s mcpconfig.Server) (ServerConfig, error) {
 	if len(s.Raw) > 0 {
 		var extra struct {
 			AllowIrreversible any `json:"allowIrreversible"`
+			AlwaysLoad        any `json:"alwaysLoad"`
 		}
 		// Raw is standard JSON: mcpconfig has taken the comments out.
 		if err := json.Unmarshal(s.Raw, &extra); err != nil {
@@ -165,6 +169,13 @@ func FromMCPConfig(s mcpconfig.Server) (ServerConfig, error) {
 			c.AllowIrreversible = v
 		default:
 			return c, fmt.Errorf("server %q: allowIrreversible must be true or false", s.Name)
+		}
+		switch v := extra.AlwaysLoad.(type) {
+		case nil:
+		case bool:
+			c.AlwaysLoad = v
+		default:
+			return c, fmt.Errorf("server %q: alwaysLoad must be true or false", s.Name)
 		}
 	}
 	return c, nil

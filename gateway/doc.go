@@ -82,8 +82,51 @@
 //     work per tool (a first call of a tool may send a spurious
 //     list_changed).
 //
-// A call to a tool the session was not given is answered with an error
-// that names find_capability.
+// # What an agent sees
+//
+// A session starts with the floor of its family (no MCP coding floor for
+// a client with file tools of its own, see [Options.Client]; a floor tool
+// whose description says DEPRECATED gives way to the sibling it names),
+// the pins, the selection for [Options.Task] or its plan task, and the
+// hatch. Pins are tools every session lists from the start: the tools of a
+// server configured with "alwaysLoad": true (Claude Code's per-server
+// setting), a tool whose _meta has [AlwaysLoadMeta] ("anthropic/alwaysLoad":
+// true), and what [Options.Always] names (capbroker.yaml's always:, a
+// server or a tool).
+//
+// find_capability answers the whole task: a task of several steps
+// ([policy.Aspects]) gets two matches a step, best first, within
+// [Options.FindBudget] tokens ([DefaultFindBudget], 800). The answer is
+// compact JSON: per match its name, one line of description, its
+// confidence, a short reason, and, for the confident matches (high,
+// medium) alone, its input schema; matching held tools one line each.
+// Only confident matches join the session's list; the others stay
+// callable by name. Past the budget, reasons go first, then schemas, then
+// low matches.
+//
+// # Calls by name
+//
+// A call to a tool the session was not given runs when the tool is
+// allowed, directly (tools/call) or through call_capability, and the
+// tool joins the session's list: the trace records it "called by name".
+// Names resolve forgivingly (see [catalog.resolveName]): the gateway
+// name, a client's prefix (mcp__capbroker__fs__read_file,
+// mcp__fs__read_file, functions.x), case and separator slips
+// (FS.Read-File), the bare upstream name when one server has it. An
+// ambiguous or misspelt name is refused with "did you mean" and the
+// candidates; a name close to nothing, with find_capability. Arguments
+// sent as a JSON string holding an object are read as that object; any
+// other value, and arguments the server's validation refuses with a
+// JSON-RPC error, get an isError that shows the input schema to send.
+//
+// # Plan-aware sessions
+//
+// With [Options.PlanTasks], find_capability also takes "task": the agent
+// names the plan task it is starting, and the session's list becomes that
+// task's (its capabilities, floor and pins; the task before's tools stay
+// callable by name); its finds then rank the task's named tools first.
+// Every client can do that: it is a tool call, with no header, reconnect
+// or list_changed to honour.
 //
 // With [Options.Router] set (capbroker gateway sets it when plugin agents
 // are installed), auto, search and call modes also list route_capability next
@@ -173,10 +216,16 @@
 // # Safety
 //
 // Irreversible tools (by card risk: MCP annotations, else the verb of the
-// name) are held back unless [Options.AllowIrreversible] or the server's
-// allowIrreversible allows them; an allowed irreversible call asks the user
-// through MCP elicitation when the client supports it, and otherwise
-// follows [Options.ConfirmUnasked]. Over HTTP ([Gateway.Handler],
+// name) fit the client. For a client that asks its user before every tool
+// call ([Clients]: claude-code, claude-desktop, vscode, cursor, named by
+// [Options.Client], which "capbroker client add" writes as --client),
+// they pass through: the client's own prompt is the gate, and the gateway
+// does not ask again. Elsewhere they are held back unless
+// [Options.AllowIrreversible] or the server's allowIrreversible allows
+// them; an allowed irreversible call asks the user through MCP elicitation
+// when the client supports it, and otherwise follows
+// [Options.ConfirmUnasked]. Every refusal names the flag or key that
+// releases it. Over HTTP ([Gateway.Handler],
 // [Listen]), an address without a host binds loopback, any other address
 // needs a bearer token, and every path (/mcp, /status, /metrics) refuses a
 // Host that is not localhost or an IP address (DNS rebinding) and browser
@@ -201,7 +250,7 @@
 // embedded is ranked by words. [Gateway.Ranking] (/status) says how it
 // ranks and why not by meaning, Metrics count the fallbacks, and a find or
 // selection ranked by words only says why in its event (Event.Ranking).
-// Each find_capability match carries its reason ("similarity 0.62").
+// Each find_capability match carries its short reason ("similarity 0.62").
 //
 // With [Options.Learn] (the session store), ranking learns from use
 // (package learn): what sessions asked for before calling a tool, read in

@@ -45,9 +45,10 @@ func TestEndToEndGoClient(t *testing.T) {
 			t.Fatalf("upstream not ready: %+v", st)
 		}
 	}
-	// The coding floor as the catalog has it: filesystem's read_file and
-	// list_directory (write_file and edit_file are irreversible, held back).
-	floor := []string{"filesystem__list_directory", "filesystem__read_file"}
+	// The coding floor as the catalog has it: filesystem's list_directory
+	// and read_text_file (read_file says it is deprecated for it; write_file
+	// and edit_file are irreversible, held back).
+	floor := []string{"filesystem__list_directory", "filesystem__read_text_file"}
 
 	t.Run("search", func(t *testing.T) {
 		changed := make(chan struct{}, 10)
@@ -61,8 +62,8 @@ func TestEndToEndGoClient(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Fatalf("initial tools %v, want floor + hatch %v", got, want)
 		}
-		if text, _ := callText(t, cs, "filesystem__read_file", map[string]any{"path": filepath.Join(dir, "notes.txt")}); !strings.Contains(text, "gateway notes") {
-			t.Fatalf("floor tool read_file: %q", text)
+		if text, _ := callText(t, cs, "filesystem__read_text_file", map[string]any{"path": filepath.Join(dir, "notes.txt")}); !strings.Contains(text, "gateway notes") {
+			t.Fatalf("floor tool read_text_file: %q", text)
 		}
 		found := findNames(t, cs, "create entities in the knowledge graph memory")
 		if !slices.Contains(found, "memory__create_entities") {
@@ -165,7 +166,7 @@ func TestEndToEndInspector(t *testing.T) {
 	url := serveHTTP(t, g, nil)
 
 	got := toolNames(inspector(t, url, "insp", "--method", "tools/list"))
-	want := []string{"filesystem__list_directory", "filesystem__read_file", policy.HatchName}
+	want := []string{"filesystem__list_directory", "filesystem__read_text_file", policy.HatchName}
 	if !slices.Equal(got, want) {
 		t.Fatalf("tools/list = %v, want %v", got, want)
 	}
@@ -200,7 +201,7 @@ func TestEndToEndAuto(t *testing.T) {
 	dir := t.TempDir()
 	g := startGateway(t, npmServers(t, dir), &Options{StartTimeout: time.Minute})
 	url := serveHTTP(t, g, nil)
-	start := []string{CallName, "filesystem__list_directory", "filesystem__read_file", policy.HatchName}
+	start := []string{CallName, "filesystem__list_directory", "filesystem__read_text_file", policy.HatchName}
 	slices.Sort(start)
 
 	t.Run("inspector, call_capability", func(t *testing.T) {

@@ -68,20 +68,20 @@ func forwardMeta(meta mcp.Meta) mcp.Meta {
 	return m
 }
 
-// protocolError passes an upstream's JSON-RPC error through unchanged and
-// explains any other failure.
+// protocolError passes an upstream's JSON-RPC error through, redacted,
+// and explains any other failure.
 func (g *Gateway) protocolError(u *upstream, method string, err error) error {
 	if err == nil {
 		return nil
 	}
 	var werr *jsonrpc.Error
 	if errors.As(err, &werr) {
-		return werr
+		return u.redactRPC(werr)
 	}
 	if errors.Is(err, context.Canceled) {
 		return err
 	}
-	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: g.explain(u, method, err)}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: u.redact(g.explain(u, method, err))}
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -97,7 +97,7 @@ type Options struct {
 	// client's). Needs PlanTasks.
 	PlanTask string
 	// FindK is how many tools find_capability returns by default. If zero,
-	// policy.DefaultFindK.
+	// DefaultFindK.
 	FindK int
 	// FindBudget bounds a find_capability answer, in tokens (o200k). If
 	// zero, DefaultFindBudget.
@@ -133,6 +133,16 @@ type Options struct {
 	// ConfirmUnasked decides an irreversible call when the client cannot
 	// be asked (it has no elicitation): true runs it, false refuses it.
 	ConfirmUnasked bool
+	// Client names the client the gateway serves, as "capbroker client
+	// add" does (see Clients; "" for none). A client that asks its user
+	// before each call gets irreversible tools passed through, unasked by
+	// the gateway; one with file tools of its own gets no coding floor.
+	Client string
+	// Always pins tools into every session's list from the start: server
+	// names (all their tools), gateway tool names, or tool names
+	// (capbroker.yaml's always:). Servers with "alwaysLoad": true and
+	// tools whose _meta has "anthropic/alwaysLoad": true are pinned too.
+	Always []string
 	// Pins judges upstream tools against the digests a person approved
 	// (an *index.Index is one). A tool whose description or input schema
 	// changed since is held back: not listed, not callable, not findable,
@@ -217,7 +227,10 @@ func (o *Options) resolved() *Options {
 		r.Family = policy.Coding
 	}
 	if r.FindK <= 0 {
-		r.FindK = policy.DefaultFindK
+		r.FindK = DefaultFindK
+	}
+	if r.client().FileTools {
+		r.Floors = noFileFloor(r.Floors)
 	}
 	if r.CallTimeout <= 0 {
 		r.CallTimeout = 60 * time.Second
@@ -307,6 +320,11 @@ type Gateway struct {
 	wg        sync.WaitGroup
 	rebuild   chan struct{}
 	ranking   *ranking
+	// upsMu guards ups, runCtx and stops: Reconcile replaces upstreams
+	// while the gateway runs (see reconcile.go).
+	upsMu  sync.RWMutex
+	runCtx context.Context
+	stops  map[*upstream]context.CancelFunc
 	// fleetIdle is the idle timeout (ns) after which sessions expire from
 	// the database (see fleet.go); draining is set by Drain.
 	fleetIdle atomic.Int64
@@ -365,15 +383,14 @@ func (g *Gateway) Start(ctx context.Context) error {
 	g.mu.Lock()
 	g.startedAt = time.Now()
 	g.mu.Unlock()
+	g.upsMu.Lock()
+	g.runCtx = ctx
 	firsts := make([]chan struct{}, len(g.ups))
 	for i, u := range g.ups {
 		firsts[i] = make(chan struct{})
-		g.wg.Add(1)
-		go func() {
-			defer g.wg.Done()
-			u.run(ctx, firsts[i])
-		}()
+		g.startUpstream(ctx, u, firsts[i])
 	}
+	g.upsMu.Unlock()
 	g.wg.Add(1)
 	go func() {
 		defer g.wg.Done()
@@ -467,8 +484,9 @@ func (g *Gateway) Close() error {
 
 // Status reports each upstream's state.
 func (g *Gateway) Status() []Status {
-	out := make([]Status, len(g.ups))
-	for i, u := range g.ups {
+	ups := g.upstreams()
+	out := make([]Status, len(ups))
+	for i, u := range ups {
 		out[i] = u.status()
 	}
 	return out
@@ -547,7 +565,7 @@ func (g *Gateway) refresh(ctx context.Context) error {
 	g.gen++
 	gen := g.gen
 	g.mu.Unlock()
-	cat, err := buildCatalog(ctx, g.ups, g.opts, g.ranking)
+	cat, err := buildCatalog(ctx, g.upstreams(), g.opts, g.ranking)
 	if err != nil {
 		return err
 	}
@@ -612,7 +630,7 @@ func (g *Gateway) liveSessions() []*session {
 }
 
 func (g *Gateway) upstream(name string) *upstream {
-	for _, u := range g.ups {
+	for _, u := range g.upstreams() {
 		if u.cfg.Name == name {
 			return u
 		}

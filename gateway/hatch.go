@@ -42,7 +42,7 @@ type found struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
 	Confidence  string          `json:"confidence"`
-	Risk        card.Risk       `json:"risk,omitempty"` // only when it is not read-only
+	Risk        card.Risk       `json:"risk,omitempty"` // only when irreversible
 	InputSchema json.RawMessage `json:"input_schema,omitempty"`
 	// Reason says, in short, what matched: the words, the step of the
 	// task it serves, and the meaning when ranked hybrid ("similarity
@@ -67,6 +67,16 @@ type findAnswer struct {
 	Reason string      `json:"reason,omitempty"`
 	Next   string      `json:"next,omitempty"`
 }
+
+// DefaultFindK is how many matches a find_capability answer holds by
+// default: a compact match costs some 40 tokens, and on the examples'
+// held-out tasks eight reach 82.8% of the tools needed where five reach
+// 79.8%.
+const DefaultFindK = 8
+
+// maxSchemas is how many confident matches of a one-step query come
+// with their input schema.
+const maxSchemas = 3
 
 // DefaultFindBudget is the most tokens a find_capability answer takes
 // (o200k), unless Options.FindBudget says otherwise: matches past it lose
@@ -185,17 +195,23 @@ func (g *Gateway) findAnswer(cat *catalog, query, reason string, matches []polic
 	for _, h := range held {
 		out.Held = append(out.Held, heldFound{Name: h.key(), Held: h.Kind, Why: heldWhy(&h)})
 	}
+	// Schemas for the first confident matches only, one a step of the
+	// task and at least maxSchemas: the others join the list too, and a
+	// call with bad arguments is told its schema.
+	schemas := max(maxSchemas, len(policy.Aspects(query)))
 	confident := 0
 	for _, m := range matches {
 		f := found{Name: m.Name, Description: oneLine(m.Description, 160), Confidence: m.Confidence, Reason: shortReason(m.Reason)}
-		if m.Risk != card.RiskReadOnly {
+		if m.Risk == card.RiskIrreversible {
 			f.Risk = m.Risk
 		}
 		if m.Confidence != policy.Low {
 			confident++
-			if e, ok := cat.tools[m.Name]; ok {
+			switch e, ok := cat.tools[m.Name]; {
+			case confident > schemas: // listed, without its schema here
+			case ok:
 				f.InputSchema = compactSchemaJSON(e)
-			} else {
+			default:
 				f.InputSchema = m.InputSchema
 			}
 		}

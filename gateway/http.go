@@ -117,6 +117,7 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 			g.opts.Logger.Error("opening a session", "error", err)
 			return nil
 		}
+		s.client = clientIdentity(r)
 		h.s = s
 		g.claim(s, requestIdentity(r.Context()))
 		if f != nil {

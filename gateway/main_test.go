@@ -73,12 +73,15 @@ func runTestServer(name string) {
 				})
 		}
 	}
-	// With CAPBROKER_GATEWAY_TEST_SERVER_EXTRA=[{"name","description"}...],
+	// With CAPBROKER_GATEWAY_TEST_SERVER_EXTRA=[{"name","description","meta"}...],
 	// those tools too, each answering "<name>: ok".
-	var extra []struct{ Name, Description string }
+	var extra []struct {
+		Name, Description string
+		Meta              mcp.Meta
+	}
 	if err := json.Unmarshal([]byte(os.Getenv(testServerEnv+"_EXTRA")), &extra); err == nil {
 		for _, x := range extra {
-			s.AddTool(&mcp.Tool{Name: x.Name, Description: x.Description, InputSchema: json.RawMessage(`{"type":"object"}`)},
+			s.AddTool(&mcp.Tool{Meta: x.Meta, Name: x.Name, Description: x.Description, InputSchema: json.RawMessage(`{"type":"object"}`)},
 				func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: x.Name + ": ok"}}}, nil
 				})

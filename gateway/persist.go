@@ -372,7 +372,7 @@ func Record(e Event) trace.Record {
 	}
 	rec.ToolDigest = e.ToolDigest
 	d := detail{Gateway: true, Identity: e.Identity, Mode: e.Mode, Upstream: e.Upstream, Outcome: e.Outcome, TokensFound: e.TokensFound, Held: slices.Clone(e.Held),
-		Ranking: e.Ranking}
+		Ranking: e.Ranking, Client: e.Client}
 	if e.Kind == "find" {
 		d.Matched = slices.Clone(e.Names)
 	}
@@ -400,6 +400,8 @@ type detail struct {
 	// Matched are every tool a find returned, exposed before or not
 	// (Found has those it newly exposed); package learn reads it.
 	Matched []string `json:"matched,omitempty"`
+	// Client is who made a call (Event.Client); package learn reads it.
+	Client string `json:"client,omitempty"`
 	// Ranking says why the selection or find was ranked by words only.
 	Ranking string `json:"ranking,omitempty"`
 	// NoTask says the record's task only names the gateway's sessions

@@ -18,7 +18,8 @@ func (g *Gateway) confirm(ctx context.Context, ss *mcp.ServerSession, e *toolEnt
 		if g.opts.ConfirmUnasked {
 			return ""
 		}
-		return fmt.Sprintf("capbroker gateway: %s cannot be undone and needs the user's approval, but this client cannot ask the user (it does not support elicitation) and the gateway's policy refuses such calls unasked; it was not run", e.name)
+		return fmt.Sprintf("capbroker gateway: %s cannot be undone and needs the user's approval, but this client cannot ask the user (it does not support elicitation) and the gateway's policy refuses such calls unasked; it was not run. "+
+			"Start the gateway with --confirm-unasked to run such calls unasked, or with --client NAME when the client asks its user before each call itself", e.name)
 	}
 	shown := string(args)
 	if len(shown) > 2000 {

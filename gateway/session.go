@@ -21,6 +21,7 @@ type session struct {
 	mode   Mode
 	anon   bool // the client gave no name: nothing is stored, nothing shared
 	server *mcp.Server
+	client string // who opened it over HTTP (clientIdentity); "" over stdio
 	// id is the MCP session ID (HTTP), identity the name of the identity
 	// that opened the session, if any (see identity.go).
 	id, identity string
@@ -53,7 +54,7 @@ func (g *Gateway) newSession(ctx context.Context, key, id string, mode Mode, ano
 		Tools:   &mcp.ToolCapabilities{ListChanged: true},
 	}
 	var anyPrompts, anyResources bool
-	for _, u := range g.ups {
+	for _, u := range g.upstreams() {
 		l := u.listing()
 		anyPrompts = anyPrompts || (l.caps != nil && l.caps.Prompts != nil)
 		anyResources = anyResources || (l.caps != nil && l.caps.Resources != nil)
@@ -82,9 +83,7 @@ func (g *Gateway) newSession(ctx context.Context, key, id string, mode Mode, ano
 	s.server.AddReceivingMiddleware(s.traceServer) // outermost: spans cover the guard's wait
 
 	if mode != ModeAll {
-		h := policy.Hatch()
-		s.server.AddTool(&mcp.Tool{Name: h.Name, Description: h.Description, InputSchema: h.InputSchema,
-			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, Title: "Find capabilities"}}, s.find)
+		s.server.AddTool(g.hatchTool(), s.find)
 		if mode.callsThrough() {
 			s.server.AddTool(&mcp.Tool{Name: CallName, Description: callDescription, InputSchema: json.RawMessage(callSchema),
 				Annotations: &mcp.ToolAnnotations{Title: "Call a found capability"}}, s.callCapability)
@@ -124,6 +123,7 @@ func (g *Gateway) newSession(ctx context.Context, key, id string, mode Mode, ano
 		// notification: a request that opens a session the client then
 		// drops (a version probe) leaves nothing behind.
 		var onStart func(context.Context)
+		var planNames []string
 		provisional := false
 		if !ok || err != nil {
 			provisional = !g.isReady()
@@ -136,7 +136,14 @@ func (g *Gateway) newSession(ctx context.Context, key, id string, mode Mode, ano
 			} else {
 				sel = cat.broker.Select(rctx, g.opts.Task, &policy.Options{Family: g.opts.Family})
 			}
-			names = sel.Names()
+			names = merge(g.pinned(cat), sel.Names())
+			if planTask != "" {
+				for _, p := range sel.Tools {
+					if !p.Floor {
+						planNames = append(planNames, p.Name)
+					}
+				}
+			}
 			onStart = func(ctx context.Context) {
 				// Recorded as the session holds it once upstreams have
 				// started: late ones may have added to the selection.
@@ -188,7 +195,7 @@ func (g *Gateway) newSession(ctx context.Context, key, id string, mode Mode, ano
 		}
 		s.mu.Lock()
 		s.onStart = onStart
-		s.provisional, s.planTask = provisional, planTask
+		s.provisional, s.planTask, s.planNames = provisional, planTask, planNames
 		s.addLocked(names)
 		for _, n := range names {
 			s.initial[n] = true

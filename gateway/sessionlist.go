@@ -116,7 +116,7 @@ func (s *session) reselectLocked(cat *catalog, ready bool) {
 	} else {
 		sel = cat.broker.Select(context.Background(), g.opts.Task, &policy.Options{Family: g.opts.Family})
 	}
-	added := s.addLocked(sel.Names())
+	added := s.addLocked(merge(g.pinned(cat), sel.Names()))
 	if len(added) == 0 {
 		return
 	}

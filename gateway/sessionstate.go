@@ -13,7 +13,8 @@ type sessionState struct {
 	// late upstreams offer, until they all have.
 	provisional bool
 	allSig      string          // all mode: the catalog listing last announced
-	planTask    string          // the plan task the session was started with, if any
+	planTask    string          // the plan task the session is on, if any (started with, or entered by find_capability's task)
+	planNames   []string        // the capabilities that task names (not its floor): finds rank them first
 	finds       int             // find_capability calls so far
 	exposed     map[string]bool // callable upstream tools (auto, search, call)
 	order       []string        // exposed, in the order given: selected, then found

@@ -53,7 +53,7 @@ type Event struct {
 	Failure string `json:"failure,omitempty"`
 	// TokensExposed are the tokens of the Exposed tools' definitions (MCP
 	// JSON, o200k); TokensFull those of every tool the gateway could list;
-	// TokensFound those of the tools a find returned.
+	// TokensFound those of a find's answer (what the find cost the agent).
 	TokensExposed int `json:"tokens_exposed,omitempty"`
 	TokensFull    int `json:"tokens_full,omitempty"`
 	TokensFound   int `json:"tokens_found,omitempty"`
@@ -61,6 +61,10 @@ type Event struct {
 	// far, this one included. ([StoreSessions] counts those of a stored
 	// session across its reconnects instead.)
 	Finds int `json:"finds,omitempty"`
+	// Client is who made a call over HTTP: the session key it named, else
+	// a digest of its bearer token, else its address; empty over stdio.
+	// Learning from use counts a few sessions per client at most.
+	Client string `json:"client,omitempty"`
 }
 
 // Tracer records events. Record must be safe for concurrent use and should

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -117,6 +118,14 @@ func TestExplorerInBrowser(t *testing.T) {
 	}
 	if reason == "" || !strings.Contains(tokens, "tokens exposed of") {
 		t.Errorf("reason %q, tokens %q", reason, tokens)
+	}
+	// Each pick says which step of the task it serves.
+	steps, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#picks tr.pick .step")].map(s => s.textContent)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(steps, func(s string) bool { return strings.Contains(s, "roll back the kubernetes deployment") }) {
+		t.Errorf("the picks do not say which step they serve: %q", steps)
 	}
 }
 

@@ -1,7 +1,9 @@
 package httpapi
 
 import (
+	"bytes"
 	"embed"
+	"html"
 	"io/fs"
 	"net/http"
 )
@@ -17,6 +19,10 @@ func (s *Server) handleExplorer(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		writeError(w, err)
 		return
+	}
+	if s.opts.CatalogNote != "" {
+		note := `<p id="catalog-note" class="catalog-note">` + html.EscapeString(s.opts.CatalogNote) + `</p>`
+		page = bytes.Replace(page, []byte("<!--catalog-note-->"), []byte(note), 1)
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Write(page)

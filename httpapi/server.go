@@ -65,6 +65,9 @@ type Options struct {
 	// corrupt), is why Sessions and Traces are nil: their endpoints answer
 	// 503 unavailable with it instead of 501 not_configured.
 	StoreError error
+	// CatalogNote, when set, is shown at the top of the explorer page: why
+	// the catalog is not the user's own (the embedded example catalog).
+	CatalogNote string
 	// AllowedHosts and AllowedOrigins widen the browser-safety checks
 	// every request passes: by default a Host must be localhost (or a name
 	// under .localhost) or an IP address, which refuses DNS rebinding, and

@@ -25,7 +25,7 @@ const (
 	// half.
 	DefaultHalfLife = 30 * 24 * time.Hour
 	// DefaultMaxPhrases is how many phrases a card keeps: its strongest.
-	DefaultMaxPhrases = 8
+	DefaultMaxPhrases = 16
 	// DefaultMaxRecords is how many of the newest trace records Load reads.
 	DefaultMaxRecords = 50_000
 )
@@ -133,6 +133,8 @@ type item struct {
 	tool, digest, norm string
 	said               string // as said, clipped
 	at                 time.Time
+	weight             float64 // Completed, Unfinished or Demoted
+	client             string  // who ran the session; its ID when unknown
 }
 
 // Len returns how many (session, tool, phrase) links the evidence holds.
@@ -149,26 +151,90 @@ func (ev *Evidence) Len() int {
 //     was given), so it is no phrase anyone asked for;
 //   - matched: every tool a find returned, those exposed before included
 //     (Found has only those it newly exposed);
-//   - outcome: how a call ended; only "ok" and "tool_error" (the tool ran
-//     and answered) count as calls that went through.
+//   - outcome: how a call ended; only "ok" (the tool ran and answered
+//     without error) counts as a call that went through, and an error, a
+//     timeout, a tool error or a refusal demotes. A call recorded without
+//     an outcome (POST /v1/sessions/{id}/call, which checks a call the
+//     client says it will make and runs nothing) teaches nothing;
+//   - client: who ran the session (see [MaxClientSessions]).
 type recordDetail struct {
 	NoTask  bool     `json:"no_task"`
 	Matched []string `json:"matched"`
 	Outcome string   `json:"outcome"`
+	Client  string   `json:"client"`
 }
+
+// Ran is the outcome of a call that ran and returned without error: the
+// only calls learning counts as going through. A recorder that runs tools
+// (the gateway, an executor) writes it in the record's detail as
+// "outcome".
+const Ran = "ok"
 
 func detailOf(r *trace.Record) recordDetail {
 	var d recordDetail
 	if len(r.Detail) > 0 && (bytes.Contains(r.Detail, []byte(`"no_task"`)) || bytes.Contains(r.Detail, []byte(`"matched"`)) ||
-		bytes.Contains(r.Detail, []byte(`"outcome"`))) {
+		bytes.Contains(r.Detail, []byte(`"outcome"`)) || bytes.Contains(r.Detail, []byte(`"client"`))) {
 		_ = json.Unmarshal(r.Detail, &d) // a detail of another shape teaches nothing more
 	}
 	return d
 }
 
-// Collect gathers the evidence of recs (in any order): a session's task
-// (its select record) and each of its finds that returned a tool, for each
-// call of that tool that went through.
+// Outcome weights: what one session's use of a card adds to the evidence
+// of each phrase that led to it.
+const (
+	// Completed: the card's last call went through and so did the
+	// session's last call: the task was done with it.
+	Completed = 1.0
+	// Unfinished: the card's last call went through, but the session's
+	// last call did not.
+	Unfinished = 0.5
+	// Demoted: the card's last call errored (error, timeout or
+	// tool_error), was refused at elicitation (denied), or was abandoned
+	// (cancelled, or failed, after which the session called another
+	// card the same find or task had led to).
+	Demoted = -1.0
+)
+
+// Caps on what one session and one client can teach (see the package
+// doc, "What counts").
+const (
+	// MaxSessionTools is how many tools one session teaches about: the
+	// first it called that went through; later ones teach nothing.
+	MaxSessionTools = 10
+	// MaxSessionPhrases is how many phrases one session teaches about one
+	// tool: its task, then its first finds that offered the tool.
+	MaxSessionPhrases = 4
+	// MaxClientSessions is how many sessions of one client (the gateway's
+	// client identity: a session key, a bearer token's digest or an
+	// address) count for one tool and phrase; more sessions of that
+	// client add nothing. Sessions without a recorded client each count
+	// as their own.
+	MaxClientSessions = 4
+)
+
+// outcomeClass sorts a call by how it ended: 1 it went through, -1 it
+// errored or was refused, 0 cancelled (nothing said), and -2 for a call
+// that never reached a tool (refused by the broker, unknown), which
+// teaches nothing.
+func outcomeClass(r *trace.Record, d recordDetail) int {
+	if r.Failed("") {
+		return -2
+	}
+	switch d.Outcome {
+	case Ran:
+		return 1
+	case "error", "timeout", "tool_error", "denied":
+		return -1
+	case "cancelled":
+		return 0
+	}
+	return -2
+}
+
+// Collect gathers the evidence of recs (in any order): for each session,
+// each card it called and the phrases that led to it (its task, and each
+// of its finds that returned the card before its last call), weighed by
+// how the card's use ended: [Completed], [Unfinished] or [Demoted].
 func Collect(recs []trace.Record) *Evidence {
 	recs = slices.Clone(recs)
 	slices.SortStableFunc(recs, func(a, b trace.Record) int {
@@ -183,42 +249,109 @@ func Collect(recs []trace.Record) *Evidence {
 	type find struct {
 		query string
 		found []string
+		pos   int
 	}
-	type key struct{ tool, digest, norm string }
+	type use struct {
+		tool, digest string
+		at           time.Time
+		pos, first   int // the last call's and the first call's position
+		class        int // the last call's outcomeClass
+	}
 	var (
-		ev      = &Evidence{}
-		sess    string
-		n       = -1
-		task    string
-		finds   []find
-		seen    = make(map[key]int) // index in ev.items of this session's link
-		evident = func(tool, digest, phrase string, at time.Time) {
-			norm := normalize(phrase)
-			if norm == "" {
-				return
-			}
-			k := key{tool, digest, norm}
-			if i, ok := seen[k]; ok {
-				if at.After(ev.items[i].at) {
-					ev.items[i].at, ev.items[i].said = at, clip(strings.TrimSpace(phrase))
-				}
-				return
-			}
-			seen[k] = len(ev.items)
-			ev.items = append(ev.items, item{session: n, tool: tool, digest: digest, norm: norm, said: clip(strings.TrimSpace(phrase)), at: at})
-		}
+		ev       = &Evidence{}
+		sess     string
+		n        = -1
+		task     string
+		finds    []find
+		uses     []use
+		lastCall int    // the class of the session's last call that reached a tool
+		client   string // the session's client identity, if recorded
 	)
+	// ledBy returns the phrases that led to u: the task, and the finds
+	// made before its last call that returned it.
+	ledBy := func(u *use) []string {
+		var ps []string
+		if task != "" {
+			ps = append(ps, task)
+		}
+		for _, f := range finds {
+			if f.pos < u.pos && slices.Contains(f.found, u.tool) {
+				ps = append(ps, f.query)
+			}
+		}
+		return ps
+	}
+	// abandoned reports whether u did not go through and the session then
+	// called another card that a find which returned u also returned (or,
+	// with no such find, that the task led to).
+	abandoned := func(u *use) bool {
+		if u.class == 1 {
+			return false
+		}
+		for _, v := range uses {
+			if v.tool == u.tool || v.first < u.pos || v.class == -2 {
+				continue
+			}
+			for _, f := range finds {
+				if slices.Contains(f.found, u.tool) && slices.Contains(f.found, v.tool) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	flush := func() {
+		who := "session " + sess
+		if client != "" {
+			who = "client " + client
+		}
+		// One session teaches about at most MaxSessionTools tools (the
+		// first it called), MaxSessionPhrases phrases each.
+		for i := range min(len(uses), MaxSessionTools) {
+			u := &uses[i]
+			var w float64
+			switch {
+			case u.class == -2:
+				continue
+			case u.class == -1 || abandoned(u):
+				w = Demoted
+			case u.class == 0:
+				continue
+			case lastCall == 1:
+				w = Completed
+			default:
+				w = Unfinished
+			}
+			seen := make(map[string]bool)
+			for _, phrase := range ledBy(u) {
+				norm := normalize(phrase)
+				if norm == "" || seen[norm] {
+					continue
+				}
+				if len(seen) == MaxSessionPhrases {
+					break
+				}
+				seen[norm] = true
+				ev.items = append(ev.items, item{session: n, tool: u.tool, digest: u.digest, norm: norm, said: clip(strings.TrimSpace(phrase)), at: u.at, weight: w, client: who})
+			}
+		}
+	}
+	pos := 0
 	for i := range recs {
 		r := &recs[i]
 		if r.SessionID == "" {
 			continue // a one-off select or plan: nothing was called after it
 		}
 		if r.SessionID != sess {
+			flush()
 			sess, n = r.SessionID, n+1
-			task, finds = "", finds[:0]
-			clear(seen)
+			task, finds, uses, lastCall, client = "", finds[:0], uses[:0], 0, ""
 		}
+		pos++
 		d := detailOf(r)
+		if client == "" && d.Client != "" {
+			client = d.Client
+		}
 		if r.Task != "" && !d.NoTask && (r.Kind == trace.KindSelect || task == "") {
 			task = r.Task
 		}
@@ -229,22 +362,27 @@ func Collect(recs []trace.Record) *Evidence {
 				found = d.Matched
 			}
 			if r.Query != "" && len(found) > 0 {
-				finds = append(finds, find{r.Query, found})
+				finds = append(finds, find{r.Query, found, pos})
 			}
 		case trace.KindCall:
-			if r.Tool == "" || r.Failed("") || (d.Outcome != "" && d.Outcome != "ok" && d.Outcome != "tool_error") {
+			if r.Tool == "" {
 				continue
 			}
-			if task != "" {
-				evident(r.Tool, r.ToolDigest, task, r.At)
+			c := outcomeClass(r, d)
+			if c == -2 {
+				continue
 			}
-			for _, f := range finds {
-				if slices.Contains(f.found, r.Tool) {
-					evident(r.Tool, r.ToolDigest, f.query, r.At)
-				}
+			lastCall = c
+			j := slices.IndexFunc(uses, func(u use) bool { return u.tool == r.Tool })
+			if j < 0 {
+				uses = append(uses, use{tool: r.Tool, first: pos})
+				j = len(uses) - 1
 			}
+			u := &uses[j]
+			u.digest, u.at, u.pos, u.class = r.ToolDigest, r.At, pos, c
 		}
 	}
+	flush()
 	return ev
 }
 
@@ -267,14 +405,17 @@ func (ev *Evidence) Usage(cards []card.Card, opts *Options) rank.Usage {
 		sessions int
 		weight   float64
 		last     time.Time
+		clients  map[string]int // sessions counted per client
 	}
 	agg := make(map[key]*evidence)
 	var order []key // first-seen order, for a deterministic result
 	// The current session's (tool, phrase) pairs: the time of the last
 	// call and the phrase as then said.
 	type link struct {
-		at   time.Time
-		said string
+		at     time.Time
+		said   string
+		weight float64
+		client string
 	}
 	seen := make(map[key]link)
 	var sessOrder []key
@@ -283,12 +424,18 @@ func (ev *Evidence) Usage(cards []card.Card, opts *Options) rank.Usage {
 			l := seen[k]
 			e := agg[k]
 			if e == nil {
-				e = &evidence{}
+				e = &evidence{clients: map[string]int{}}
 				agg[k] = e
 				order = append(order, k)
 			}
-			e.sessions++
-			e.weight += o.fade(l.at)
+			if e.clients[l.client] >= MaxClientSessions {
+				continue
+			}
+			e.clients[l.client]++
+			if l.weight > 0 {
+				e.sessions++
+			}
+			e.weight += l.weight * o.fade(l.at)
 			if e.phrase == "" || l.at.After(e.last) {
 				e.phrase, e.last = l.said, l.at
 			}
@@ -313,15 +460,15 @@ func (ev *Evidence) Usage(cards []card.Card, opts *Options) rank.Usage {
 			sessOrder = append(sessOrder, k)
 		}
 		if !dup || it.at.After(prev.at) {
-			seen[k] = link{it.at, it.said}
+			seen[k] = link{it.at, it.said, it.weight, it.client}
 		}
 	}
 	flush()
 
 	for _, k := range order {
 		e := agg[k]
-		if e.weight < minWeight {
-			continue
+		if e.weight < minWeight || e.sessions == 0 {
+			continue // too faded, or demoted as much as it was promoted
 		}
 		usage[k.tool] = append(usage[k.tool], rank.Asked{Phrase: e.phrase, Sessions: e.sessions, Weight: e.weight})
 	}

@@ -41,8 +41,10 @@ func sel(sess, task string, at time.Time) trace.Record {
 	return rec(sess, trace.KindSelect, at, func(r *trace.Record) { r.Task = task })
 }
 
+// call is a call that ran and returned without error, as the gateway
+// records it.
 func call(sess, tool string, at time.Time) trace.Record {
-	return rec(sess, trace.KindCall, at, func(r *trace.Record) { r.Tool = tool })
+	return rec(sess, trace.KindCall, at, func(r *trace.Record) { r.Tool = tool; r.Detail = []byte(`{"outcome":"ok"}`) })
 }
 
 func TestFromTraces(t *testing.T) {
@@ -93,11 +95,35 @@ func TestFromTraces(t *testing.T) {
 			}),
 			call("s1", "notify", now)}, nil,
 			rank.Usage{"notify": {{Phrase: "post to slack", Sessions: 1, Weight: 1}}}},
-		{"the gateway: a call that timed out or was cancelled upstream does not count, a tool error does", []trace.Record{
+		{"the gateway: a call that timed out or errored demotes, one cancelled teaches nothing", []trace.Record{
+			sel("s0", "ship the build", now), call("s0", "deploy", now), call("s0", "notify", now),
 			sel("s1", "ship the build", now),
 			rec("s1", trace.KindCall, now, func(r *trace.Record) { r.Tool = "deploy"; r.Detail = []byte(`{"gateway":true,"outcome":"timeout"}`) }),
-			rec("s1", trace.KindCall, now, func(r *trace.Record) { r.Tool = "notify"; r.Detail = []byte(`{"gateway":true,"outcome":"tool_error"}`) })}, nil,
+			rec("s1", trace.KindCall, now, func(r *trace.Record) { r.Tool = "notify"; r.Detail = []byte(`{"gateway":true,"outcome":"cancelled"}`) })}, nil,
 			rank.Usage{"notify": {{Phrase: "ship the build", Sessions: 1, Weight: 1}}}},
+		{"an errored call demotes: two sessions that went through and one that errored", []trace.Record{
+			sel("s1", "ship the build", now), call("s1", "deploy", now),
+			sel("s2", "ship the build", now), call("s2", "deploy", now),
+			sel("s3", "ship the build", now),
+			rec("s3", trace.KindCall, now, func(r *trace.Record) { r.Tool = "deploy"; r.Detail = []byte(`{"gateway":true,"outcome":"tool_error"}`) })}, nil,
+			rank.Usage{"deploy": {{Phrase: "ship the build", Sessions: 2, Weight: 1}}}},
+		{"a refusal at elicitation demotes", []trace.Record{
+			sel("s1", "ship the build", now), call("s1", "deploy", now),
+			sel("s2", "ship the build", now),
+			rec("s2", trace.KindCall, now, func(r *trace.Record) { r.Tool = "deploy"; r.Detail = []byte(`{"gateway":true,"outcome":"denied"}`) })}, nil,
+			rank.Usage{}},
+		{"a call abandoned for another card the same find returned demotes", []trace.Record{
+			rec("s1", trace.KindFind, now, func(r *trace.Record) { r.Query = "post to slack"; r.Found = []string{"deploy", "notify"} }),
+			call("s1", "deploy", now),
+			rec("s2", trace.KindFind, now, func(r *trace.Record) { r.Query = "post to slack"; r.Found = []string{"deploy", "notify"} }),
+			rec("s2", trace.KindCall, now, func(r *trace.Record) { r.Tool = "deploy"; r.Detail = []byte(`{"gateway":true,"outcome":"cancelled"}`) }),
+			call("s2", "notify", now.Add(time.Second))}, nil,
+			rank.Usage{"notify": {{Phrase: "post to slack", Sessions: 1, Weight: 1}}}},
+		{"a task completed with the card counts more than one left unfinished", []trace.Record{
+			sel("s1", "ship the build", now), call("s1", "deploy", now),
+			rec("s1", trace.KindCall, now.Add(time.Second), func(r *trace.Record) { r.Tool = "notify"; r.Detail = []byte(`{"gateway":true,"outcome":"error"}`) }),
+			sel("s2", "roll out", now), call("s2", "deploy", now)}, nil,
+			rank.Usage{"deploy": {{Phrase: "roll out", Sessions: 1, Weight: Completed}, {Phrase: "ship the build", Sessions: 1, Weight: Unfinished}}}},
 		{"a failed call, a removed card and a one-off select teach nothing", []trace.Record{
 			sel("s1", "ship the build", now),
 			rec("s1", trace.KindCall, now, func(r *trace.Record) {
@@ -109,9 +135,9 @@ func TestFromTraces(t *testing.T) {
 			rank.Usage{}},
 		{"a card that changed since the call", []trace.Record{
 			sel("s1", "ship the build", now),
-			rec("s1", trace.KindCall, now, func(r *trace.Record) { r.Tool = "deploy"; r.ToolDigest = "old" }),
+			rec("s1", trace.KindCall, now, func(r *trace.Record) { r.Tool = "deploy"; r.ToolDigest = "old"; r.Detail = []byte(`{"outcome":"ok"}`) }),
 			sel("s2", "roll out", now),
-			rec("s2", trace.KindCall, now, func(r *trace.Record) { r.Tool = "deploy"; r.ToolDigest = "d1" })}, nil,
+			rec("s2", trace.KindCall, now, func(r *trace.Record) { r.Tool = "deploy"; r.ToolDigest = "d1"; r.Detail = []byte(`{"outcome":"ok"}`) })}, nil,
 			rank.Usage{"deploy": {{Phrase: "roll out", Sessions: 1, Weight: 1}}}},
 		{"caps: the strongest phrases", []trace.Record{
 			sel("s1", "a", now), call("s1", "deploy", now),

@@ -2,6 +2,7 @@ package learn
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -28,7 +29,7 @@ func PastSessions(past []eval.Query, known map[string]bool, end time.Time) []tra
 		for _, slot := range q.Slots() {
 			for _, tool := range slot {
 				if known[tool] {
-					recs = append(recs, trace.Record{SessionID: id, Kind: trace.KindCall, At: at, Tool: tool})
+					recs = append(recs, trace.Record{SessionID: id, Kind: trace.KindCall, At: at, Tool: tool, Detail: ranDetail})
 					break
 				}
 			}
@@ -36,6 +37,10 @@ func PastSessions(past []eval.Query, known map[string]bool, end time.Time) []tra
 	}
 	return recs
 }
+
+// ranDetail marks a replayed call as one that ran and returned without
+// error, as the gateway records it.
+var ranDetail = json.RawMessage(`{"outcome":"` + Ran + `"}`)
 
 // SplitReport is the outcome of a time-split evaluation ([EvalSplit]).
 type SplitReport struct {

@@ -10,6 +10,12 @@
 //   - [MCP]: a tools/list result, {"tools":[{"name","description","inputSchema","annotations"}]}.
 //   - [JSON]: capbroker's own summary, with kind and risk.
 //
+// [RenderDeferred] renders an Anthropic "tools" array that loads some
+// tools at once and defers the rest ("defer_loading": true) behind one
+// of Anthropic's tool search tools ([ToolSearchBM25], [ToolSearchRegex];
+// the request sends the anthropic-beta header [ToolSearchBeta]), so a
+// selection's picks are loaded and the provider searches the rest.
+//
 // Input schemas are passed through as the source gave them (re-encoded
 // compactly, never edited); a card without one gets the empty object
 // schema the APIs require. OpenAI and Anthropic restrict tool names to

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -515,15 +516,42 @@ func (s *Selector) floorCards(names []string, allow func(*card.Card) bool) []int
 }
 
 // findFloor resolves a floor name: the exact name, else the first card (in
-// name order) whose original name or unprefixed name equals it.
+// name order) whose original name or unprefixed name equals it. A card
+// whose description says it is DEPRECATED gives way to the sibling it
+// names ("Use read_text_file instead"), of the same source.
 func (s *Selector) findFloor(name string) int {
 	if i := s.cat.Index(name); i >= 0 {
-		return i
+		return s.current(i)
 	}
 	if i, ok := s.aliases[name]; ok {
-		return i
+		return s.current(i)
 	}
 	return -1
+}
+
+// useInstead finds the name a deprecated tool's description points to.
+var useInstead = regexp.MustCompile("(?i)\\buse\\s+[`'\"]?([A-Za-z0-9_.-]+)[`'\"]?\\s+instead")
+
+// current returns the card at i, or, when its description says it is
+// deprecated and names a card of the same source to use instead, that
+// one.
+func (s *Selector) current(i int) int {
+	c := s.cat.At(i)
+	if !strings.Contains(c.Description, "DEPRECATED") && !strings.Contains(strings.ToLower(c.Description), "deprecated") {
+		return i
+	}
+	m := useInstead.FindStringSubmatch(c.Description)
+	if m == nil {
+		return i
+	}
+	prefix := ""
+	if c.OriginalName != "" && strings.HasSuffix(c.Name, c.OriginalName) {
+		prefix = strings.TrimSuffix(c.Name, c.OriginalName)
+	}
+	if j := s.cat.Index(prefix + m[1]); j >= 0 && j != i && s.cat.At(j).Source == c.Source {
+		return j
+	}
+	return i
 }
 
 // unprefixed returns the part of a namespaced name after its source

@@ -64,14 +64,22 @@
 //   - usage: the words of what past sessions asked for (their tasks and
 //     find_capability queries) before they called the card, given in
 //     [Options.Usage] (package learn reads them from the traces). Each
-//     distinct word of a phrase counts the phrase's faded number of
-//     sessions; the field weighs little ([DefaultUsageWeight], 0.05, with
-//     length normalisation 0.75). On a time split (capbroker eval
-//     --learn-split 0.5: the first half of a set's queries replayed as past
-//     sessions, the second half scored), NDCG@10 gains, lexical ranking:
-//     MetaTool single +0.016, MetaTool multi +0.105, BFCL +0.003,
-//     Seal-Tools +0.001, examples/tasks.jsonl 0.000 (see
-//     [DefaultUsageWeight] for the hybrid figures). A hit matched there names the phrase
+//     distinct word of a phrase counts the phrase's weight (its faded,
+//     outcome-weighed sessions). The field's weight grows with the card's
+//     evidence e ([CardEvidence]): [DefaultUsageWeight] (0.2) times
+//     e/(e+[DefaultUsageEvidence]) (2), zero without evidence, so a
+//     catalog used often learns much and a new one loses nothing. Each
+//     past phrase is also a document of its own (precedent.go): the one
+//     most like the query (the cube of the cosine of their IDF vectors)
+//     raises its card's first-stage score by [DefaultPrecedent] (3) times
+//     that likeness times the card's evidence share times the query's best
+//     score, so a near repeat of what a past session asked counts however
+//     much else the card was asked for. On a time split (capbroker eval
+//     --learn-split 0.5: the first half of a set's queries replayed as
+//     past sessions, the second half scored), NDCG@10 gains, lexical
+//     ranking: MetaTool single +0.035, MetaTool multi +0.114, BFCL +0.004,
+//     Seal-Tools dev +0.001, examples/tasks.jsonl 0.000, held-out odd
+//     half +0.002 (docs/learning.md). A hit matched there names the phrase
 //     ([Hit.Asked]): `asked for as "ship the build" in 3 past sessions`.
 //
 // A term's frequencies in the fields are weighted, length-normalised and

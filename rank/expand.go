@@ -6,6 +6,7 @@ import (
 	_ "embed"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -338,7 +339,9 @@ func (ix *Index) expand(q []QueryTerm, cache map[expansionKey]*wordExpansion) []
 			e.near, e.nearDone = ix.neighbours(t, e.near), true
 		}
 		for _, n := range e.near {
-			add(n.stem, beta*n.sim*min(t.Weight, 1), n.sim, t.Word)
+			if !opposite(t.Stem, n.stem) {
+				add(n.stem, beta*n.sim*min(t.Weight, 1), n.sim, t.Word)
+			}
 		}
 	}
 	return out
@@ -378,9 +381,14 @@ func (ix *Index) expansionOf(t QueryTerm, alpha float64, cache map[expansionKey]
 		if table, _ := loadRelated(); table != nil {
 			var rels [16]relation
 			for _, r := range table.appendRelated(rels[:0], t.Stem) {
-				if _, ok := ix.terms[string(r.stem)]; ok {
+				if _, ok := ix.terms[string(r.stem)]; ok && !opposite(t.Stem, string(r.stem)) {
 					e.related = append(e.related, Related{Stem: string(r.stem), Weight: r.weight})
 				}
+			}
+		}
+		for _, r := range everydayRelated(t.Stem) {
+			if _, ok := ix.terms[r.Stem]; ok && !slices.ContainsFunc(e.related, func(x Related) bool { return x.Stem == r.Stem }) {
+				e.related = append(e.related, r)
 			}
 		}
 	}

@@ -7,7 +7,14 @@ import (
 
 // DefaultPrecedent weighs what the past phrases most like the query say
 // ([Options.Precedent]).
-const DefaultPrecedent = 0.5
+const DefaultPrecedent = 3.0
+
+// precedentPower sharpens a phrase's likeness to the query (a cosine in
+// [0,1]) before it counts: cubed, a near repeat of a past phrase counts
+// almost whole and a phrase sharing a word or two with the query almost
+// nothing, so a card asked for often does not gain from every query that
+// shares its everyday words.
+const precedentPower = 3
 
 // precedents are the past phrases of every card's usage, each a document
 // of its own: a query like a phrase some past session asked for before
@@ -123,7 +130,7 @@ func (ix *Index) addPrecedents(q []QueryTerm, s *scratch) {
 			continue
 		}
 		d := p.doc[id]
-		if v := acc / (qn * p.norm[id]); v > s.pastVote[d] {
+		if v := math.Pow(acc/(qn*p.norm[id]), precedentPower); v > s.pastVote[d] {
 			s.pastVote[d] = v
 		}
 	}

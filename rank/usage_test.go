@@ -187,3 +187,105 @@ func hitScores(hits []Hit) []float64 {
 	}
 	return out
 }
+
+// Irregular past forms meet their verb, and the verb "found" no longer
+// meets "found" of find: "who founded Nvidia" does not match a card that
+// lists the problems it found.
+func TestIrregularPast(t *testing.T) {
+	for w, want := range map[string]string{"found": Stem("find"), "wrote": Stem("write"), "told": Stem("tell"), "founded": "found", "finds": Stem("find")} {
+		if got := Stem(w); got != want {
+			t.Errorf("Stem(%q) = %q, want %q", w, got, want)
+		}
+	}
+	cards := []card.Card{
+		{Name: "lint_code", Description: "Run the linters and list the problems found."},
+		{Name: "company_info", Description: "Who founded a company, when, and where it is based."},
+	}
+	hits := New(cards, nil).Search("who founded Nvidia", 10)
+	if len(hits) == 0 || hits[0].Name != "company_info" || slices.ContainsFunc(hits, func(h Hit) bool { return h.Name == "lint_code" }) {
+		t.Errorf("who founded Nvidia: %v, want company_info alone", hitNames(hits))
+	}
+}
+
+// A query word is never expanded to its opposite: "write" does not reach
+// a card that only reads, by WordNet or by word vectors.
+func TestNoOppositeExpansion(t *testing.T) {
+	if !opposite(Stem("write"), Stem("read")) || !opposite(Stem("read"), Stem("write")) || opposite(Stem("write"), Stem("compose")) {
+		t.Fatal("opposite() does not hold read/write both ways, or holds a synonym")
+	}
+	cards := []card.Card{
+		{Name: "reader", Description: "Read a text document."},
+		{Name: "other", Description: "Compose and publish a letter."},
+	}
+	ix := New(cards, nil)
+	for _, qt := range ix.Expand(ParseQuery("write it")) {
+		if qt.Stem == Stem("read") {
+			t.Errorf("write expanded to %+v", qt)
+		}
+	}
+	// Everyday verbs of memory reach the words of memory tools.
+	mem := New([]card.Card{{Name: "add_observations", Description: "Add new observations to entities in the knowledge graph memory."}}, nil)
+	var got []string
+	for _, qt := range mem.Expand(ParseQuery("remember this")) {
+		if qt.From != "" {
+			got = append(got, qt.Stem)
+		}
+	}
+	if !slices.Contains(got, Stem("memory")) || !slices.Contains(got, Stem("observation")) {
+		t.Errorf("remember expanded to %v, want memory and observation", got)
+	}
+}
+
+// The usage field's weight grows with the card's evidence and is zero
+// without it; a card with no usage ranks as if no card had any.
+func TestUsageWeightGrowsWithEvidence(t *testing.T) {
+	ix := New(usageCards(), &Options{Usage: Usage{"beta_run": {{Phrase: "ship it", Sessions: 1, Weight: 1}}}})
+	prev := 0.0
+	for _, e := range []float64{0, 0.5, 1, 4, 16, 256} {
+		w := ix.usageWeight(e)
+		if e == 0 && w != 0 {
+			t.Errorf("no evidence: weight %v, want 0", w)
+		}
+		if e > 0 && !(w > prev) {
+			t.Errorf("evidence %v: weight %v, not above %v", e, w, prev)
+		}
+		if w > DefaultUsageWeight {
+			t.Errorf("evidence %v: weight %v above the field's %v", e, w, DefaultUsageWeight)
+		}
+		prev = w
+	}
+	plain := New(usageCards(), nil).Search("run the job", 10)
+	with := ix.Search("run the job", 10)
+	if diff := cmp.Diff(hitNames(plain), hitNames(with)); diff != "" {
+		t.Errorf("a query no usage matches ranks otherwise (-without +with):\n%s", diff)
+	}
+	for i := range plain {
+		if plain[i].Name == "alpha_run" && with[i].Score != plain[i].Score {
+			t.Errorf("alpha_run, with no usage, scores %v, was %v", with[i].Score, plain[i].Score)
+		}
+	}
+}
+
+// A query that repeats a phrase past sessions asked before calling a card
+// raises that card (a precedent), more with more evidence, and not at all
+// with precedents off.
+func TestPrecedent(t *testing.T) {
+	cards := []card.Card{
+		{Name: "a_report", Description: "Make a report of the numbers."},
+		{Name: "b_report", Description: "Make a report of the numbers."},
+	}
+	query := "quarterly figures for the board"
+	usage := func(w float64) Usage {
+		return Usage{"b_report": {{Phrase: "quarterly figures for the board", Sessions: int(w), Weight: w}, {Phrase: "make a report", Sessions: 1, Weight: 1}}}
+	}
+	off := New(cards, &Options{Usage: usage(1), Precedent: -1}).Search(query+" report", 2)
+	on := New(cards, &Options{Usage: usage(1)}).Search(query+" report", 2)
+	more := New(cards, &Options{Usage: usage(8)}).Search(query+" report", 2)
+	if len(on) != 2 || on[0].Name != "b_report" {
+		t.Fatalf("with a precedent: %v, want b_report first", hitNames(on))
+	}
+	gap := func(h []Hit) float64 { return h[0].Score - h[1].Score }
+	if !(gap(on) > gap(off)) || !(gap(more) > gap(on)) {
+		t.Errorf("lead of b_report: off %v, on %v, more evidence %v; want it growing", gap(off), gap(on), gap(more))
+	}
+}

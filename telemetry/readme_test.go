@@ -14,19 +14,19 @@ import (
 	"github.com/capbroker/capbroker/internal/testenv"
 )
 
-// TestREADMESpans holds the README's tracing table to the code: every span
+// TestREADMESpans holds the tracing table of docs/traces.md to the code: every span
 // name and attribute key capbroker defines here, and every semantic
 // convention key the module sets, is listed; every key the table lists is
 // one of those.
 func TestREADMESpans(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	readme, err := os.ReadFile(filepath.Join("..", "docs", "traces.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	section := string(readme)
 	i := strings.Index(section, "## Tracing (OpenTelemetry)")
 	if i < 0 {
-		t.Fatal("README has no \"## Tracing (OpenTelemetry)\" section")
+		t.Fatal("docs/traces.md has no \"## Tracing (OpenTelemetry)\" section")
 	}
 	section = section[i+3:]
 	if j := strings.Index(section, "\n## "); j >= 0 {
@@ -56,13 +56,13 @@ func TestREADMESpans(t *testing.T) {
 		}
 	}
 	if rows < 8 {
-		t.Fatalf("read %d rows of the README's span table; the table seems to have changed shape", rows)
+		t.Fatalf("read %d rows of the span table of docs/traces.md; the table seems to have changed shape", rows)
 	}
 
 	// What the code defines: this package's span names and keys, read
 	// from its source, and the semantic-convention keys set anywhere in
 	// the module (each identifier must be known here, so a new one makes
-	// this test ask for its README entry).
+	// this test ask for its entry in docs/traces.md).
 	src, err := os.ReadFile("telemetry.go")
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +91,7 @@ func TestREADMESpans(t *testing.T) {
 			}
 			k, ok := known[m[1]]
 			if !ok {
-				t.Errorf("%s sets semconv.%s, which this test does not know: add it here and to the README's span table", path, m[1])
+				t.Errorf("%s sets semconv.%s, which this test does not know: add it here and to the span table of docs/traces.md", path, m[1])
 				continue
 			}
 			codeKeys = append(codeKeys, string(k))
@@ -102,12 +102,12 @@ func TestREADMESpans(t *testing.T) {
 	}
 	for _, s := range codeSpans {
 		if !spans[s] {
-			t.Errorf("span %s is not in the README's span table", s)
+			t.Errorf("span %s is not in the span table of docs/traces.md", s)
 		}
 	}
 	for _, k := range codeKeys {
 		if !keys[k] {
-			t.Errorf("attribute %s is not in the README's span table", k)
+			t.Errorf("attribute %s is not in the span table of docs/traces.md", k)
 		}
 	}
 	for k := range keys {

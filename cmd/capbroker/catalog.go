@@ -37,6 +37,12 @@ type catalogFlags struct {
 	background bool
 	// noLearn turns off learning from use (--no-learn).
 	noLearn bool
+	// fellBack is set when discovery found nothing and the example (or
+	// fallback) catalog is used instead.
+	fellBack bool
+	// learnDB, set by commands with --db, is the store learning from use
+	// reads; nil reads the default one.
+	learnDB *storeFlags
 }
 
 func (f *catalogFlags) register(cmd *cobra.Command) {
@@ -111,7 +117,7 @@ func (m *Main) broker(ctx context.Context, f *catalogFlags, opts *capbroker.Opti
 		}
 	}
 	if o.Ranker == nil && (o.Rank == nil || o.Rank.Usage == nil) && m.learning(f) {
-		if u := m.usage(ctx, cards); len(u) > 0 {
+		if u := m.usage(ctx, cards, f.learnDB); len(u) > 0 {
 			ro := rank.Options{}
 			if o.Rank != nil {
 				ro = *o.Rank
@@ -174,6 +180,7 @@ func (m *Main) discoveredCards(ctx context.Context, f *catalogFlags) ([]card.Car
 	if named {
 		return nil, fmt.Errorf("no capabilities found in the places named (see capbroker discover)")
 	}
+	f.fellBack = true
 	if f.fallback != nil {
 		cards := f.fallback()
 		fmt.Fprintf(m.Stderr, "note: no capabilities found in your places; using %s (%d)\n  looked in: %s\n", f.fallbackName, len(cards), set.placesLine())
@@ -289,12 +296,15 @@ func (m *Main) learning(f *catalogFlags) bool {
 	return *cfg.Learn
 }
 
-// usage reads what past sessions of the local store teach about cards
-// (package learn). A SQLite store that does not exist yet is not
-// created; a store that fails to open or read leaves ranking as it is,
-// with a note on stderr.
-func (m *Main) usage(ctx context.Context, cards []card.Card) rank.Usage {
-	dsn, err := m.dbPath(&storeFlags{})
+// usage reads what past sessions of the store db names (--db, else the
+// default) teach about cards (package learn). A SQLite store that does
+// not exist yet is not created; a store that fails to open or read
+// leaves ranking as it is, with a note on stderr.
+func (m *Main) usage(ctx context.Context, cards []card.Card, db *storeFlags) rank.Usage {
+	if db == nil {
+		db = &storeFlags{}
+	}
+	dsn, err := m.dbPath(db)
 	if err != nil {
 		return nil
 	}

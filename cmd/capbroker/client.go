@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/capbroker/capbroker/clientconfig"
+	"github.com/capbroker/capbroker/gateway"
 )
 
 func (m *Main) newClientCmd() *cobra.Command {
@@ -128,6 +129,8 @@ func (m *Main) newClientAddCmd() *cobra.Command {
 		dryRun  bool
 		command string
 		force   bool
+		shared  bool
+		addr    string
 	)
 	cmd := &cobra.Command{
 		Use:   "add <claude-code|claude-desktop|vscode|cursor>",
@@ -142,25 +145,33 @@ func (m *Main) newClientAddCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			command, warns, err := m.gatewayCommand(command)
+			gw, err := m.clientGateway(f, command, shared, addr)
 			if err != nil {
 				return err
 			}
-			for _, w := range warns {
-				fmt.Fprintln(m.Stderr, "warning:", w)
+			// The gateway learns which client it serves (--client): one that
+			// asks its user before each call gets irreversible tools passed
+			// through, one with file tools of its own no coding floor.
+			if _, known := gateway.Clients[f.Client]; known && gw.Command != "" {
+				gw.Args = append(gw.Args, "--client", f.Client)
 			}
-			p, err := clientconfig.PlanAdd(f, clientconfig.ServersFile(f.Client, env), clientconfig.Gateway{Command: command, Args: []string{"gateway"}})
+			p, err := clientconfig.PlanAdd(f, clientconfig.ServersFile(f.Client, env), gw)
 			if err != nil {
 				return err
 			}
 			m.noteLostVariables(lostVariables(p.Entries, os.Environ()), p.Servers)
-			return m.runPlan(p, dryRun, fmt.Sprintf("%s routes through capbroker: %d server(s) moved behind the gateway (%s)", f.Client, len(p.Moved), p.Servers),
-				f.Client+" already routes through capbroker; nothing changed")
+			done := fmt.Sprintf("%s routes through capbroker: %d server(s) moved behind the gateway (%s)", f.Client, len(p.Moved), p.Servers)
+			if gateway.Clients[f.Client].AsksEachCall {
+				done += fmt.Sprintf("\nirreversible tools (write, delete, send...) pass through: %s asks you before each tool call (gateway --client %s; drop it from the entry to have the gateway hold them)", f.Client, f.Client)
+			}
+			return m.runPlan(p, dryRun, done, f.Client+" already routes through capbroker; nothing changed")
 		},
 	}
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the diff of every file it would change, and write nothing")
 	cmd.Flags().StringVar(&command, "command", "", "the capbroker the client runs, written as an absolute path (default: this executable, or the capbroker on $PATH when this is a temporary go run build)")
 	cmd.Flags().BoolVar(&force, "force", false, "write the config even when the client does not seem installed")
+	cmd.Flags().BoolVar(&shared, "shared", false, "connect the client to the one shared gateway (capbroker service install) over HTTP instead of starting a gateway per window")
+	cmd.Flags().StringVar(&addr, "addr", DefaultSharedAddr, "the shared gateway's address, with --shared")
 	return cmd
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/capbroker/capbroker/clientconfig"
 	"github.com/capbroker/capbroker/source/mcpconfig"
 )
 
@@ -195,4 +197,43 @@ func (m *Main) noteLostVariables(lost map[string][]string, serversFile string) {
 			"so it will not see %s set here; to keep them, add \"inheritEnv\": %s to its entry in %s (or put their values under \"env\")\n",
 			n, strings.Join(vars, ", "), q, serversFile)
 	}
+}
+
+// clientGateway is the entry "client add" writes: a gateway the client
+// starts (command checked, see gatewayCommand), or, shared, the URL of
+// the one gateway "capbroker service install" runs.
+func (m *Main) clientGateway(f clientconfig.File, command string, shared bool, addr string) (clientconfig.Gateway, error) {
+	if !shared {
+		command, warns, err := m.gatewayCommand(command)
+		if err != nil {
+			return clientconfig.Gateway{}, err
+		}
+		for _, w := range warns {
+			fmt.Fprintln(m.Stderr, "warning:", w)
+		}
+		return clientconfig.Gateway{Command: command, Args: []string{"gateway"}}, nil
+	}
+	if f.Client == clientconfig.ClaudeDesktop {
+		return clientconfig.Gateway{}, usageError{fmt.Errorf("--shared: Claude Desktop's config starts stdio servers only; add it without --shared")}
+	}
+	if err := gatewayCheckLoopback(addr); err != nil {
+		return clientconfig.Gateway{}, usageError{fmt.Errorf("--addr: %w", err)}
+	}
+	if p, err := m.serviceFile(); err == nil && !fileExists(p) {
+		fmt.Fprintf(m.Stderr, "warning: no shared gateway service is installed (no %s); run capbroker service install, or the client will find nothing at http://%s/mcp\n", p, addr)
+	}
+	return clientconfig.Gateway{URL: "http://" + addr + "/mcp"}, nil
+}
+
+// gatewayCheckLoopback refuses a shared address that is not HOST:PORT on
+// loopback (the shared gateway has no token).
+func gatewayCheckLoopback(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || port == "" {
+		return fmt.Errorf("%q: want HOST:PORT on loopback, such as %s", addr, DefaultSharedAddr)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return fmt.Errorf("%q: the shared gateway listens on loopback only (127.0.0.1)", addr)
+	}
+	return nil
 }

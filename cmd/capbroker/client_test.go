@@ -63,7 +63,13 @@ func TestClientCommand(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "backup: "+claudeJSON+".capbroker-backup-") || !strings.Contains(out, "3 server(s) moved") {
 		t.Fatalf("add: exit %d\n%s\n%s", code, out, stderr)
 	}
+	if !strings.Contains(out, "irreversible tools") || !strings.Contains(out, "gateway --client claude-code") {
+		t.Errorf("add does not say how irreversible tools are handled for claude-code:\n%s", out)
+	}
 	after, _ := os.ReadFile(claudeJSON)
+	if !strings.Contains(string(after), `"--client"`) || !strings.Contains(string(after), `"claude-code"`) {
+		t.Errorf("add did not tell the gateway which client it serves:\n%s", after)
+	}
 	out, _, code = runEnv(t, env, "client", "add", "claude-code", "--command", bin)
 	if code != 0 || !strings.Contains(out, "already routes through capbroker; nothing changed") {
 		t.Errorf("second add: exit %d: %s", code, out)

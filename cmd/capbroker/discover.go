@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -88,20 +87,12 @@ func (m *Main) sourceOptionsConfig(f *discoveryFlags) (*source.Options, string, 
 	opts := &source.Options{Getenv: m.Getenv, Home: home, WorkDir: wd, MCPTimeout: f.timeout, PluginMCP: f.pluginMCP, Tokens: m.tokenStore()}
 	indexDir := f.indexDir
 
-	cfgPath, project := configPath(f.config, wd)
-	var cfg *source.Config
-	if cfgPath != "" {
-		cfg, err = source.LoadConfig(cfgPath)
-		if err != nil {
-			if f.config != "" && errors.Is(err, os.ErrNotExist) {
-				return nil, "", nil, usageError{err}
-			}
-			return nil, "", nil, err
-		}
-		cfg.Project = project
-		if indexDir == "" {
-			indexDir = cfg.IndexDir(home)
-		}
+	cfg, cfgPath, err := m.loadConfig(f.config, wd)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	if cfg != nil && indexDir == "" {
+		indexDir = cfg.IndexDir(home)
 	}
 	opts.Trust = m.trustPolicy().Check
 

@@ -71,6 +71,23 @@ queries left empty (and how many of those the ranker had a hit for), the
 mean tools exposed and the mean exposed tokens against the full catalog's.
 --min-slots 2 keeps the multi-tool queries.
 
+With --mode session, eval measures the agent's whole session through the
+real gateway (see docs/session-eval.md): each tool file is served by a real
+MCP server (this binary, "capbroker eval upstream", over stdio; or the
+servers of --upstreams), "capbroker gateway" (--gateway-bin, default this
+binary; default settings, hybrid ranking unless --ranker is given) fronts
+them over HTTP and over stdio, and a scripted agent that behaves like Claude
+Code (no task, ignores list_changed, calls itself claude-code) lists the
+tools, asks find_capability once per need (the task, then each step), calls
+each gold tool by the name it saw, each one it never saw by its exact name,
+and each by forgiving variants (bare, mcp__capbroker__ prefix, case,
+separator). It reports reach after the list and each find, the calls that
+ran (held tools apart), find answer tokens (p50, max), and the tokens carried
+over --turns turns against the full list's. A query's "arguments" field
+({"tool": {...}}, ${VAR} expanded) gives its calls' arguments; others get a
+placeholder per required property. --sample N spreads N queries over a large
+file; --stdio-queries bounds the stdio run (a gateway process per session).
+
 With --learn-split 0.5, eval measures learning from use with a time split:
 the first half of the queries (after --filter and --limit, in file order)
 become past sessions that asked for the query and called its gold tools;
@@ -86,7 +103,8 @@ call that ran is a query, its gold the tools it called (see capbroker replay).`,
   capbroker eval --tools T.jsonl --queries Q.jsonl --misses 20
   capbroker eval --learn-split 0.5 --tools T.jsonl --queries Q.jsonl
   capbroker eval --mode select --min-slots 2 --tools T.jsonl --queries Q.jsonl --json
-  capbroker eval $(for f in examples/catalog/*.json; do echo --tools $f; done) --queries examples/tasks.jsonl`,
+  capbroker eval $(for f in examples/catalog/*.json; do echo --tools $f; done) --queries examples/tasks.jsonl
+  capbroker eval --mode session --sample 100 --tools T.jsonl --queries Q.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()

@@ -144,6 +144,7 @@ func (m *Main) evalSession(ctx context.Context, f *sessionEvalFlags, tools []str
 			if s.Command == "" {
 				return fmt.Errorf("--upstreams %s: server %q has no command (the session eval starts stdio servers only)", f.mcpConfig, n)
 			}
+			s.Command = os.ExpandEnv(s.Command)
 			for k, v := range s.Env {
 				s.Env[k] = os.ExpandEnv(v)
 			}
@@ -286,6 +287,11 @@ func loadCallArguments(path string) (map[string]map[string]json.RawMessage, erro
 		}
 		if q.ID == "" {
 			q.ID = "line " + strconv.Itoa(line)
+		}
+		for k, v := range q.Arguments {
+			// ${VAR} in arguments, as in --upstreams: paths under a
+			// folder of the run.
+			q.Arguments[k] = json.RawMessage(os.ExpandEnv(string(v)))
 		}
 		if len(q.Arguments) > 0 {
 			out[q.ID] = q.Arguments

@@ -8,7 +8,6 @@ import (
 	"os"
 
 	"github.com/capbroker/capbroker/policy"
-	"github.com/capbroker/capbroker/source"
 )
 
 // configFloors returns the floors of the config file the flags name (or
@@ -20,18 +19,11 @@ func (m *Main) configFloors(f *discoveryFlags) (map[policy.Family][]string, erro
 	if err != nil {
 		return nil, fmt.Errorf("finding the working folder: %w", err)
 	}
-	path, _ := configPath(f.config, wd)
-	if path == "" {
-		return nil, nil
-	}
-	cfg, err := source.LoadConfig(path)
+	cfg, path, err := m.loadConfig(f.config, wd)
 	if err != nil {
-		if f.config != "" && errors.Is(err, os.ErrNotExist) {
-			return nil, usageError{err}
-		}
 		return nil, err
 	}
-	if len(cfg.Floors) == 0 {
+	if cfg == nil || len(cfg.Floors) == 0 {
 		return nil, nil
 	}
 	floors := maps.Clone(policy.DefaultFloors)
@@ -43,4 +35,18 @@ func (m *Main) configFloors(f *discoveryFlags) (map[policy.Family][]string, erro
 		floors[fam] = tools
 	}
 	return floors, nil
+}
+
+// configAlways reads capbroker.yaml's always: the servers and tools the
+// gateway pins into every session.
+func (m *Main) configAlways(f *discoveryFlags) ([]string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, fmt.Errorf("finding the working folder: %w", err)
+	}
+	cfg, _, err := m.loadConfig(f.config, wd)
+	if err != nil || cfg == nil {
+		return nil, err
+	}
+	return cfg.Always, nil
 }

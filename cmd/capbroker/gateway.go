@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/capbroker/capbroker/dense"
@@ -31,9 +32,13 @@ func (m *Main) newGatewayCmd() *cobra.Command {
 		dbf                                                      storeFlags
 		timeout, startTimeout, startWait, sessionIdle, retention time.Duration
 		maxSessions, maxListItems, maxListPages                  int
+		findK, findBudget                                        int
+		client                                                   string
+		always                                                   []string
 		maxClientSessions                                        int
 		allowIrreversible, confirmUnasked, holdNew, inheritEnv   bool
 		noLearn                                                  bool
+		watchEvery                                               time.Duration
 		plugins                                                  []string
 		hf                                                       httpFlags
 		ff                                                       fleetFlags
@@ -70,10 +75,28 @@ When plugin agents are installed (./.claude, ~/.claude, or the --plugins
 folders), auto, search and call modes also list route_capability: a task or a phase
 in, the plugin agent to delegate it to and its announcement out (read-only).
 
+What an agent sees: the floor of the task family (none from MCP servers for a
+client with file tools of its own), the pins, find_capability and, in auto and
+call modes, call_capability. Pins are listed from the start: the tools of a
+server with "alwaysLoad": true, tools whose _meta has "anthropic/alwaysLoad":
+true, and what --always or always: in capbroker.yaml names. A find costs at
+most --find-budget tokens (800): compact JSON, per match a name, one line,
+a confidence, a short reason, and the input schema of the confident ones only,
+which join the list; a task of several steps gets two matches a step. Any
+allowed tool also runs when called by name, shown or not (directly or through
+call_capability), and joins the list; names are forgiving (the bare tool name,
+mcp__capbroker__server__tool, case and separator slips), a misspelt one gets
+"did you mean", and bad arguments get the schema to send.
+
 Tools are named server__tool (--namespace collisions keeps plain names unless
-two servers offer the same one). Irreversible tools are held back unless
+two servers offer the same one). Irreversible tools fit the client: with
+--client claude-code, claude-desktop, vscode or cursor (capbroker client add
+writes it), clients that ask their user before every tool call, they pass
+through and the gateway does not ask again. Elsewhere they are held back unless
 allowed (--allow-irreversible, or "allowIrreversible": true on a server); each
-such call then asks the user through MCP elicitation. A tool whose description
+such call then asks the user through MCP elicitation (--confirm-unasked runs
+them for clients that cannot be asked). Every refusal names the flag that
+releases it. A tool whose description
 or input schema changed since it was first seen (pins in the --index folder,
 shared with capbroker discover) is held back until "capbroker approve"; so is
 every tool when that pins file was deleted or is corrupt, and, with --hold-new,
@@ -92,6 +115,8 @@ Plans: with --plan FILE, a session that names a task of the plan (--plan-task
 ID over stdio, the Capbroker-Plan-Task header or plan_task parameter over HTTP)
 starts with that task's capabilities (assembled as "capbroker assemble" does,
 the plan's names first) plus the floor, instead of the selection for --task.
+An agent moves to the next task by calling find_capability with task: its list
+becomes that task's, and its finds rank the task's tools first.
 "PLAN_ID/TASK_ID" names a task of a plan recorded in the session database
 ("capbroker plan" prints each plan's id).
 
@@ -124,7 +149,8 @@ replica drains (--drain-delay, --drain-timeout). See docs/fleet.md.`,
   capbroker gateway --mcp-config ~/.config/capbroker/servers.json
   capbroker gateway --addr :8931 --log-level debug    # HTTP at http://127.0.0.1:8931/mcp
   capbroker gateway --addr 0.0.0.0:8080 --db postgres://capbroker@db/capbroker --identities ids.yaml --drain-delay 2s   # one replica of a fleet
-  capbroker gateway --mode call --session my-agent`,
+  capbroker gateway --mode call --session my-agent
+  capbroker gateway --client claude-code              # as client add claude-code wires it`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			md, err := gateway.ParseMode(mode)
@@ -160,12 +186,13 @@ replica drains (--drain-delay, --drain-timeout). See docs/fleet.md.`,
 				}
 			}
 			ctx := cmd.Context()
-			var up *upstreams
-			if len(configs) > 0 {
-				up, err = m.explicitUpstreams(ctx, configs, yamlPath)
-			} else {
-				up, err = m.discoveredUpstreams(ctx, yamlPath)
+			readServers := func(ctx context.Context) (*upstreams, error) {
+				if len(configs) > 0 {
+					return m.explicitUpstreams(ctx, configs, yamlPath)
+				}
+				return m.discoveredUpstreams(ctx, yamlPath)
 			}
+			up, err := readServers(ctx)
 			if err != nil {
 				return err
 			}
@@ -174,6 +201,7 @@ replica drains (--drain-delay, --drain-timeout). See docs/fleet.md.`,
 			for _, n := range up.notes {
 				logger.Warn("upstream configuration", "note", n)
 			}
+			logger.Info("servers read", "servers", len(up.servers), "places", strings.Join(up.looked, "; "))
 			for _, s := range up.servers {
 				logger.Debug("upstream", "server", s.Name, "transport", s.Transport(), "from", s.Where())
 			}
@@ -200,11 +228,19 @@ replica drains (--drain-delay, --drain-timeout). See docs/fleet.md.`,
 				CallTimeout: timeout, StartTimeout: startTimeout, StartWait: startWait, Pins: pins,
 				MaxSessions: maxSessions, MaxListItems: maxListItems, MaxListPages: maxListPages,
 				AllowIrreversible: allowIrreversible, ConfirmUnasked: confirmUnasked, Logger: logger,
-				InheritEnv: inheritEnv, Tokens: m.tokenStore(),
+				InheritEnv: inheritEnv, Tokens: m.tokenStore(), FindK: findK, FindBudget: findBudget,
 			}
 			if opts.Floors, err = m.configFloors(&discoveryFlags{}); err != nil {
 				return err
 			}
+			if opts.Client, err = gateway.ParseClient(client); err != nil {
+				return usageError{fmt.Errorf("gateway: --client: %w", err)}
+			}
+			pinnedNames, err := m.configAlways(&discoveryFlags{config: yamlPath})
+			if err != nil {
+				return err
+			}
+			opts.Always = append(pinnedNames, always...)
 			router, routable, err := m.gatewayRouter(ctx, plugins)
 			if err != nil {
 				return err
@@ -273,6 +309,7 @@ replica drains (--drain-delay, --drain-timeout). See docs/fleet.md.`,
 					return err
 				}
 				defer g.Close()
+				go watchServers(ctx, g, up.watch, watchEvery, readServers, logger)
 				go logReady(ctx, g, logger)
 				if m.StderrTerminal {
 					go showStart(ctx, g, m.progress(), 100*time.Millisecond)
@@ -286,6 +323,7 @@ replica drains (--drain-delay, --drain-timeout). See docs/fleet.md.`,
 				return err
 			}
 			defer g.Close()
+			go watchServers(ctx, g, up.watch, watchEvery, readServers, logger)
 			go logReady(ctx, g, logger)
 			if m.StderrTerminal {
 				go showStart(ctx, g, m.progress(), 100*time.Millisecond)
@@ -313,6 +351,7 @@ replica drains (--drain-delay, --drain-timeout). See docs/fleet.md.`,
 	f.StringVar(&planFile, "plan", "", "plan file whose tasks sessions may name (--plan-task, the Capbroker-Plan-Task header)")
 	f.StringVar(&planTask, "plan-task", "", "start the stdio session (and HTTP sessions that name none) with this plan task's tools: ID of a --plan task, or PLAN_ID/TASK_ID of a stored plan")
 	f.DurationVar(&timeout, "call-timeout", 60*time.Second, "per-call timeout for upstreams that set none")
+	f.DurationVar(&watchEvery, "watch", time.Second, "how often to look for changes in the files the servers come from, applied without a restart (0: never)")
 	alias(f, "timeout", "call-timeout")
 	f.DurationVar(&startTimeout, "start-timeout", srcmcp.DefaultTimeout, "time limit to start an upstream and list its tools (as discovery's)")
 	f.IntVar(&maxClientSessions, "max-client-sessions", gateway.DefaultMaxClientSessions, "most MCP sessions one client keeps open at once over HTTP (by session key, else bearer token, else address); one more is refused with 429 (-1: no bound but --max-sessions)")
@@ -324,6 +363,10 @@ replica drains (--drain-delay, --drain-timeout). See docs/fleet.md.`,
 	f.BoolVar(&allowIrreversible, "allow-irreversible", false, "expose irreversible tools of every server (each call asks the user)")
 	f.BoolVar(&holdNew, "hold-new", false, "quarantine tools never seen before (a renamed tool is new) until capbroker approve")
 	f.BoolVar(&confirmUnasked, "confirm-unasked", false, "run irreversible calls for clients that cannot be asked (no elicitation)")
+	f.StringVar(&client, "client", "", "the client this gateway serves (claude-code, claude-desktop, vscode, cursor; client add writes it): one that asks its user before each call gets irreversible tools passed through, one with its own file tools no coding floor")
+	f.StringArrayVar(&always, "always", nil, "pin a server (all its tools) or a tool into every session's list from the start; repeatable (also always: in capbroker.yaml)")
+	f.IntVar(&findK, "find-k", 0, "matches a find_capability answer holds when the agent asks for no number (default 8, and two a step for a task of several)")
+	f.IntVar(&findBudget, "find-budget", gateway.DefaultFindBudget, "most tokens of a find_capability answer (o200k): past it, matches lose their schema, then their place")
 	f.StringVar(&tracePath, "trace", "", "also append selections, finds and calls as JSON lines to FILE")
 	f.StringVar(&indexDir, "index", "", "folder of the pinned tool digests, shared with discover and approve (default: capbroker.yaml's index, else $CAPBROKER_INDEX, else $XDG_CACHE_HOME/capbroker, else ~/.cache/capbroker)")
 	f.StringVar(&logLevel, "log-level", "info", "log level on stderr: debug, info, warn, error")

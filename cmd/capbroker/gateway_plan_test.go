@@ -79,10 +79,9 @@ func TestGatewayPlanTask(t *testing.T) {
 	if text, isErr := g.call(t, "office__translate", map[string]any{"text": "bonjour"}); isErr || text != "translate: bonjour" {
 		t.Errorf("translate: %v %q", isErr, text)
 	}
-	// A tool of another task is not listed, but a call by its name runs
-	// (and joins the session's list).
+	// A tool of another task is not listed, yet callable by name.
 	if text, isErr := g.call(t, "office__chart", map[string]any{"text": "x"}); isErr || text != "chart: x" {
-		t.Errorf("a tool of another task, called by name: %v %q", isErr, text)
+		t.Errorf("a tool of another task, by name: %v %q", isErr, text)
 	}
 	g.stop()
 	out, stderr, code := runEnv(t, env, "trace", "--session", "p1", "--db", db, "--json")

@@ -28,6 +28,10 @@ type upstreams struct {
 	unapproved []source.Unapproved
 	// kept are the definitions fronted, by serverKey.
 	kept map[string]bool
+	// watch are the files the servers were read from (and those that
+	// would add servers when created): the gateway re-reads them when one
+	// changes (gateway_watch.go).
+	watch []string
 }
 
 // mcpOptions expands variables the way the clients do.
@@ -138,8 +142,12 @@ func sameServer(a, b mcpconfig.Server) bool {
 
 // isGatewayItself reports whether a server definition runs "capbroker
 // gateway": the capbroker command (by name, or this very executable)
-// with gateway among its arguments.
+// with gateway among its arguments, or the entry "client add --shared"
+// writes (named capbroker, a URL: the shared gateway itself).
 func isGatewayItself(s mcpconfig.Server) bool {
+	if s.Name == clientconfig.EntryName && s.Command == "" && s.URL != "" {
+		return true
+	}
 	if s.Command == "" || !slices.Contains(s.Args, "gateway") {
 		return false
 	}

@@ -44,7 +44,7 @@ func TestSelectLearns(t *testing.T) {
 	for _, id := range []string{"a", "b", "c"} {
 		err := st.AppendTraces(ctx,
 			trace.Record{SessionID: id, Kind: trace.KindSelect, At: at, Task: "Ship the build"},
-			trace.Record{SessionID: id, Kind: trace.KindCall, At: at, Tool: "run_pipeline"})
+			trace.Record{SessionID: id, Kind: trace.KindCall, At: at, Tool: "run_pipeline", Detail: []byte(`{"gateway":true,"outcome":"ok"}`)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,5 +65,43 @@ func TestSelectLearns(t *testing.T) {
 	out, _, _ = runEnv(t, env, "select", "--config", cfg, "--tools", tools, task)
 	if strings.Contains(out, "run_pipeline") {
 		t.Errorf("learn: false still learnt:\n%s", out)
+	}
+}
+
+// TestLearningHonoursDB: learning reads the database --db names, not
+// the default one. Before, a session started with --db learnt from the
+// default database (or nothing).
+func TestLearningHonoursDB(t *testing.T) {
+	dir := t.TempDir()
+	tools := filepath.Join(dir, "tools.json")
+	if err := os.WriteFile(tools, []byte(`[
+		{"name": "run_pipeline", "description": "Start a CI pipeline for a branch."},
+		{"name": "send_mail", "description": "Send an e-mail message."}
+	]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "elsewhere.db")
+	ctx := context.Background()
+	st, err := store.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now()
+	for _, id := range []string{"a", "b", "c"} {
+		if err := st.AppendTraces(ctx,
+			trace.Record{SessionID: id, Kind: trace.KindSelect, At: at, Task: "Ship the build"},
+			trace.Record{SessionID: id, Kind: trace.KindCall, At: at, Tool: "run_pipeline", Detail: []byte(`{"gateway":true,"outcome":"ok"}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+	env := map[string]string{"CAPBROKER_DB": filepath.Join(dir, "default.db")}
+	out, stderr, code := runEnv(t, env, "session", "start", "--db", filepath.Join(dir, "empty.db"), "--json", "--tools", tools, "ship the build")
+	if code != 0 || strings.Contains(out, "best: run_pipeline") {
+		t.Fatalf("session start on a database without sessions: exit %d\n%s%s", code, out, stderr)
+	}
+	out, stderr, code = runEnv(t, env, "session", "start", "--db", db, "--json", "--tools", tools, "ship the build")
+	if code != 0 || !strings.Contains(out, "best: run_pipeline") {
+		t.Errorf("session start --db: exit %d, did not learn from that database:\n%s%s", code, out, stderr)
 	}
 }

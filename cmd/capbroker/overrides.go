@@ -7,7 +7,6 @@ import (
 
 	"github.com/capbroker/capbroker/card"
 	"github.com/capbroker/capbroker/override"
-	"github.com/capbroker/capbroker/source"
 )
 
 // withOverrides applies capbroker.yaml's overrides (package override) to
@@ -33,16 +32,15 @@ func (m *Main) configOverrides(f *discoveryFlags) ([]override.Override, string, 
 	if err != nil {
 		return nil, "", fmt.Errorf("finding the working folder: %w", err)
 	}
-	path, _ := configPath(f.config, wd)
-	if path == "" {
-		return nil, "", nil
-	}
-	cfg, err := source.LoadConfig(path)
+	cfg, path, err := m.loadConfig(f.config, wd)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, path, nil
 		}
 		return nil, path, err
+	}
+	if cfg == nil {
+		return nil, "", nil
 	}
 	return cfg.Overrides, path, nil
 }

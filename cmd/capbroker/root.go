@@ -139,6 +139,8 @@ func (m *Main) commands() []*cobra.Command {
 		m.newVersionCmd(),
 		m.newPruneCmd(),
 		m.newClientCmd(),
+		m.newServerCmd(),
+		m.newServiceCmd(),
 		m.newLoginCmd(),
 		m.newProbeCmd(),
 		m.newIdentityCmd(),

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -104,6 +105,37 @@ func (m *Main) placesKey(f *discoveryFlags) (string, error) {
 	return b.String(), nil
 }
 
+// routePlaces lists the folders and files routing scans, for the
+// cache's stamp (route.FolderStamp): the named roots, tool files and MCP
+// configs, or, when none is named, ./.claude, ~/.claude and the config
+// file (with the roots it names).
+func (m *Main) routePlaces(f *discoveryFlags) []string {
+	places := slices.Concat(f.roots, f.toolFiles, f.mcpConfigs)
+	if len(places) > 0 {
+		return places
+	}
+	wd, err := os.Getwd()
+	if err == nil {
+		places = append(places, filepath.Join(wd, ".claude"))
+	}
+	if home := m.Getenv("HOME"); home != "" {
+		places = append(places, filepath.Join(home, ".claude"))
+	}
+	if path, _ := configPath(f.config, wd); path != "" {
+		places = append(places, path)
+		if cfg, err := source.LoadConfig(path); err == nil {
+			for _, r := range cfg.Roots {
+				p := r.Path
+				if !filepath.IsAbs(p) {
+					p = filepath.Join(filepath.Dir(path), p)
+				}
+				places = append(places, p)
+			}
+		}
+	}
+	return places
+}
+
 // routingCards discovers the cards to route between, in the places the
 // flags name, through the card index (only changed sources are read
 // again). Routing uses the plugin agents and commands and ignores the
@@ -179,7 +211,9 @@ func (m *Main) routing(df *discoveryFlags, f *routeFlags, gaps route.GapRecorder
 		}
 		return m.routingCards(ctx, &flags)
 	}
-	c := route.NewCache(r, scan, &route.CacheOptions{MaxAge: f.maxAge, Path: path, Key: key, Gaps: gaps})
+	places := m.routePlaces(df)
+	stamp := func() string { return route.FolderStamp(places) }
+	c := route.NewCache(r, scan, &route.CacheOptions{MaxAge: f.maxAge, Path: path, Key: key, Gaps: gaps, Stamp: stamp})
 	return r, c, nil
 }
 

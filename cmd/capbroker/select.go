@@ -56,6 +56,7 @@ func (m *Main) newSelectCmd() *cobra.Command {
 	var (
 		cf     catalogFlags
 		sf     selectFlags
+		df     deferFlag
 		asJSON bool
 	)
 	cmd := &cobra.Command{
@@ -66,14 +67,22 @@ picks (each with score, confidence, risk and reason), the floor, the
 find_capability escape hatch, and the tokens exposed against the full catalog.
 
 With --format, it prints the exposed tools (picks and the hatch) exactly as
-that provider's API expects them.`,
+that provider's API expects them. With --format anthropic --defer-rest, the
+picks are followed by Anthropic's tool search tool and every other tool of
+the catalog with "defer_loading": true (no hatch): the picks are loaded at
+once and the provider's own search loads the rest when a request needs it.`,
 		Example: `  capbroker select "fix the failing test in parser.go"
   capbroker select --json "find recent papers on protein folding"
-  capbroker select --format anthropic --tools tools.json "post the release notes to slack"`,
+  capbroker select --format anthropic --tools tools.json "post the release notes to slack"
+  capbroker select --format anthropic --defer-rest --tools tools.json "post the release notes to slack"`,
 		Args: exactArgs(1, "a task in quotes"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			opts, err := sf.options()
+			if err != nil {
+				return err
+			}
+			search, err := df.check(sf.format)
 			if err != nil {
 				return err
 			}
@@ -83,6 +92,12 @@ that provider's API expects them.`,
 			}
 			sel := b.Select(ctx, args[0], opts)
 			switch {
+			case search != "" && !asJSON:
+				r, err := renderDeferred(b, search, sel.Names())
+				if err != nil {
+					return err
+				}
+				return writeJSON(m.Stdout, r.Body)
 			case sf.format != "" && !asJSON:
 				r, err := b.Render(opts.Format, sel.Names(), true)
 				if err != nil {
@@ -98,6 +113,7 @@ that provider's API expects them.`,
 	}
 	cf.register(cmd)
 	sf.register(cmd)
+	df.register(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the selection as JSON")
 	return cmd
 }

@@ -14,7 +14,7 @@ const selectionTools = `{"name":"get_weather","description":"Get the weather for
 {"name":"read_file","description":"Read the contents of a file.","parameters":null}
 `
 
-// TestConfigFloors: capbroker.yaml gives a family a floor, which select
+// TestConfigFloors: capbroker.yaml (named with --config) gives a family a floor, which select
 // exposes (with --tools too); a family that does not exist is an error
 // naming the file.
 func TestConfigFloors(t *testing.T) {
@@ -22,8 +22,11 @@ func TestConfigFloors(t *testing.T) {
 	t.Chdir(dir)
 	tools := filepath.Join(dir, "tools.jsonl")
 	os.WriteFile(tools, []byte(selectionTools), 0o644)
-	os.WriteFile(filepath.Join(dir, "capbroker.yaml"), []byte("floors:\n  general: [translate_text, no_such_tool]\n"), 0o644)
-	out, errOut, code := run(t, "select", "--json", "--tools", tools, "--family", "general", "what is the weather in Paris")
+	cfg := filepath.Join(dir, "capbroker.yaml")
+	os.WriteFile(cfg, []byte("floors:\n  general: [translate_text, no_such_tool]\n"), 0o644)
+	// Named with --config: the user's own (a project's own is not
+	// trusted with floors: TestProjectConfigCannotWeakenTrust).
+	out, errOut, code := run(t, "select", "--config", cfg, "--json", "--tools", tools, "--family", "general", "what is the weather in Paris")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -46,7 +49,7 @@ func TestConfigFloors(t *testing.T) {
 		t.Errorf("selection %s: want translate_text as the general floor and no_such_tool named missing", out)
 	}
 	os.WriteFile(filepath.Join(dir, "capbroker.yaml"), []byte("floors:\n  cooking: [translate_text]\n"), 0o644)
-	_, errOut, code = run(t, "select", "--tools", tools, "what is the weather in Paris")
+	_, errOut, code = run(t, "select", "--config", cfg, "--tools", tools, "what is the weather in Paris")
 	if code == 0 || !strings.Contains(errOut, "capbroker.yaml") || !strings.Contains(errOut, `"cooking"`) {
 		t.Errorf("unknown family: exit %d, %q; want an error naming the file and the family", code, errOut)
 	}

@@ -91,6 +91,7 @@ serve: the session and trace endpoints answer 503 with the fix (capbroker prune
 				return err
 			}
 			cf.background = true // embed new cards without holding up start-up
+			cf.learnDB = &dbf
 			b, err := m.broker(ctx, &cf, brokerOptions(&selectFlags{encoding: "o200k"}))
 			if err != nil {
 				return err
@@ -130,7 +131,7 @@ serve: the session and trace endpoints answer 503 with the fix (capbroker prune
 			srv, err := httpapi.New(b, &httpapi.Options{
 				Addr: addr, Token: token, Logger: logger,
 				Planner: planner, Router: router, Sessions: mgr, Traces: traces, StoreError: storeErr,
-				AllowedHosts: hf.hosts, AllowedOrigins: hf.origins,
+				AllowedHosts: hf.hosts, AllowedOrigins: hf.origins, CatalogNote: catalogNote(&cf),
 				ReadTimeout: hf.readTimeout, WriteTimeout: hf.writeTimeout, IdleTimeout: hf.idleTO,
 				RouteRoots: roots,
 			})
@@ -138,7 +139,11 @@ serve: the session and trace endpoints answer 503 with the fix (capbroker prune
 				return usageError{err}
 			}
 			return srv.Run(ctx, func(a string) {
-				fmt.Fprintf(m.Stdout, "capbroker serving %d cards on http://%s (explorer at /, API under /v1/)\n", b.Catalog().Len(), a)
+				what := fmt.Sprintf("%d cards", b.Catalog().Len())
+				if cf.fellBack {
+					what += " of the embedded example catalog (none of yours found: capbroker discover lists where it looked)"
+				}
+				fmt.Fprintf(m.Stdout, "capbroker serving %s on http://%s (explorer at /, API under /v1/)\n", what, a)
 			})
 		},
 	}
@@ -177,4 +182,14 @@ func (m *Main) servePlanner(config string) (llm.Provider, error) {
 		return nil, fmt.Errorf("planner: %w", err)
 	}
 	return p, nil
+}
+
+// catalogNote is what the explorer page says about the catalog when it
+// is not the user's own.
+func catalogNote(cf *catalogFlags) string {
+	if !cf.fellBack {
+		return ""
+	}
+	return "This is capbroker's embedded example catalog (112 tools of 19 typical MCP servers): no capabilities of yours were found. " +
+		"capbroker discover lists the places it looked; capbroker client add claude-code puts capbroker in front of your servers."
 }

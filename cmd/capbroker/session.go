@@ -117,6 +117,7 @@ func (m *Main) sessionManager(ctx context.Context, cf *catalogFlags, sf *selectF
 	if sf != nil {
 		bopts = brokerOptions(sf)
 	}
+	cf.learnDB = dbf // learning reads the database the session is in
 	b, err := m.broker(ctx, cf, bopts)
 	if err != nil {
 		return nil, err

@@ -242,6 +242,33 @@ func (m *Main) sources(ctx context.Context, f *discoveryFlags) (*sourceSet, erro
 		}
 		set.looked = append(set.looked, "(the default places are off: "+why+")")
 	}
+	// The files to watch: every MCP config looked at (found or not),
+	// capbroker.yaml, ~/.claude.json and the servers files behind gateway
+	// entries.
+	for _, f := range append(slices.Clone(opts.MCPConfigs), opts.ProjectMCPConfigs...) {
+		set.watch = append(set.watch, absPath(f))
+	}
+	for _, c := range known {
+		set.watch = append(set.watch, c.Path)
+	}
+	for p := range read {
+		set.watch = append(set.watch, p)
+	}
+	if defaults {
+		if p := clientconfig.ClaudeJSON(env); p != "" {
+			set.watch = append(set.watch, p)
+		}
+		for _, c := range clientconfig.Clients() {
+			set.watch = append(set.watch, clientconfig.ServersFile(c.ID, env))
+		}
+	}
+	if cfg != nil {
+		set.watch = append(set.watch, cfg.path)
+	} else if !set.explicit {
+		set.watch = append(set.watch, filepath.Join(wd, source.ConfigName))
+	}
+	slices.Sort(set.watch)
+	set.watch = slices.Compact(set.watch)
 	set.add(found, func(file string) clientconfig.Rank {
 		if r, ok := rank[file]; ok {
 			return r

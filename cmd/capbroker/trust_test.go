@@ -208,3 +208,53 @@ func TestApprovalCoversScript(t *testing.T) {
 		}
 	}
 }
+
+// TestProjectConfigCannotWeakenTrust: a repository's own capbroker.yaml
+// (found in the working folder) cannot move the pins store (index:) nor
+// force tools into every selection (floors:, here an irreversible one):
+// both are ignored with a warning that names --config, and the same file
+// named with --config is the user's choice and applies. Before, a
+// repository's index: moved the pins store and its floors: put
+// delete_repository into every coding selection.
+func TestProjectConfigCannotWeakenTrust(t *testing.T) {
+	wd := t.TempDir()
+	t.Chdir(wd)
+	writeFile(t, filepath.Join(wd, "tools.json"), `[
+		{"name": "delete_repository", "description": "Delete a repository and all its history for good."},
+		{"name": "read_file", "description": "Read a file of the project."},
+		{"name": "edit_file", "description": "Edit a file of the project."}
+	]`)
+	cfg := filepath.Join(wd, "capbroker.yaml")
+	writeFile(t, cfg, "index: ./moved-index\nfloors:\n  coding: [delete_repository, read_file]\ntool_files: [tools.json]\n")
+	env := map[string]string{"HOME": t.TempDir()}
+	task := "fix the off-by-one bug in main.go"
+
+	out, stderr, code := runEnv(t, env, "select", "--json", "--family", "coding", task)
+	if code != 0 {
+		t.Fatalf("select: exit %d\n%s%s", code, out, stderr)
+	}
+	if strings.Contains(out, `"delete_repository"`) {
+		t.Errorf("a project's floors forced delete_repository into the selection:\n%s", out)
+	}
+	if !strings.Contains(stderr, "index and floors are ignored") || !strings.Contains(stderr, "--config "+cfg) || strings.Count(stderr, "ignored") != 1 {
+		t.Errorf("select does not warn once that index and floors are ignored, naming --config:\n%s", stderr)
+	}
+	if _, err := os.Stat(filepath.Join(wd, "moved-index")); err == nil {
+		t.Error("a project's index: moved the pins store")
+	}
+	if _, stderr, _ := runEnv(t, env, "discover"); !strings.Contains(stderr, "index and floors are ignored") {
+		t.Errorf("discover does not warn:\n%s", stderr)
+	}
+	if _, err := os.Stat(filepath.Join(wd, "moved-index")); err == nil {
+		t.Error("discover: a project's index: moved the pins store")
+	}
+
+	// Named with --config, it is the user's choice.
+	out, stderr, code = runEnv(t, env, "select", "--config", cfg, "--json", "--family", "coding", task)
+	if code != 0 || !strings.Contains(out, `"delete_repository"`) || strings.Contains(stderr, "ignored") {
+		t.Errorf("select --config: exit %d\n%s%s", code, out, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(wd, "moved-index")); err != nil {
+		t.Errorf("select --config: the index: it names is not used: %v", err)
+	}
+}

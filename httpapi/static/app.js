@@ -78,7 +78,8 @@ function renderSelection(sel) {
       el("td", {}, el("div", { class: "score" }, bar, p.score ? p.score.toFixed(2) : "–")),
       el("td", {}, el("span", { class: "badge " + p.confidence }, p.confidence)),
       el("td", { class: p.risk }, p.risk),
-      el("td", {}, ...(p.matches && p.matches.length
+      el("td", {}, ...(p.aspect ? [el("span", { class: "step" }, `for “${p.aspect}”`), el("br")] : []),
+        ...(p.matches && p.matches.length
         ? [terms(p.matches), el("br"), el("span", { class: "terms" }, `coverage ${Math.round(100 * p.coverage)}%` + (p.floor ? " · floor" : ""))]
         : [p.reason]))));
   });

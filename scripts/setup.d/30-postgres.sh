@@ -2,7 +2,9 @@
 # Installs PostgreSQL from Debian's packages if missing, runs a private
 # cluster for the tests under $CAPBROKER_DEPS/pg (loopback only, a free
 # port, password auth), creates the database capbroker_test and exports
-# CAPBROKER_TEST_POSTGRES. Sourced by scripts/test-all.sh; safe to run
+# CAPBROKER_TEST_POSTGRES. When it starts the server (not when one was
+# already running) it sets CAPBROKER_PG_STARTED (the data folder) and
+# CAPBROKER_PG_CTL, and scripts/test-all.sh stops that server on exit. Sourced by scripts/test-all.sh; safe to run
 # again (an already running cluster is reused). On failure it says why and
 # leaves CAPBROKER_TEST_POSTGRES unset: the Postgres tests then skip
 # locally and fail under CI=true.
@@ -80,6 +82,9 @@ capbroker_pg_setup() {
 			echo "postgres: the server did not start; see $log" >&2
 			return 1
 		}
+		# Started here: scripts/test-all.sh stops it when it ends.
+		CAPBROKER_PG_STARTED=$data
+		CAPBROKER_PG_CTL="${as[*]} $bin/pg_ctl"
 	fi
 
 	local pass

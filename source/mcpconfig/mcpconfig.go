@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/capbroker/capbroker/internal/safefile"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -67,12 +68,27 @@ type Server struct {
 }
 
 // ToolAllowed reports whether the config lets the server's tool of this
-// name (its own name, not namespaced) be offered.
+// name (its own name, not namespaced) be offered. Entries of
+// IncludeTools and ExcludeTools are names or patterns ("delete_*").
 func (s *Server) ToolAllowed(name string) bool {
-	if slices.Contains(s.ExcludeTools, name) {
+	if matchesAny(s.ExcludeTools, name) {
 		return false
 	}
-	return len(s.IncludeTools) == 0 || slices.Contains(s.IncludeTools, name)
+	return len(s.IncludeTools) == 0 || matchesAny(s.IncludeTools, name)
+}
+
+// matchesAny reports whether name is one of the names or matches one of
+// the patterns (path.Match: "delete_*", "get_?", "[a-c]*").
+func matchesAny(patterns []string, name string) bool {
+	for _, p := range patterns {
+		if p == name {
+			return true
+		}
+		if ok, err := path.Match(p, name); err == nil && ok {
+			return true
+		}
+	}
+	return false
 }
 
 // Secret is a value that came from an environment variable.

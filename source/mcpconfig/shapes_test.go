@@ -137,6 +137,13 @@ func TestToolAllowed(t *testing.T) {
 	if !(&Server{}).ToolAllowed("any") {
 		t.Error("no lists must allow every tool")
 	}
+	// Patterns: only read_* and list_directory, never read_secret*.
+	p := Server{IncludeTools: []string{"read_*", "list_directory"}, ExcludeTools: []string{"read_secret*", "[bad"}}
+	for name, want := range map[string]bool{"read_file": true, "list_directory": true, "read_secret_key": false, "write_file": false} {
+		if got := p.ToolAllowed(name); got != want {
+			t.Errorf("patterns: ToolAllowed(%q) = %v, want %v", name, got, want)
+		}
+	}
 }
 
 func TestTimeoutNumbers(t *testing.T) {

@@ -46,6 +46,27 @@ type Model struct {
 	Pos, Type           []float32
 	EmbNScale, EmbNBias []float32
 	Layers              [Layers]Layer
+
+	// pack, set by ReadTable, packs the int8 layers on first use.
+	pack *sync.Once
+}
+
+// packLayers lays the int8 layers out for the integer kernels, once,
+// on the first forward pass (a command that loads the model and never
+// embeds does not pay for it).
+func (m *Model) packLayers() {
+	if m.pack == nil {
+		return
+	}
+	m.pack.Do(func() {
+		for i := range m.Layers {
+			l := &m.Layers[i]
+			l.QKV.Pack()
+			l.Out.Pack()
+			l.FF1.Pack()
+			l.FF2.Pack()
+		}
+	})
 }
 
 // Scratch holds the buffers of a forward pass, reused between calls. A
@@ -53,8 +74,8 @@ type Model struct {
 type Scratch struct {
 	x, h, qkv, ff, att []float32
 	// attention's per-head buffers
-	qh, kh, vt, scores, oh []float32
-	pooled                 []float64
+	vt, scores []float32
+	pooled     []float64
 }
 
 // Clip returns the model's input for the pieces of a text: [CLS], the
@@ -72,6 +93,7 @@ func Clip(pieces []int32) []int32 {
 // are run as one batch: matrix products cover all rows of all sequences,
 // attention stays within each sequence.
 func (m *Model) Forward(s *Scratch, seqs [][]int32, dst [][]float32) {
+	m.packLayers()
 	rows := 0
 	for _, q := range seqs {
 		rows += len(q)
@@ -145,58 +167,37 @@ func (m *Model) Forward(s *Scratch, seqs [][]int32, dst [][]float32) {
 
 // attention computes multi-head scaled dot-product attention within each
 // sequence; qkv holds rows of [q | k | v], each Hidden wide, heads side
-// by side within each. Each head's products run as matrix products
-// (queries by keys, weights by values) on the tensor kernels; a
-// sequence's length is padded to a multiple of 8 with zero keys and
-// values, which the softmax leaves out.
+// by side within each. Queries and keys are read where they lie in qkv
+// (tensor.MulTStrided); each head's values are transposed once, so that
+// weights by values is a product of rows too, written straight into its
+// head's columns of dst.
 func (s *Scratch) attention(dst, qkv []float32, seqs [][]int32) {
 	scale := float32(1 / math.Sqrt(headDim))
 	const stride = 3 * Hidden
 	base := 0
 	for _, q := range seqs {
 		t := len(q)
+		if t == 0 {
+			continue
+		}
 		tp := (t + 7) &^ 7
-		s.qh = tensor.Grow(s.qh, t*headDim)
-		s.kh = tensor.Grow(s.kh, tp*headDim)
 		s.vt = tensor.Grow(s.vt, headDim*tp)
 		s.scores = tensor.Grow(s.scores, t*tp)
-		s.oh = tensor.Grow(s.oh, t*headDim)
-		clear(s.kh)
 		clear(s.vt)
+		rows := qkv[base*stride:]
 		for h := range Heads {
 			qo, ko, vo := h*headDim, Hidden+h*headDim, 2*Hidden+h*headDim
 			for i := range t {
-				row := qkv[(base+i)*stride:]
-				qi, ki, vi := row[qo:qo+headDim], row[ko:ko+headDim], row[vo:vo+headDim]
-				for c := range headDim {
-					s.qh[i*headDim+c] = qi[c] * scale
-					s.vt[c*tp+i] = vi[c]
+				vi := rows[i*stride+vo : i*stride+vo+headDim]
+				for c, v := range vi {
+					s.vt[c*tp+i] = v
 				}
-				copy(s.kh[i*headDim:(i+1)*headDim], ki)
 			}
-			tensor.MulT(s.scores, s.qh, t, s.kh, tp, headDim)
+			tensor.MulTStrided(s.scores, tp, rows[qo:], stride, t, rows[ko:], stride, t, headDim)
 			for i := range t {
-				row := s.scores[i*tp : (i+1)*tp]
-				mx := float32(math.Inf(-1))
-				for _, v := range row[:t] {
-					mx = max(mx, v)
-				}
-				var sum float32
-				for j, v := range row[:t] {
-					e := float32(math.Exp(float64(v - mx)))
-					row[j] = e
-					sum += e
-				}
-				inv := 1 / sum
-				for j := range row[:t] {
-					row[j] *= inv
-				}
-				clear(row[t:])
+				tensor.Softmax(s.scores[i*tp:(i+1)*tp], t, scale)
 			}
-			tensor.MulT(s.oh, s.scores, t, s.vt, headDim, tp)
-			for i := range t {
-				copy(dst[(base+i)*Hidden+h*headDim:(base+i)*Hidden+(h+1)*headDim], s.oh[i*headDim:(i+1)*headDim])
-			}
+			tensor.MulTStrided(dst[base*Hidden+h*headDim:], Hidden, s.scores, tp, t, s.vt, tp, headDim, tp)
 		}
 		base += t
 	}
@@ -205,22 +206,10 @@ func (s *Scratch) attention(dst, qkv []float32, seqs [][]int32) {
 // gelu applies the exact (erf) GELU, x·Φ(x), in place, with Φ read from
 // [phiTable] between its knots: within 5e-7 of Φ, at a fraction of the
 // cost of computing erf for each of the forward pass's GELUs (a tenth of
-// its values go through one).
+// its values go through one). tensor.GELU runs it 8 values at a time
+// where the CPU can.
 func gelu(x []float32) {
-	t := phiTable()
-	for i, v := range x {
-		switch {
-		case v <= -phiRange:
-			x[i] = 0
-		case v >= phiRange:
-			// Φ is 1 to float32 precision.
-		default:
-			f := (v + phiRange) * phiSteps
-			k := int(f)
-			f -= float32(k)
-			x[i] = v * (t[k] + f*(t[k+1]-t[k]))
-		}
-	}
+	tensor.GELU(x, phiTable())
 }
 
 // Φ is tabulated on [-phiRange, phiRange] every 1/phiSteps.

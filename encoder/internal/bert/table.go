@@ -2,6 +2,7 @@ package bert
 
 import (
 	"errors"
+	"sync"
 
 	"github.com/capbroker/capbroker/encoder/internal/tensor"
 )
@@ -81,5 +82,6 @@ func ReadTable(data []byte) (*Model, error) {
 		return nil, err
 	}
 	m.Tok = NewTokenizer(vocab)
+	m.pack = new(sync.Once)
 	return m, nil
 }

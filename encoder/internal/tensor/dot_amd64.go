@@ -16,3 +16,47 @@ var HaveAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 //
 //go:noescape
 func dequantAVX2(dst *float32, q *byte, scale *float32, groups int)
+
+// HaveVNNI reports whether the CPU runs the AVX-512 VNNI kernel.
+var HaveVNNI = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VNNI
+
+// qdotVNNI computes, for rows r < n (n <= 4) of int16 at x (xstride
+// bytes apart) and outputs c < 32 of two packed blocks (at w and
+// w+bstride bytes; scales at s and s+sstride bytes), the sum over groups
+// of the group's int32 dot product times its scale (see qdotGo), then
+// stores it times xs[r] plus bias[c] (plus what is there when add is
+// set) at dst + r·dstride bytes + 4c. acc is scratch.
+//
+//go:noescape
+func qdotVNNI(x *int16, xstride int, w *int8, bstride int, s *float32, sstride int, groups int, acc *[qrows * 2 * blockOut]float32,
+	xs, bias, dst *float32, dstride, n int, add bool)
+
+// qdotAVX2 is qdotVNNI for one packed block of 16 outputs.
+//
+//go:noescape
+func qdotAVX2(x *int16, xstride int, w *int8, s *float32, groups int, acc *[qrows * 2 * blockOut]float32,
+	xs, bias, dst *float32, dstride, n int, add bool)
+
+// absMaxAVX2 returns the largest magnitude of n floats at x, n a
+// multiple of 16.
+//
+//go:noescape
+func absMaxAVX2(x *float32, n int) float32
+
+// roundAVX2 sets q[i] to x[i]·mul rounded to the nearest integer, ties
+// to even, over n values, n a multiple of 16.
+//
+//go:noescape
+func roundAVX2(q *int16, x *float32, n int, mul float32)
+
+// geluAVX2 is GELU's Go loop (see [GELU]) over n values, n a multiple
+// of 8.
+//
+//go:noescape
+func geluAVX2(x *float32, n int, phi *float32)
+
+// expAVX2 sets x[i] to e^(x[i]-sub) over n values (a multiple of 8,
+// each x[i]-sub <= 0) and returns their sum.
+//
+//go:noescape
+func expAVX2(x *float32, n int, sub float32) float32

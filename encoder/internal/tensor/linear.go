@@ -15,6 +15,9 @@ type Linear struct {
 	In, Out int
 	W       Weights   // Out×In
 	B       []float32 // Out
+	// P, once [Linear.Pack] has run, holds W laid out for the integer
+	// kernels, which Apply then uses.
+	P *Packed
 }
 
 // Apply computes dst = src·Wᵀ + b over rows of src (dst += … when add is
@@ -24,6 +27,10 @@ type Linear struct {
 // A nil B adds no bias.
 func (l *Linear) Apply(dst, src []float32, rows int, add bool) {
 	in, out := l.In, l.Out
+	if l.P != nil && UseAVX2 && rows > 0 {
+		l.applyPacked(dst, src, rows, add)
+		return
+	}
 	if UseAVX2 && in%8 == 0 && out%2 == 0 && rows > 0 {
 		l.applyAVX2(dst, src, rows, add)
 		return
@@ -68,16 +75,24 @@ func (l *Linear) applyAVX2(dst, src []float32, rows int, add bool) {
 	in, out := l.In, l.Out
 	_ = src[rows*in-1]
 	_ = dst[rows*out-1]
-	var buf [2 * MaxStackCols]float32
-	wbuf := buf[:]
-	if in > MaxStackCols {
-		wbuf = make([]float32, 2*in)
+	var wbuf []float32 // float32 weights need none
+	if l.W.F == nil {
+		var buf [2 * MaxStackCols]float32
+		wbuf = buf[:]
+		if in > MaxStackCols {
+			wbuf = make([]float32, 2*in)
+		}
 	}
 	var acc [8]float32
 	for r0 := 0; r0 < rows; r0 += rowBlock {
 		r1 := min(r0+rowBlock, rows)
 		for j := 0; j < out; j += 2 {
-			w0, w1 := &l.W.Row(wbuf[:in], j, in)[0], &l.W.Row(wbuf[in:], j+1, in)[0]
+			var w0, w1 *float32
+			if wbuf == nil {
+				w0, w1 = &l.W.F[j*in], &l.W.F[(j+1)*in]
+			} else {
+				w0, w1 = &l.W.Row(wbuf[:in], j, in)[0], &l.W.Row(wbuf[in:], j+1, in)[0]
+			}
 			b0, b1 := l.bias(j), l.bias(j+1)
 			for r := r0; r < r1; r += 4 {
 				x := [4]*float32{}
@@ -109,4 +124,42 @@ func (l *Linear) bias(j int) float32 {
 func MulT(dst, a []float32, rows int, b []float32, n, k int) {
 	l := Linear{In: k, Out: n, W: Weights{F: b[: n*k : n*k]}}
 	l.Apply(dst, a, rows, false)
+}
+
+// MulTStrided computes dst[i·dstride + j] = a[i·astride:]·b[j·bstride:]
+// over k values, for i < rows and j < n: a product of rows read where
+// they lie (attention's queries and keys, heads side by side in one
+// row), with no copies. The AVX2 kernel runs when k is a multiple of 8.
+func MulTStrided(dst []float32, dstride int, a []float32, astride, rows int, b []float32, bstride, n, k int) {
+	if rows == 0 || n == 0 {
+		return
+	}
+	_ = a[(rows-1)*astride+k-1]
+	_ = b[(n-1)*bstride+k-1]
+	_ = dst[(rows-1)*dstride+n-1]
+	if !UseAVX2 || k%8 != 0 {
+		for i := range rows {
+			for j := range n {
+				dst[i*dstride+j] = dot1Go(a[i*astride:i*astride+k], b[j*bstride:j*bstride+k])
+			}
+		}
+		return
+	}
+	var acc [8]float32
+	for i := 0; i < rows; i += 4 {
+		var x [4]*float32
+		for r := range x {
+			x[r] = &a[min(i+r, rows-1)*astride]
+		}
+		for j := 0; j < n; j += 2 {
+			j1 := min(j+1, n-1)
+			dot4x2AVX2(x[0], x[1], x[2], x[3], &b[j*bstride], &b[j1*bstride], k, &acc)
+			for r := 0; r < 4 && i+r < rows; r++ {
+				dst[(i+r)*dstride+j] = acc[2*r]
+				if j+1 < n {
+					dst[(i+r)*dstride+j+1] = acc[2*r+1]
+				}
+			}
+		}
+	}
 }

@@ -171,3 +171,41 @@ func TestReaderErrors(t *testing.T) {
 		t.Error("a table shorter than its magic passed")
 	}
 }
+
+// TestMulTStrided checks the strided product, both kernels, against the
+// plain sums, for ragged rows and columns.
+func TestMulTStrided(t *testing.T) {
+	defer restoreKernels()
+	rng := rand.New(rand.NewPCG(19, 20))
+	const k, astride, bstride, dstride = 32, 100, 70, 9
+	for rows := 1; rows <= 6; rows++ {
+		for n := 1; n <= 9; n++ {
+			a := make([]float32, rows*astride)
+			b := make([]float32, n*bstride)
+			for i := range a {
+				a[i] = rng.Float32() - 0.5
+			}
+			for i := range b {
+				b[i] = rng.Float32() - 0.5
+			}
+			for _, avx := range []bool{false, HaveAVX2} {
+				UseAVX2 = avx
+				dst := make([]float32, rows*dstride)
+				MulTStrided(dst, dstride, a, astride, rows, b, bstride, n, k)
+				for i := range rows {
+					for j := range dstride {
+						var want float64
+						if j < n {
+							for c := range k {
+								want += float64(a[i*astride+c]) * float64(b[j*bstride+c])
+							}
+						}
+						if math.Abs(float64(dst[i*dstride+j])-want) > 1e-5 {
+							t.Fatalf("avx %v rows %d n %d: [%d,%d] = %v, want %v", avx, rows, n, i, j, dst[i*dstride+j], want)
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/capbroker/capbroker/source/mcpconfig"
+)
+
+// TestServerCommands manages the servers file by command: add (stdio and
+// remote), list, disable, enable, tool patterns, remove; the file keeps
+// its order and stays 0600, and the gateway reads every change as meant.
+func TestServerCommands(t *testing.T) {
+	home := t.TempDir()
+	env := map[string]string{"HOME": home}
+	servers := filepath.Join(home, ".config", "capbroker", "clients", "claude-code.json")
+	step := func(args ...string) string {
+		t.Helper()
+		out, stderr, code := runEnv(t, env, append([]string{"server"}, args...)...)
+		if code != 0 {
+			t.Fatalf("server %v: exit %d\n%s\n%s", args, code, out, stderr)
+		}
+		return out
+	}
+	read := func() map[string]mcpconfig.Server {
+		t.Helper()
+		list, _, err := mcpconfig.Load(servers, &mcpconfig.Options{Getenv: func(string) string { return "tok" }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]mcpconfig.Server{}
+		for _, s := range list {
+			out[s.Name] = s
+		}
+		return out
+	}
+
+	step("add", "memory", "--env", "MEMORY_FILE_PATH=/tmp/m.jsonl", "--", "npx", "-y", "@modelcontextprotocol/server-memory")
+	step("add", "docs", "--url", "https://example.com/mcp", "--header", "Authorization=Bearer ${DOCS_TOKEN}")
+	step("add", "github", "--", "github-mcp-server", "stdio")
+	if st, err := os.Stat(servers); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("servers file: %v %v, want 0600", st, err)
+	}
+	got := read()
+	if s := got["memory"]; s.Command != "npx" || s.Env["MEMORY_FILE_PATH"] != "/tmp/m.jsonl" {
+		t.Errorf("memory: %+v", s)
+	}
+	if s := got["docs"]; s.URL != "https://example.com/mcp" || s.Headers["Authorization"] != "Bearer tok" {
+		t.Errorf("docs: %+v", s)
+	}
+
+	step("disable", "memory")
+	step("tools", "github", "--deny", "delete_*", "--deny", "merge_pull_request")
+	out := step("list")
+	for _, want := range []string{"memory  no", "github  yes      all but not delete_*,merge_pull_request", "3 servers in " + servers} {
+		if !strings.Contains(out, want) {
+			t.Errorf("list lacks %q:\n%s", want, out)
+		}
+	}
+	got = read()
+	if _, ok := got["memory"]; ok {
+		t.Error("a disabled server is still read")
+	}
+	gh := got["github"]
+	for tool, want := range map[string]bool{"delete_repository": false, "merge_pull_request": false, "create_issue": true} {
+		if gh.ToolAllowed(tool) != want {
+			t.Errorf("github tool %s allowed = %v, want %v", tool, !want, want)
+		}
+	}
+
+	step("enable", "memory")
+	step("tools", "github", "--clear")
+	step("remove", "docs")
+	data, _ := os.ReadFile(servers)
+	var doc struct{ MCPServers map[string]json.RawMessage }
+	json.Unmarshal(data, &doc)
+	if _, ok := doc.MCPServers["docs"]; ok || strings.Contains(string(data), "disabled") || strings.Contains(string(data), "excludeTools") {
+		t.Errorf("after enable, clear and remove:\n%s", data)
+	}
+	if i, j := strings.Index(string(data), `"memory"`), strings.Index(string(data), `"github"`); i < 0 || j < i {
+		t.Errorf("order not kept:\n%s", data)
+	}
+
+	// Mistakes are refused, saying why.
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"add", "memory", "--", "other"}, "already defines server memory"},
+		{[]string{"add", "x"}, "give either -- COMMAND"},
+		{[]string{"remove", "nope"}, "defines no server nope"},
+		{[]string{"disable", "nope"}, "defines no server nope"},
+		{[]string{"tools", "github", "--allow", "[x"}, "not a valid pattern"},
+		{[]string{"add", "y", "--env", "NOEQUALS", "--", "cmd"}, "want KEY=VALUE"},
+	} {
+		_, stderr, code := runEnv(t, env, append([]string{"server"}, tc.args...)...)
+		if code == 0 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("server %v: exit %d, %q; want an error with %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}

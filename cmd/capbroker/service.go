@@ -1,0 +1,334 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/capbroker/capbroker/internal/atomicfile"
+)
+
+// DefaultSharedAddr is where the shared gateway listens.
+const DefaultSharedAddr = "127.0.0.1:8931"
+
+// Names of the user service.
+const (
+	systemdUnit  = "capbroker-gateway.service"
+	launchdLabel = "dev.capbroker.gateway"
+)
+
+// serviceRunner runs a service manager's command (systemctl, launchctl);
+// tests replace it. The default runs the program when it is on $PATH and
+// reports errNoManager otherwise.
+var serviceRunner = func(ctx context.Context, name string, args ...string) ([]byte, error) {
+	if _, err := exec.LookPath(name); err != nil {
+		return nil, errNoManager
+	}
+	return exec.CommandContext(ctx, name, args...).CombinedOutput()
+}
+
+var errNoManager = errors.New("not installed here")
+
+// serviceGOOS is the operating system whose service manager is used;
+// tests replace it.
+var serviceGOOS = runtime.GOOS
+
+// serviceFile is the unit (Linux: a systemd user unit under
+// $XDG_CONFIG_HOME/systemd/user) or agent (macOS: a launchd agent under
+// ~/Library/LaunchAgents) that runs the shared gateway.
+func (m *Main) serviceFile() (string, error) {
+	home := m.Getenv("HOME")
+	switch serviceGOOS {
+	case "linux":
+		cfg := m.Getenv("XDG_CONFIG_HOME")
+		if cfg == "" {
+			if home == "" {
+				return "", errors.New("service: no home folder ($HOME is not set)")
+			}
+			cfg = filepath.Join(home, ".config")
+		}
+		return filepath.Join(cfg, "systemd", "user", systemdUnit), nil
+	case "darwin":
+		if home == "" {
+			return "", errors.New("service: no home folder ($HOME is not set)")
+		}
+		return filepath.Join(home, "Library", "LaunchAgents", launchdLabel+".plist"), nil
+	}
+	return "", fmt.Errorf("service: no user service manager capbroker knows on %s; run the shared gateway yourself at logon "+
+		"(Windows: a Task Scheduler task \"At log on\" that runs: capbroker gateway --addr %s), then: capbroker client add CLIENT --shared", serviceGOOS, DefaultSharedAddr)
+}
+
+// systemdUnitText is the unit running command (absolute) with args.
+func systemdUnitText(command string, args []string) string {
+	quoted := []string{systemdQuote(command)}
+	for _, a := range args {
+		quoted = append(quoted, systemdQuote(a))
+	}
+	return `# Written by "capbroker service install"; "capbroker service uninstall" removes it.
+[Unit]
+Description=capbroker gateway shared by your MCP clients
+After=network.target
+
+[Service]
+Type=simple
+ExecStart=` + strings.Join(quoted, " ") + `
+Restart=on-failure
+RestartSec=2
+
+[Install]
+WantedBy=default.target
+`
+}
+
+func systemdQuote(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\"'\\$%;") {
+		return s
+	}
+	return strconv.Quote(strings.ReplaceAll(s, "%", "%%"))
+}
+
+// launchdPlist is the agent running command with args at logon.
+func launchdPlist(command string, args []string, logDir string) string {
+	var b strings.Builder
+	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+<!-- Written by "capbroker service install"; "capbroker service uninstall" removes it. -->
+<plist version="1.0">
+<dict>
+  <key>Label</key><string>` + launchdLabel + `</string>
+  <key>ProgramArguments</key>
+  <array>
+`)
+	for _, a := range append([]string{command}, args...) {
+		b.WriteString("    <string>" + html.EscapeString(a) + "</string>\n")
+	}
+	b.WriteString(`  </array>
+  <key>RunAtLoad</key><true/>
+  <key>KeepAlive</key><true/>
+  <key>StandardErrorPath</key><string>` + html.EscapeString(filepath.Join(logDir, "gateway.log")) + `</string>
+</dict>
+</plist>
+`)
+	return b.String()
+}
+
+func (m *Main) newServiceCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "service install|status|uninstall",
+		Short: "Run one shared gateway as a user service, for every client window to connect to",
+		Long: `service runs capbroker's gateway once, as a user service started at logon,
+listening on ` + DefaultSharedAddr + ` (streamable HTTP at /mcp), so that every
+client window shares one set of upstream servers instead of starting its own
+gateway and servers. Wire clients to it with "capbroker client add CLIENT --shared".
+
+  install    writes the service and starts it: a systemd user unit on Linux
+             (~/.config/systemd/user/` + systemdUnit + `; systemctl --user
+             enable --now), a launchd agent on macOS
+             (~/Library/LaunchAgents/` + launchdLabel + `.plist; launchctl
+             bootstrap). On Windows, create a Task Scheduler task that runs
+             "capbroker gateway --addr ` + DefaultSharedAddr + `" at log on.
+  status     whether the service is written and running, and the gateway's
+             /status (upstreams, tools, sessions)
+  uninstall  stops the service and removes it
+
+The gateway reads what every command reads (the servers files "client add"
+wrote, ~/.claude.json, ...; see capbroker discover) and applies changes to
+them live. A user service does not inherit your shell's variables: put what a
+server needs under its "env" (capbroker server add --env K=V).`,
+		Example: `  capbroker service install
+  capbroker client add claude-code --shared
+  capbroker service status
+  capbroker service uninstall`,
+	}
+	cmd.AddCommand(m.newServiceInstallCmd(), m.newServiceStatusCmd(), m.newServiceUninstallCmd())
+	return cmd
+}
+
+func (m *Main) newServiceInstallCmd() *cobra.Command {
+	var (
+		addr    string
+		command string
+		configs []string
+	)
+	cmd := &cobra.Command{
+		Use:     "install",
+		Short:   "Write the shared gateway's user service and start it",
+		Example: "  capbroker service install\n  capbroker service install --addr 127.0.0.1:9000",
+		Args:    exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			path, err := m.serviceFile()
+			if err != nil {
+				return err
+			}
+			bin, warns, err := m.gatewayCommand(command)
+			if err != nil {
+				return err
+			}
+			for _, w := range warns {
+				fmt.Fprintln(m.Stderr, "warning:", w)
+			}
+			args := []string{"gateway", "--addr", addr}
+			for _, c := range configs {
+				a, err := filepath.Abs(c)
+				if err != nil {
+					return err
+				}
+				args = append(args, "--mcp-config", a)
+			}
+			var text string
+			if serviceGOOS == "darwin" {
+				logDir := filepath.Join(m.Getenv("HOME"), "Library", "Logs", "capbroker")
+				if err := os.MkdirAll(logDir, 0o700); err != nil {
+					return err
+				}
+				text = launchdPlist(bin, args, logDir)
+			} else {
+				text = systemdUnitText(bin, args)
+			}
+			if err := atomicfile.WriteFile(path, []byte(text)); err != nil {
+				return fmt.Errorf("service: writing %s: %w", path, err)
+			}
+			fmt.Fprintf(m.Stdout, "wrote %s\n", path)
+			var steps [][]string
+			if serviceGOOS == "darwin" {
+				uid := strconv.Itoa(os.Getuid())
+				steps = [][]string{{"launchctl", "bootout", "gui/" + uid + "/" + launchdLabel}, {"launchctl", "bootstrap", "gui/" + uid, path}}
+			} else {
+				steps = [][]string{{"systemctl", "--user", "daemon-reload"}, {"systemctl", "--user", "enable", "--now", systemdUnit}, {"systemctl", "--user", "restart", systemdUnit}}
+			}
+			for i, s := range steps {
+				out, err := serviceRunner(ctx, s[0], s[1:]...)
+				if errors.Is(err, errNoManager) {
+					fmt.Fprintf(m.Stdout, "%s is %v: start the gateway yourself (%s %s), or run %s where it is\n", s[0], err, bin, strings.Join(args, " "), strings.Join(s, " "))
+					return nil
+				}
+				if err != nil && !(serviceGOOS == "darwin" && i == 0) { // bootout fails when not loaded
+					return fmt.Errorf("service: %s: %v: %s", strings.Join(s, " "), err, strings.TrimSpace(string(out)))
+				}
+			}
+			fmt.Fprintf(m.Stdout, "the shared gateway runs at http://%s/mcp; wire a client to it with: capbroker client add CLIENT --shared\n", addr)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&addr, "addr", DefaultSharedAddr, "address the shared gateway listens on (loopback)")
+	cmd.Flags().StringVar(&command, "command", "", "the capbroker the service runs (default: this executable, or the capbroker on $PATH)")
+	cmd.Flags().StringArrayVar(&configs, "mcp-config", nil, "servers file the gateway serves (repeatable; default: the places every command reads)")
+	return cmd
+}
+
+func (m *Main) newServiceStatusCmd() *cobra.Command {
+	var addr string
+	cmd := &cobra.Command{
+		Use:     "status",
+		Short:   "Whether the shared gateway's service is installed and running",
+		Example: "  capbroker service status",
+		Args:    exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			path, err := m.serviceFile()
+			if err != nil {
+				return err
+			}
+			if !fileExists(path) {
+				fmt.Fprintf(m.Stdout, "service: not installed (no %s); capbroker service install writes it\n", path)
+			} else {
+				fmt.Fprintf(m.Stdout, "service: installed (%s)\n", path)
+				var out []byte
+				if serviceGOOS == "darwin" {
+					out, err = serviceRunner(ctx, "launchctl", "print", "gui/"+strconv.Itoa(os.Getuid())+"/"+launchdLabel)
+				} else {
+					out, err = serviceRunner(ctx, "systemctl", "--user", "is-active", systemdUnit)
+				}
+				state := strings.TrimSpace(string(out))
+				if errors.Is(err, errNoManager) {
+					state = "unknown (the service manager is not installed here)"
+				} else if state == "" && err != nil {
+					state = err.Error()
+				}
+				fmt.Fprintf(m.Stdout, "manager: %s\n", firstLine(state, 100))
+			}
+			st, err := sharedGatewayStatus(ctx, addr)
+			if err != nil {
+				fmt.Fprintf(m.Stdout, "gateway: not answering at http://%s (%v)\n", addr, err)
+				return nil
+			}
+			fmt.Fprintf(m.Stdout, "gateway: answering at http://%s/mcp: %s\n", addr, st)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&addr, "addr", DefaultSharedAddr, "address of the shared gateway")
+	return cmd
+}
+
+// sharedGatewayStatus reads a gateway's /status.
+func sharedGatewayStatus(ctx context.Context, addr string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/status", nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("/status answered %s", resp.Status)
+	}
+	return firstLine(string(body), 200), nil
+}
+
+func (m *Main) newServiceUninstallCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "uninstall",
+		Short:   "Stop the shared gateway's service and remove it",
+		Example: "  capbroker service uninstall",
+		Args:    exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			path, err := m.serviceFile()
+			if err != nil {
+				return err
+			}
+			if !fileExists(path) {
+				fmt.Fprintf(m.Stdout, "service: not installed (no %s); nothing to do\n", path)
+				return nil
+			}
+			var steps [][]string
+			if serviceGOOS == "darwin" {
+				steps = [][]string{{"launchctl", "bootout", "gui/" + strconv.Itoa(os.Getuid()) + "/" + launchdLabel}}
+			} else {
+				steps = [][]string{{"systemctl", "--user", "disable", "--now", systemdUnit}}
+			}
+			for _, s := range steps {
+				if out, err := serviceRunner(ctx, s[0], s[1:]...); err != nil && !errors.Is(err, errNoManager) {
+					fmt.Fprintf(m.Stderr, "warning: %s: %v: %s\n", strings.Join(s, " "), err, strings.TrimSpace(string(out)))
+				}
+			}
+			if err := os.Remove(path); err != nil {
+				return fmt.Errorf("service: removing %s: %w", path, err)
+			}
+			if serviceGOOS != "darwin" {
+				serviceRunner(ctx, "systemctl", "--user", "daemon-reload")
+			}
+			fmt.Fprintf(m.Stdout, "removed %s; clients wired with --shared need: capbroker client remove CLIENT (or client add CLIENT without --shared)\n", path)
+			return nil
+		},
+	}
+	return cmd
+}

@@ -1,0 +1,180 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fakeManager stands for systemctl or launchctl: it records the commands
+// and answers them.
+type fakeManager struct {
+	calls  []string
+	answer func(cmd string) ([]byte, error)
+}
+
+func useFakeManager(t *testing.T, goos string, f *fakeManager) {
+	t.Helper()
+	oldRunner, oldGOOS := serviceRunner, serviceGOOS
+	t.Cleanup(func() { serviceRunner, serviceGOOS = oldRunner, oldGOOS })
+	serviceGOOS = goos
+	serviceRunner = func(_ context.Context, name string, args ...string) ([]byte, error) {
+		cmd := strings.Join(append([]string{name}, args...), " ")
+		f.calls = append(f.calls, cmd)
+		if f.answer != nil {
+			return f.answer(cmd)
+		}
+		return nil, nil
+	}
+}
+
+// TestServiceSystemd installs, inspects and removes the shared gateway's
+// systemd user unit in a home of its own, systemctl faked: the unit runs
+// the absolute capbroker with gateway --addr, and systemctl is asked to
+// reload, enable and start it, then to stop and disable it.
+func TestServiceSystemd(t *testing.T) {
+	f := &fakeManager{answer: func(cmd string) ([]byte, error) {
+		if strings.Contains(cmd, "is-active") {
+			return []byte("active\n"), nil
+		}
+		return nil, nil
+	}}
+	useFakeManager(t, "linux", f)
+	home := t.TempDir()
+	env := map[string]string{"HOME": home}
+	bin := fakeCapbroker(t)
+	out, stderr, code := runEnv(t, env, "service", "install", "--command", bin, "--addr", "127.0.0.1:1")
+	if code != 0 {
+		t.Fatalf("install: exit %d\n%s\n%s", code, out, stderr)
+	}
+	unit := filepath.Join(home, ".config", "systemd", "user", "capbroker-gateway.service")
+	data, err := os.ReadFile(unit)
+	if err != nil {
+		t.Fatalf("the unit: %v\n%s", err, out)
+	}
+	for _, want := range []string{"ExecStart=" + bin + " gateway --addr 127.0.0.1:1\n", "WantedBy=default.target", "Restart=on-failure"} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("the unit lacks %q:\n%s", want, data)
+		}
+	}
+	want := []string{"systemctl --user daemon-reload", "systemctl --user enable --now capbroker-gateway.service", "systemctl --user restart capbroker-gateway.service"}
+	if strings.Join(f.calls, "; ") != strings.Join(want, "; ") {
+		t.Errorf("systemctl calls %q, want %q", f.calls, want)
+	}
+
+	f.calls = nil
+	out, _, code = runEnv(t, env, "service", "status", "--addr", "127.0.0.1:1")
+	if code != 0 || !strings.Contains(out, "service: installed ("+unit+")") || !strings.Contains(out, "manager: active") || !strings.Contains(out, "gateway: not answering at http://127.0.0.1:1") {
+		t.Errorf("status: exit %d\n%s", code, out)
+	}
+
+	f.calls = nil
+	out, _, code = runEnv(t, env, "service", "uninstall")
+	if code != 0 || fileExists(unit) || len(f.calls) == 0 || f.calls[0] != "systemctl --user disable --now capbroker-gateway.service" {
+		t.Errorf("uninstall: exit %d, unit still there %v, calls %q\n%s", code, fileExists(unit), f.calls, out)
+	}
+
+	// No systemctl here: the unit is written all the same, and the output
+	// says how to start the gateway.
+	useFakeManager(t, "linux", &fakeManager{answer: func(string) ([]byte, error) { return nil, errNoManager }})
+	out, _, code = runEnv(t, map[string]string{"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, "xdg")}, "service", "install", "--command", bin)
+	if code != 0 || !fileExists(filepath.Join(home, "xdg", "systemd", "user", "capbroker-gateway.service")) || !strings.Contains(out, "systemctl is not installed here") {
+		t.Errorf("install without systemctl: exit %d\n%s", code, out)
+	}
+}
+
+// TestServiceLaunchd writes the macOS launchd agent (a well-formed plist
+// running capbroker gateway at load, kept alive) and bootstraps it.
+func TestServiceLaunchd(t *testing.T) {
+	f := &fakeManager{}
+	useFakeManager(t, "darwin", f)
+	home := t.TempDir()
+	bin := fakeCapbroker(t)
+	out, stderr, code := runEnv(t, map[string]string{"HOME": home}, "service", "install", "--command", bin)
+	if code != 0 {
+		t.Fatalf("install: exit %d\n%s\n%s", code, out, stderr)
+	}
+	plist := filepath.Join(home, "Library", "LaunchAgents", "dev.capbroker.gateway.plist")
+	data, err := os.ReadFile(plist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Dict struct {
+			Strings []string `xml:"string"`
+			Array   struct {
+				Strings []string `xml:"string"`
+			} `xml:"array"`
+		} `xml:"dict"`
+	}
+	if err := xml.Unmarshal(data, &doc); err != nil {
+		t.Fatalf("the plist is not XML: %v\n%s", err, data)
+	}
+	if got := strings.Join(doc.Dict.Array.Strings, " "); got != bin+" gateway --addr 127.0.0.1:8931" {
+		t.Errorf("ProgramArguments %q", got)
+	}
+	if doc.Dict.Strings[0] != "dev.capbroker.gateway" || !strings.Contains(string(data), "<key>KeepAlive</key><true/>") {
+		t.Errorf("label or KeepAlive wrong:\n%s", data)
+	}
+	if len(f.calls) != 2 || !strings.HasPrefix(f.calls[1], "launchctl bootstrap gui/") || !strings.HasSuffix(f.calls[1], plist) {
+		t.Errorf("launchctl calls %q", f.calls)
+	}
+}
+
+// TestServiceWindows says what to do instead.
+func TestServiceWindows(t *testing.T) {
+	useFakeManager(t, "windows", &fakeManager{})
+	_, stderr, code := runEnv(t, map[string]string{"HOME": t.TempDir()}, "service", "install")
+	if code == 0 || !strings.Contains(stderr, "Task Scheduler") {
+		t.Errorf("exit %d: %s", code, stderr)
+	}
+}
+
+// TestClientAddShared wires Claude Code to the shared gateway: one HTTP
+// entry, the servers in the servers file (which every command still
+// reads; the entry is not fronted as a server), and remove undoes it.
+func TestClientAddShared(t *testing.T) {
+	useFakeManager(t, "linux", &fakeManager{})
+	home := t.TempDir()
+	t.Chdir(t.TempDir())
+	claudeJSON := filepath.Join(home, ".claude.json")
+	writeFile(t, claudeJSON, `{"mcpServers": {"web": {"type": "http", "url": "https://example.com/mcp"}}}`)
+	env := map[string]string{"HOME": home}
+	out, stderr, code := runEnv(t, env, "client", "add", "claude-code", "--shared")
+	if code != 0 || !strings.Contains(stderr, "no shared gateway service is installed") {
+		t.Fatalf("add --shared: exit %d\n%s\n%s", code, out, stderr)
+	}
+	var doc struct {
+		MCPServers map[string]json.RawMessage `json:"mcpServers"`
+	}
+	data, _ := os.ReadFile(claudeJSON)
+	json.Unmarshal(data, &doc)
+	if len(doc.MCPServers) != 1 || string(doc.MCPServers["capbroker"]) == "" ||
+		!strings.Contains(string(data), `"url": "http://127.0.0.1:8931/mcp"`) || strings.Contains(string(data), `"command"`) {
+		t.Errorf("~/.claude.json after add --shared:\n%s", data)
+	}
+	m := m0(env)
+	set, err := m.sources(context.Background(), &discoveryFlags{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(set.servers) != 1 || set.servers[0].Name != "web" {
+		t.Errorf("servers read after add --shared: %+v (want web only, not the shared entry)", set.servers)
+	}
+	out, _, code = runEnv(t, env, "client", "remove", "claude-code")
+	if now, _ := os.ReadFile(claudeJSON); code != 0 || strings.Contains(string(now), "8931") || !strings.Contains(string(now), `"web"`) {
+		t.Errorf("remove: exit %d\n%s\n%s", code, out, now)
+	}
+	_, stderr, code = runEnv(t, map[string]string{"HOME": home}, "client", "add", "claude-desktop", "--shared", "--force")
+	if code != 2 || !strings.Contains(stderr, "stdio servers only") {
+		t.Errorf("claude-desktop --shared: exit %d: %s", code, stderr)
+	}
+	_, stderr, code = runEnv(t, env, "client", "add", "claude-code", "--shared", "--addr", "0.0.0.0:8931")
+	if code != 2 || !strings.Contains(stderr, "loopback") {
+		t.Errorf("--addr 0.0.0.0: exit %d: %s", code, stderr)
+	}
+}

@@ -1,0 +1,24 @@
+//go:build !amd64
+
+package tensor
+
+// HaveVNNI is false off amd64.
+const HaveVNNI = false
+
+func qdotVNNI(x *int16, xstride int, w *int8, bstride int, s *float32, sstride int, groups int, acc *[qrows * 2 * blockOut]float32,
+	xs, bias, dst *float32, dstride, n int, add bool) {
+	panic("unreachable")
+}
+
+func qdotAVX2(x *int16, xstride int, w *int8, s *float32, groups int, acc *[qrows * 2 * blockOut]float32,
+	xs, bias, dst *float32, dstride, n int, add bool) {
+	panic("unreachable")
+}
+
+func absMaxAVX2(x *float32, n int) float32 { panic("unreachable") }
+
+func roundAVX2(q *int16, x *float32, n int, mul float32) { panic("unreachable") }
+
+func geluAVX2(x *float32, n int, phi *float32) { panic("unreachable") }
+
+func expAVX2(x *float32, n int, sub float32) float32 { panic("unreachable") }
