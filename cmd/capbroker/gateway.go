@@ -141,10 +141,18 @@ an idle HTTP session ends, --max-upstream-tools and --max-list-pages per
 upstream listing.
 
 --addr binds loopback when ADDR has no host (":8080"); any other address needs
-a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve).`,
+a bearer token (--token or $CAPBROKER_TOKEN, as for capbroker serve) or
+--identities FILE (a token per identity, each with its session quota, request
+rate and tools; capbroker identity new makes one).
+
+A fleet: replicas started with one PostgreSQL --db serve any session, whichever
+replica opened it, behind a balancer with no affinity; the card vectors are
+shared too. /healthz and /readyz answer probes without a token; on SIGTERM a
+replica drains (--drain-delay, --drain-timeout). See docs/fleet.md.`,
 		Example: `  capbroker gateway                                   # stdio, the servers your clients have
   capbroker gateway --mcp-config ~/.config/capbroker/servers.json
   capbroker gateway --addr :8931 --log-level debug    # HTTP at http://127.0.0.1:8931/mcp
+  capbroker gateway --addr 0.0.0.0:8080 --db postgres://capbroker@db/capbroker --identities ids.yaml --drain-delay 2s   # one replica of a fleet
   capbroker gateway --mode call --session my-agent
   capbroker gateway --client claude-code              # as client add claude-code wires it`,
 		Args: cobra.NoArgs,
