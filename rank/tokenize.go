@@ -150,16 +150,11 @@ func isCJK(r rune) bool {
 // descriptions is small (tens of thousands of words).
 var stemCache sync.Map // string -> string
 
-// Stem returns the Snowball (Porter2) English stem of a lower-case word,
-// of its base form for the irregular past forms of common verbs
-// ("found" -> find, "wrote" -> write; see irregularPast). Words with
-// digits and very short words are returned as they are.
+// Stem returns the Snowball (Porter2) English stem of a lower-case word.
+// Words with digits and very short words are returned as they are.
 func Stem(w string) string {
 	if len(w) <= 2 {
 		return w
-	}
-	if base, ok := irregularPast[w]; ok {
-		w = base
 	}
 	for i := 0; i < len(w); i++ {
 		if w[i] >= '0' && w[i] <= '9' {

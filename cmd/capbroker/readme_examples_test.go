@@ -214,9 +214,6 @@ func TestDocumentedExamples(t *testing.T) {
 					if strings.Contains(l, "this capbroker is a temporary build") || strings.Contains(l, bin+" is under the temporary folder") {
 						continue // the test binary's and its stand-in's own warnings
 					}
-					if strings.HasPrefix(l, "irreversible tools (write, delete, send...) pass through: ") {
-						continue // client add's word on irreversible tools (docs/session.md), not yet in the README's example
-					}
 					got = append(got, strings.ReplaceAll(l, home, "~"))
 				}
 				if ok, at := matchOutput(c.want, got); !ok || code != 0 {
