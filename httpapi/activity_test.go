@@ -60,8 +60,8 @@ func opsServer(t *testing.T) string {
 // gatewayRun runs a real capbroker gateway in front of opsServer,
 // persisting its sessions and traces in the SQLite file db, and drives
 // two clients through it: "alice" (named: stored) finds, calls a found
-// tool and a held-back one; an anonymous client calls a tool it was not
-// given. It returns when every record is written.
+// tool and a held-back one; an anonymous client calls by name a tool it
+// was not given, which runs (calls by name go through). It returns when every record is written.
 func gatewayRun(t *testing.T, db string) {
 	t.Helper()
 	ctx := context.Background()
@@ -124,8 +124,8 @@ func gatewayRun(t *testing.T, db string) {
 	}
 	alice.Close()
 	anon := client("")
-	if res := call(anon, "ops__service_status", map[string]any{"service": "api"}); !res.IsError {
-		t.Fatal("an anonymous session called a tool it was not given")
+	if res := call(anon, "ops__service_status", map[string]any{"service": "api"}); res.IsError {
+		t.Errorf("an anonymous session's call by name of a tool it was not given: %+v", res.Content)
 	}
 	anon.Close()
 	cancel()
@@ -235,7 +235,7 @@ func TestActivityOfGateway(t *testing.T) {
 			anon = s
 		}
 	}
-	if !anon.Gateway || anon.Stored || len(anon.Called) != 1 || anon.Called[0].Outcome != "not_exposed" || anon.Failures != 1 {
+	if !anon.Gateway || anon.Stored || len(anon.Called) != 1 || anon.Called[0].Outcome != "ok" || anon.Failures != 0 {
 		t.Errorf("anonymous session: %+v", anon)
 	}
 	api := byID["api-run"]
