@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/capbroker/capbroker/internal/atomicfile"
 )
 
 // linkTarget is the file a write to path changes: path itself, or, when
@@ -27,49 +29,21 @@ func linkTarget(path string) (string, error) {
 	return t, nil
 }
 
-// writeFile replaces path with data atomically (a temporary file beside
-// it, renamed over it). An existing file keeps its mode, a new one gets
-// 0644; a private file is 0600 whatever it was, and the folder holding it
-// is created 0700 (and made 0700: it is capbroker's own). On error the
-// file is left as it was.
-func writeFile(path string, data []byte, private bool) (err error) {
+// writeFile replaces path with data atomically (package atomicfile). An
+// existing file keeps its mode, a new one gets 0644; a private file is
+// 0600 whatever it was, and the folder holding it is created 0700 (and
+// made 0700: it is capbroker's own). On error the file is left as it
+// was.
+func writeFile(path string, data []byte, private bool) error {
+	if !private {
+		return atomicfile.WriteFile(path, data)
+	}
 	dir := filepath.Dir(path)
-	mode := fs.FileMode(0o644)
-	if st, err := os.Stat(path); err == nil {
-		mode = st.Mode().Perm()
-	}
-	if private {
-		mode = 0o600
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return err
-		}
-		if err := os.Chmod(dir, 0o700); err != nil {
-			return err
-		}
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
+	if err := os.Chmod(dir, 0o700); err != nil {
 		return err
 	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if err = f.Chmod(mode); err != nil {
-		return err
-	}
-	if _, err = f.Write(data); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return atomicfile.WriteFilePrivate(path, data)
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/capbroker/capbroker/internal/safefile"
 	"github.com/capbroker/capbroker/route"
 )
 
@@ -69,7 +70,7 @@ func (s *Server) confine(field, path string, isDir bool) (string, error) {
 		case err != nil:
 			return "", errorf(CodeInvalid, fmt.Sprintf(`%q %q: %v`, field, path, pathErr(err)))
 		case !fi.Mode().IsRegular():
-			return "", errorf(CodeInvalid, fmt.Sprintf(`%q %q: not a regular file (%s)`, field, path, fileKind(fi.Mode())))
+			return "", errorf(CodeInvalid, fmt.Sprintf(`%q %q: not a regular file (%s)`, field, path, safefile.Kind(fi.Mode())))
 		case fi.Size() > route.MaxStateBytes:
 			return "", errorf(CodeInvalid, fmt.Sprintf(`%q %q: the file is %d bytes, over the %d-byte limit of a state file`, field, path, fi.Size(), route.MaxStateBytes))
 		}
@@ -104,22 +105,4 @@ func pathErr(err error) error {
 		return pe.Err
 	}
 	return err
-}
-
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m.IsDir():
-		return "a folder"
-	}
-	return "not a regular file"
 }

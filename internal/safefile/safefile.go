@@ -44,9 +44,12 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// describe names a file type for messages.
-func describe(m fs.FileMode) string {
+// Kind names a file type for messages ("a named pipe (FIFO)"), for a
+// file that is not regular.
+func Kind(m fs.FileMode) string {
 	switch {
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
 	case m&fs.ModeNamedPipe != 0:
 		return "a named pipe (FIFO)"
 	case m&fs.ModeCharDevice != 0:
@@ -75,7 +78,7 @@ func Open(path string, max int64) (*os.File, fs.FileInfo, error) {
 		}
 		return nil, nil, err
 	} else if !fi.Mode().IsRegular() {
-		return nil, nil, &Error{Path: path, Kind: describe(fi.Mode()), Err: ErrNotRegular}
+		return nil, nil, &Error{Path: path, Kind: Kind(fi.Mode()), Err: ErrNotRegular}
 	}
 	f, err := openNonBlocking(path)
 	if err != nil {
@@ -90,7 +93,7 @@ func Open(path string, max int64) (*os.File, fs.FileInfo, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, nil, &Error{Path: path, Kind: describe(fi.Mode()), Err: ErrNotRegular}
+		return nil, nil, &Error{Path: path, Kind: Kind(fi.Mode()), Err: ErrNotRegular}
 	}
 	if max > 0 && fi.Size() > max {
 		f.Close()
