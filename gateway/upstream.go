@@ -144,18 +144,24 @@ func (u *upstream) run(ctx context.Context, firstDone chan<- struct{}) {
 				cs.Close()
 			}
 		}
-		if first {
-			first = false
-			close(firstDone)
-		}
+		// The first attempt's outcome is recorded before firstDone closes,
+		// so whoever waits on it (the gateway's start) sees the upstream
+		// connected or its error, never a half-set state.
 		if err != nil {
 			if ctx.Err() != nil {
+				if first {
+					close(firstDone)
+				}
 				return
 			}
 			err = u.redactErr(err)
 			u.mu.Lock()
 			u.lastErr = err
 			u.mu.Unlock()
+			if first {
+				first = false
+				close(firstDone)
+			}
 			u.log.Warn("upstream unavailable; retrying", "error", err, "retry_in", backoff)
 			u.opts.Metrics.upstreamUp(u.cfg.Name, false)
 		} else {
@@ -164,6 +170,10 @@ func (u *upstream) run(ctx context.Context, firstDone chan<- struct{}) {
 			u.lastErr = nil
 			close(u.ready)
 			u.mu.Unlock()
+			if first {
+				first = false
+				close(firstDone)
+			}
 			u.opts.Metrics.upstreamUp(u.cfg.Name, true)
 			u.resubscribe(ctx, cs)
 			u.log.Info("upstream connected", "transport", u.cfg.Transport(), "tools", len(u.listing().tools))
