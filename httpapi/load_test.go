@@ -61,10 +61,12 @@ func TestLoad(t *testing.T) {
 		}
 	}
 	ranker := cmp.Or(os.Getenv("CAPBROKER_LOAD_RANKER"), "lexical") // lexical: the README's figures
-	env := append(os.Environ(), "CAPBROKER_RANKER="+ranker)
+	// A home of its own: the user's index and caches (or another test's,
+	// written by another build in parallel) are not this test's to read.
+	home := filepath.Join(dir, "home")
+	env := append(os.Environ(), "CAPBROKER_RANKER="+ranker,
+		"HOME="+home, "XDG_DATA_HOME="+filepath.Join(home, "data"), "XDG_CACHE_HOME="+filepath.Join(home, "cache"), "XDG_CONFIG_HOME="+filepath.Join(home, "config"))
 	if ranker != "lexical" {
-		home := filepath.Join(dir, "home")
-		env = append(env, "HOME="+home, "XDG_DATA_HOME="+filepath.Join(home, "data"), "XDG_CACHE_HOME="+filepath.Join(home, "cache"))
 		embed := exec.Command(bin, "embed", "--tools", tools)
 		embed.Env = env
 		if out, err := embed.CombinedOutput(); err != nil {
@@ -74,7 +76,8 @@ func TestLoad(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	srv := exec.CommandContext(ctx, bin, "serve", "--addr", "127.0.0.1:0", "--tools", tools)
-	srv.Stderr = io.Discard
+	var stderr syncBuffer
+	srv.Stderr = &stderr
 	srv.Env = env
 	stdout, _ := srv.StdoutPipe()
 	if err := srv.Start(); err != nil {
@@ -83,7 +86,8 @@ func TestLoad(t *testing.T) {
 	defer srv.Wait()
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	if err != nil {
-		t.Fatalf("server did not start: %v", err)
+		srv.Wait()
+		t.Fatalf("server did not start: %v\n%s", err, stderr.String())
 	}
 	m := regexp.MustCompile(`http://(\S+) `).FindStringSubmatch(line)
 	if m == nil {
@@ -216,4 +220,27 @@ func TestLoad(t *testing.T) {
 		ranker, len(latencies), elapsed.Round(time.Millisecond), clients, ncards, httpRate, pct(0.5), pct(0.99), latencies[len(latencies)-1], errs.Load())
 	t.Logf("server RSS: %.0f MB before, %.0f MB at peak, %.0f MB after", float64(rssBefore)/(1<<20), float64(rssPeak.Load())/(1<<20), float64(rssAfter)/(1<<20))
 	t.Logf("library: %.0f selects/s; HTTP reaches %.0f%% of the library's throughput", libRate, 100*httpRate/libRate)
+}
+
+// syncBuffer keeps the last 64 KiB a child process wrote, safe to read
+// while the process still writes.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf = append(b.buf, p...)
+	if over := len(b.buf) - 64<<10; over > 0 {
+		b.buf = append(b.buf[:0], b.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return string(b.buf)
 }
