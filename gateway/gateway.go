@@ -337,6 +337,8 @@ type Gateway struct {
 	// fleetSubs hear what other replicas tell (see fleet.go).
 	fleetMu   sync.Mutex
 	fleetSubs []func(string)
+	// profiles are the profiles served (see profiles.go), under mu.
+	profiles Profiles
 }
 
 // New returns a gateway over the servers of cfg. It starts nothing.
@@ -360,7 +362,7 @@ func New(cfg *Config, opts *Options) (*Gateway, error) {
 			g.ups = append(g.ups, newUpstream(s, o, g))
 		}
 	}
-	cat, err := buildCatalog(context.Background(), nil, o, g.ranking)
+	cat, err := buildCatalog(context.Background(), nil, o, g.ranking, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -565,7 +567,7 @@ func (g *Gateway) refresh(ctx context.Context) error {
 	g.gen++
 	gen := g.gen
 	g.mu.Unlock()
-	cat, err := buildCatalog(ctx, g.upstreams(), g.opts, g.ranking)
+	cat, err := buildCatalog(ctx, g.upstreams(), g.opts, g.ranking, g.currentProfiles().Serve)
 	if err != nil {
 		return err
 	}
@@ -596,6 +598,7 @@ func (g *Gateway) refresh(ctx context.Context) error {
 	// Each sync reads the catalog in use then, so a session synced here
 	// after a newer refresh still ends up with the newest catalog.
 	for _, s := range sessions {
+		s.addPins(cat)
 		s.sync()
 	}
 	return nil

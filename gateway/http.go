@@ -120,6 +120,9 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		s.client = clientIdentity(r)
 		h.s = s
 		g.claim(s, requestIdentity(r.Context()))
+		if name := requestProfile(r); name != "" {
+			g.keepWithin(s, profileRef{name: name, from: "the " + ProfileHeader + " header"})
+		}
 		if f != nil {
 			f.attach(s, id, false)
 		}
@@ -167,6 +170,10 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 				http.Error(w, fmt.Sprintf("%s header or mode parameter: %v", ModeHeader, err), http.StatusBadRequest)
 				return
 			}
+		}
+		if why := g.checkRequestProfile(r); why != "" && r.Header.Get("Mcp-Session-Id") == "" {
+			http.Error(w, why, http.StatusBadRequest)
+			return
 		}
 		if ref := requestPlanTask(r, ""); ref != "" && r.Header.Get("Mcp-Session-Id") == "" {
 			if err := g.checkPlanTask(r.Context(), ref); err != nil {

@@ -34,6 +34,11 @@ type session struct {
 	prompts   map[string]string     // prompt name -> definition key, as listed
 	resources map[string]string     // resource URI -> definition key, as listed
 	templates map[string]string     // template URI -> definition key, as listed
+	// limits are the profiles the session keeps within beyond the
+	// gateway's (an identity's, a request's); pinSeen the pins it was
+	// given (see profiles.go).
+	limits  []profileRef
+	pinSeen map[string]bool
 }
 
 // newSession creates the server for one client session and registers it
@@ -199,6 +204,10 @@ func (g *Gateway) newSession(ctx context.Context, key, id string, mode Mode, ano
 		s.addLocked(names)
 		for _, n := range names {
 			s.initial[n] = true
+		}
+		s.pinSeen = map[string]bool{}
+		for _, n := range g.pinned(cat) {
+			s.pinSeen[n] = true
 		}
 		s.mu.Unlock()
 	}
