@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -43,6 +44,7 @@ func (m *Main) newGatewayCmd() *cobra.Command {
 		hf                                                       httpFlags
 		ff                                                       fleetFlags
 		yamlPath                                                 string
+		profile                                                  string
 	)
 	cmd := &cobra.Command{
 		Use:   "gateway [--mcp-config FILE]... [--mode auto|search|call|all] [--addr ADDR]",
@@ -191,10 +193,28 @@ replica drains (--drain-delay, --drain-timeout). See docs/fleet.md.`,
 			}
 			ctx := cmd.Context()
 			readServers := func(ctx context.Context) (*upstreams, error) {
+				var up *upstreams
+				var err error
 				if len(configs) > 0 {
-					return m.explicitUpstreams(ctx, configs, yamlPath)
+					up, err = m.explicitUpstreams(ctx, configs, yamlPath)
+				} else {
+					up, err = m.discoveredUpstreams(ctx, yamlPath)
 				}
-				return m.discoveredUpstreams(ctx, yamlPath)
+				if err != nil {
+					return nil, err
+				}
+				ps, watch, err := m.gatewayProfiles(profile, yamlPath)
+				if err != nil {
+					return nil, err
+				}
+				up.narrow(ps)
+				up.profiles = ps
+				for _, w := range watch {
+					if !slices.Contains(up.watch, w) {
+						up.watch = append(up.watch, w)
+					}
+				}
+				return up, nil
 			}
 			up, err := readServers(ctx)
 			if err != nil {
@@ -296,9 +316,16 @@ replica drains (--drain-delay, --drain-timeout). See docs/fleet.md.`,
 			if err != nil {
 				return err
 			}
+			g.SetProfiles(*up.profiles)
+			if len(up.profiles.ServeNames) > 0 {
+				logger.Info("serving profiles", "profiles", strings.Join(up.profiles.ServeNames, ", "), "servers", len(up.servers))
+			}
 			if httpAddr != "" {
 				ids, err := ff.loadIdentities()
 				if err != nil {
+					return err
+				}
+				if err := checkIdentityProfiles(ids, ff.identities, up.profiles); err != nil {
 					return err
 				}
 				l, err := gateway.Listen(httpAddr, ff.listenToken(token))
@@ -343,6 +370,7 @@ replica drains (--drain-delay, --drain-timeout). See docs/fleet.md.`,
 	hf.register(cmd, -1)
 	f := cmd.Flags()
 	f.StringArrayVar(&configs, "mcp-config", nil, `MCP servers file ({"mcpServers": {name: {command,args,env} | {url,headers}}}, any client's shape); repeatable; replaces the default places`)
+	f.StringVar(&profile, "profile", "", "serve only what this profile allows: its servers, tool patterns and pins (capbroker profile; client add --profile writes it)")
 	f.StringVar(&yamlPath, "config", "", "capbroker config file (default ./"+source.ConfigName+" when present): mcp_configs, roots, defaults")
 	f.StringVar(&mode, "mode", "auto", "exposure mode: auto, search, call or all")
 	f.StringVar(&httpAddr, "addr", "", "serve streamable HTTP at ADDR (path /mcp) instead of stdio")
