@@ -25,7 +25,10 @@ func (m *Main) gatewayProfiles(named string, yamlPath string) (*gateway.Profiles
 		return nil, nil, fmt.Errorf("gateway: %w", err)
 	}
 	out := &gateway.Profiles{Named: ps}
-	watch := []string{absPath(ps.Where)}
+	var watch []string
+	if p := m.profilesPath(); p != "" {
+		watch = append(watch, p)
+	}
 	if named != "" {
 		p, err := ps.Lookup(named, "gateway --profile")
 		if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -14,13 +15,32 @@ import (
 	"github.com/capbroker/capbroker/internal/safefile"
 )
 
-// profilesPath is the user's profiles file (clientconfig.ProfilesFile).
-func (m *Main) profilesPath() string { return clientconfig.ProfilesFile(m.clientEnv()) }
+// profilesPath is the user's profiles file (clientconfig.ProfilesFile),
+// "" when neither $HOME nor $XDG_CONFIG_HOME says where it is.
+func (m *Main) profilesPath() string {
+	p := clientconfig.ProfilesFile(m.clientEnv())
+	if !filepath.IsAbs(p) {
+		return ""
+	}
+	return p
+}
+
+// editProfilesPath is profilesPath, or an error saying why there is none.
+func (m *Main) editProfilesPath() (string, error) {
+	p := m.profilesPath()
+	if p == "" {
+		return "", fmt.Errorf("no profiles file: neither $HOME nor $XDG_CONFIG_HOME is set")
+	}
+	return p, nil
+}
 
 // loadProfiles reads the user's profiles file; a file that does not
 // exist defines none.
 func (m *Main) loadProfiles() (*identity.Profiles, error) {
 	p := m.profilesPath()
+	if p == "" {
+		return identity.ParseProfiles(nil, "(no profiles file: $HOME is not set)")
+	}
 	data, err := safefile.ReadFile(p, safefile.MaxConfig)
 	if err != nil && !fileExists(p) {
 		return identity.ParseProfiles(nil, p)
@@ -143,7 +163,10 @@ func (m *Main) newProfileAddCmd() *cobra.Command {
 			if p.Empty() {
 				return usageError{fmt.Errorf("profile add %s: give --server, --allow, --deny or --always (a profile that narrows nothing is no profile)", name)}
 			}
-			path := m.profilesPath()
+			path, err := m.editProfilesPath()
+			if err != nil {
+				return err
+			}
 			order, _, err := clientconfig.Profiles(path)
 			if err != nil {
 				return err
@@ -228,7 +251,10 @@ func (m *Main) newProfileRemoveCmd() *cobra.Command {
 		Example: "  capbroker profile remove review",
 		Args:    exactArgs(1, "the profile's name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			path := m.profilesPath()
+			path, err := m.editProfilesPath()
+			if err != nil {
+				return err
+			}
 			if err := clientconfig.RemoveProfile(path, args[0]); err != nil {
 				return err
 			}
