@@ -31,7 +31,7 @@ func CheckProfileName(name string) error {
 // project's capbroker.yaml ("profile: NAME") chooses from.
 type Profiles struct {
 	// Where names the file, for errors.
-	Where string
+	Where  string
 	byName map[string]Profile
 }
 
