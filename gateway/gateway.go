@@ -339,6 +339,8 @@ type Gateway struct {
 	fleetSubs []func(string)
 	// profiles are the profiles served (see profiles.go), under mu.
 	profiles Profiles
+	// closing is set by Close (see sessionend.go).
+	closing atomic.Bool
 }
 
 // New returns a gateway over the servers of cfg. It starts nothing.
@@ -477,6 +479,12 @@ func (g *Gateway) awaitStart(ctx context.Context) {
 
 // Close stops every upstream and waits for them.
 func (g *Gateway) Close() error {
+	if !g.closing.Swap(true) && !g.draining.Load() {
+		// A draining replica's sessions go on on another replica.
+		for _, s := range g.liveSessions() {
+			g.endSession(s, "the gateway stopped")
+		}
+	}
 	if g.cancel != nil {
 		g.cancel()
 	}
@@ -660,6 +668,11 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.ReadCloser, out io.Write
 	f := newStdioFilter(in, w, g.opts.MaxMessage, g.opts.Logger)
 	// The filter enforces the bound; the SDK's own would end the session.
 	err = s.server.Run(ctx, &mcp.IOTransport{Reader: f, Writer: w, MaxLineLength: -1})
+	why := "its client disconnected"
+	if ctx.Err() != nil {
+		why = "the gateway stopped"
+	}
+	g.endSession(s, why)
 	g.dropSession(s)
 	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil

@@ -140,6 +140,11 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 			return
 		}
 		drop := func() {
+			if !g.draining.Load() && !g.closing.Load() {
+				// A draining replica's sessions go on on another (and
+				// Close records its own ends).
+				g.endSession(h.s, "closed by its client, or idle past the gateway's --session-idle")
+			}
 			g.dropSession(h.s)
 			if f != nil {
 				f.dropped(h.s)

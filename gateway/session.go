@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/capbroker/capbroker/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -39,6 +40,8 @@ type session struct {
 	// given (see profiles.go).
 	limits  []profileRef
 	pinSeen map[string]bool
+	ended   sync.Once   // the end is recorded once (sessionend.go)
+	inited  atomic.Bool // the client sent initialized
 }
 
 // newSession creates the server for one client session and registers it
@@ -244,6 +247,7 @@ func (g *Gateway) dropSession(s *session) {
 // concurrently) waits for it, so the start always precedes the session's
 // finds and calls in the store and the trace.
 func (s *session) started() {
+	s.inited.Store(true)
 	s.startMu.Lock()
 	defer s.startMu.Unlock()
 	s.mu.Lock()
