@@ -63,9 +63,9 @@ type SessionActivity struct {
 	Ended     bool       `json:"ended"`
 	EndedAt   *time.Time `json:"ended_at,omitempty"`
 	EndReason string     `json:"end_reason,omitempty"`
-	FirstAt time.Time `json:"first_at"`
-	LastAt  time.Time `json:"last_at"`
-	Records int       `json:"records"`
+	FirstAt   time.Time  `json:"first_at"`
+	LastAt    time.Time  `json:"last_at"`
+	Records   int        `json:"records"`
 	// Given are the tools the session was first given; Found those
 	// find_capability added, in order; Exposed all it may call now.
 	Given   []string `json:"given"`
