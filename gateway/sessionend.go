@@ -18,13 +18,14 @@ func (g *Gateway) endSession(s *session, why string) {
 		s.mu.Lock()
 		pending := s.onStart != nil
 		exposed := slices.Clone(s.order)
+		finds := s.finds
 		s.mu.Unlock()
 		if pending || !s.inited.Load() {
 			return
 		}
 		cat := g.catalog()
 		e := Event{Session: s.key, Kind: "end", Mode: string(s.mode), Reason: "session ended: " + why,
-			Exposed: exposed, TokensExposed: cat.tokens(exposed), TokensFull: cat.fullTokens, Identity: s.identity}
+			Exposed: exposed, TokensExposed: cat.tokens(exposed), TokensFull: cat.fullTokens, Identity: s.identity, Finds: finds}
 		if s.mode == ModeAll {
 			e.Exposed, e.TokensExposed = nil, 0
 		}
