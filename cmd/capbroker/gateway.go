@@ -94,6 +94,14 @@ call_capability), and joins the list; names are forgiving (the bare tool name,
 mcp__capbroker__server__tool, case and separator slips), a misspelt one gets
 "did you mean", and bad arguments get the schema to send.
 
+Profiles: --profile NAME serves only what that profile of
+~/.config/capbroker/profiles.json allows ("capbroker profile"; client add
+--profile writes it): its servers (the others are not started), its tool
+patterns, its pins. A project's capbroker.yaml may choose one too (profile:
+NAME), which only narrows; an identity may name one (profile: NAME), and an
+HTTP client may ask for one (the Capbroker-Profile header, or ?profile=), each
+narrowing its own sessions. Edits of the profiles file apply without a restart.
+
 Tools are named server__tool (--namespace collisions keeps plain names unless
 two servers offer the same one). Irreversible tools fit the client: with
 --client claude-code, claude-desktop, vscode or cursor (capbroker client add
