@@ -10,22 +10,22 @@ const AlwaysLoadMeta = "anthropic/alwaysLoad"
 // pinned returns the tools every session lists from the start, in
 // catalog order: the tools of servers with "alwaysLoad": true, tools
 // whose _meta has "anthropic/alwaysLoad": true, and what Options.Always
-// names (a server: all its tools; a tool, by any name resolveName
-// accepts). It is computed once per catalog.
+// and the pins of the profiles the gateway serves name (a server: all
+// its tools; a tool, by any name resolveName accepts). It is computed
+// once per catalog.
 func (g *Gateway) pinned(cat *catalog) []string {
 	cat.alwaysOnce.Do(func() {
-		servers := map[string]bool{}
+		pins := map[string]bool{}
 		for _, e := range cat.sortedTools() {
 			if e.up.cfg.AlwaysLoad || alwaysLoadMeta(e) {
-				servers[e.name] = true
+				pins[e.name] = true
 			}
 		}
-		named := g.resolvePins(cat, append(slices.Clone(g.opts.Always), cat.profileAlways...), true)
-		for _, n := range named {
-			servers[n] = true
+		for _, n := range g.resolvePins(cat, append(slices.Clone(g.opts.Always), cat.profileAlways...), true) {
+			pins[n] = true
 		}
 		for _, e := range cat.sortedTools() {
-			if servers[e.name] {
+			if pins[e.name] {
 				cat.always = append(cat.always, e.name)
 			}
 		}
