@@ -254,7 +254,9 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 			Held      []Held   `json:"held"` // tools held back, why, and what releases each
 			// Ranking: lexical or hybrid, by meaning yet or why not, fallbacks.
 			Ranking RankingStatus `json:"ranking"`
-		}{g.Status(), len(g.catalog().names), len(g.liveSessions()), nonNil(g.Held()), g.Ranking()})
+			// Profiles the gateway serves (--profile, capbroker.yaml's).
+			Profiles []string `json:"profiles"`
+		}{g.Status(), len(g.catalog().names), len(g.liveSessions()), nonNil(g.Held()), g.Ranking(), nonNil(g.currentProfiles().ServeNames)})
 	})
 	guard, err := httpguard.New(&httpguard.Options{Hosts: o.AllowedHosts, Origins: o.AllowedOrigins})
 	if err != nil {

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -101,6 +102,19 @@ func TestGatewayProfiles(t *testing.T) {
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
 	if res.StatusCode != http.StatusBadRequest || !strings.Contains(body, `profile "nope" is not defined in profiles.json`) {
 		t.Errorf("an unknown profile in the header: %s %s", res.Status, body)
+	}
+
+	req, _ := http.NewRequest(http.MethodGet, strings.TrimSuffix(url, "/mcp")+"/status", nil)
+	req.Header.Set("Authorization", "Bearer "+daveToken)
+	if r, err := http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	} else {
+		var st struct{ Profiles []string }
+		json.NewDecoder(r.Body).Decode(&st)
+		r.Body.Close()
+		if !slices.Equal(st.Profiles, []string{"work"}) {
+			t.Errorf("/status profiles: %v, want [work]", st.Profiles)
+		}
 	}
 
 	// Edit: the gateway now serves alpha and beta, and pins beta__pid too.
