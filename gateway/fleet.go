@@ -230,7 +230,7 @@ func (f *fleet) rebuild(ctx context.Context, r *http.Request, id string, serve f
 		}
 	}
 	if name := requestProfile(r); name != "" {
-		g.keepWithin(s, profileRef{name: name, from: "the " + ProfileHeader + " header"})
+		g.keepWithin(s, profileRef{name: name, from: "the request: " + ProfileHeader + " or ?profile="})
 	}
 	f.attach(s, id, true)
 

@@ -121,7 +121,7 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		h.s = s
 		g.claim(s, requestIdentity(r.Context()))
 		if name := requestProfile(r); name != "" {
-			g.keepWithin(s, profileRef{name: name, from: "the " + ProfileHeader + " header"})
+			g.keepWithin(s, profileRef{name: name, from: "the request: " + ProfileHeader + " or ?profile="})
 		}
 		if f != nil {
 			f.attach(s, id, false)

@@ -95,7 +95,7 @@ func serves(profiles []identity.Profile, server, name string) bool {
 type profileRef struct {
 	name   string
 	inline *identity.Profile
-	from   string // "identity ci-bot", "the Capbroker-Profile header"
+	from   string // "identity ci-bot", "the request: Capbroker-Profile or ?profile="
 }
 
 // resolve returns the profile, and false when its name is no longer

@@ -103,6 +103,11 @@ func TestGatewayProfiles(t *testing.T) {
 	if res.StatusCode != http.StatusBadRequest || !strings.Contains(body, `profile "nope" is not defined in profiles.json`) {
 		t.Errorf("an unknown profile in the header: %s %s", res.Status, body)
 	}
+	res, body = post(t, url+"?profile=nope", bearer(daveToken),
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if res.StatusCode != http.StatusBadRequest || !strings.Contains(body, `profile "nope" is not defined`) {
+		t.Errorf("an unknown ?profile=: %s %s", res.Status, body)
+	}
 
 	req, _ := http.NewRequest(http.MethodGet, strings.TrimSuffix(url, "/mcp")+"/status", nil)
 	req.Header.Set("Authorization", "Bearer "+daveToken)
@@ -135,9 +140,10 @@ func TestGatewayProfiles(t *testing.T) {
 	if text, isErr := callText(t, carol, "alpha__pid", nil); !isErr || !strings.Contains(text, "outside profile echoes (of identity carol)") {
 		t.Errorf("carol calls alpha__pid: %v %q", isErr, text)
 	}
-	// The header's profile keeps dave's second session to alpha.
-	dave2 := connect(t, url, nil, bearer(daveToken, ProfileHeader, "alphaonly"))
-	if text, isErr := callText(t, dave2, "beta__echo", map[string]any{"text": "x"}); !isErr || !strings.Contains(text, "outside profile alphaonly (of the Capbroker-Profile header)") {
+	// The URL's profile (client add --shared --profile writes it) keeps
+	// dave's second session to alpha.
+	dave2 := connect(t, url+"?profile=alphaonly", nil, bearer(daveToken))
+	if text, isErr := callText(t, dave2, "beta__echo", map[string]any{"text": "x"}); !isErr || !strings.Contains(text, "outside profile alphaonly (of the request: Capbroker-Profile or ?profile=)") {
 		t.Errorf("dave's alphaonly session calls beta__echo: %v %q", isErr, text)
 	}
 
