@@ -25,13 +25,16 @@ import (
 // SetProfiles applies edits while clients are connected (list_changed,
 // new pins listed, a call refused before allowed after).
 func TestGatewayProfiles(t *testing.T) {
-	const carolToken, daveToken = "carol-secret-token", "dave-secret-token"
+	const carolToken, daveToken, erinToken = "carol-secret-token", "dave-secret-token", "erin-secret-token"
 	ids, err := identity.Parse([]byte(`identities:
   - name: carol
     token_sha256: `+identity.Hash(carolToken)+`
     profile: echoes
   - name: dave
     token_sha256: `+identity.Hash(daveToken)+`
+  - name: erin
+    token_sha256: `+identity.Hash(erinToken)+`
+    profile: {servers: [beta], always: [beta__reword]}
 `), "ids.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -139,6 +142,11 @@ func TestGatewayProfiles(t *testing.T) {
 	}
 	if text, isErr := callText(t, carol, "alpha__pid", nil); !isErr || !strings.Contains(text, "outside profile echoes (of identity carol)") {
 		t.Errorf("carol calls alpha__pid: %v %q", isErr, text)
+	}
+	// erin's inline profile pins its own tool too.
+	erin := connect(t, url, nil, bearer(erinToken))
+	if got := listNames(t, erin); !slices.Contains(got, "beta__reword") || !slices.Contains(got, "beta__pid") || slices.Contains(got, "alpha__pid") {
+		t.Errorf("erin's list (inline profile: beta, pins beta__reword): %v", got)
 	}
 	// The URL's profile (client add --shared --profile writes it) keeps
 	// dave's second session to alpha.
