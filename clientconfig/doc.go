@@ -53,7 +53,9 @@
 //
 // [Servers], [SetServer], [RemoveServer] and [SetServerField] read and
 // edit a servers file in place ("capbroker server"): the order and every
-// untouched byte stay, the file stays private.
+// untouched byte stay, the file stays private. [Profiles], [SetProfile]
+// and [RemoveProfile] do the same for the user's profiles file
+// ([ProfilesFile], "capbroker profile"), one for every client.
 //
 // Strict JSON files keep their key order and are written indented by two
 // spaces, as the clients write them; a VS Code file with comments keeps

@@ -62,10 +62,14 @@ type doc struct {
 	servers map[string]json.RawMessage
 	order   []string // server names, as written
 	hasKey  bool     // the servers object exists
+	noun    string   // what the key's names name: server, or profile
 }
 
 func readDoc(path, key string) (*doc, error) {
-	d := &doc{path: path}
+	d := &doc{path: path, noun: "server"}
+	if key == "profiles" {
+		d.noun = "profile"
+	}
 	data, err := os.ReadFile(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -349,8 +353,8 @@ func (d *doc) duplicates() error {
 	if len(dup) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%s defines server %s more than once (a client uses the last definition); remove the others, then run the command again; nothing written",
-		d.path, strings.Join(dup, ", "))
+	return fmt.Errorf("%s defines %s %s more than once (a client uses the last definition); remove the others, then run the command again; nothing written",
+		d.path, d.noun, strings.Join(dup, ", "))
 }
 
 // PlanAdd plans routing the client's user file f through the gateway: its

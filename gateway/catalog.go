@@ -11,6 +11,7 @@ import (
 
 	capbroker "github.com/capbroker/capbroker"
 	"github.com/capbroker/capbroker/card"
+	"github.com/capbroker/capbroker/identity"
 	"github.com/capbroker/capbroker/index"
 	"github.com/capbroker/capbroker/payload"
 	"github.com/capbroker/capbroker/policy"
@@ -110,6 +111,8 @@ type catalog struct {
 	// Gateway.pinned), found once, when first needed.
 	alwaysOnce sync.Once
 	always     []string
+	// profileAlways are the pins of the profiles the gateway serves.
+	profileAlways []string
 }
 
 // allTools returns every tool as all mode lists it (gateway names, an
@@ -129,7 +132,7 @@ func (c *catalog) allTools() []*mcp.Tool {
 // buildCatalog merges the upstreams' listings.
 // rk (nil: lexical, no learning) supplies the ranker and what learning
 // from use teaches.
-func buildCatalog(ctx context.Context, ups []*upstream, opts *Options, rk *ranking) (*catalog, error) {
+func buildCatalog(ctx context.Context, ups []*upstream, opts *Options, rk *ranking, serve []identity.Profile) (*catalog, error) {
 	cat := &catalog{
 		tools: map[string]*toolEntry{}, prompts: map[string]*promptEntry{},
 		resources: map[string]*resourceEntry{}, templates: map[string]*templateEntry{},
@@ -141,13 +144,22 @@ func buildCatalog(ctx context.Context, ups []*upstream, opts *Options, rk *ranki
 	byKey := map[string]*toolEntry{}
 	var promptCards []card.Card
 	promptByKey := map[string]*promptEntry{}
+	for _, p := range serve {
+		cat.profileAlways = append(cat.profileAlways, p.Always...)
+	}
 	for _, u := range ups {
+		if !serves(serve, u.cfg.Name, "") {
+			continue // a server outside the gateway's profile: nothing of it is served
+		}
 		l := u.listing()
 		for _, t := range l.tools {
 			if pinned[u.cfg.Name+"\x00"+t.Name] {
 				continue
 			}
 			c := toolCard(u.cfg.Name, t, opts.Namespace)
+			if !serves(serve, u.cfg.Name, c.Name) {
+				continue // outside the gateway's profile
+			}
 			if c.Risk == card.RiskIrreversible && !(opts.AllowIrreversible || u.cfg.AllowIrreversible || opts.client().AsksEachCall) {
 				cat.held = append(cat.held, card.Warning{Name: t.Name, Source: u.cfg.Name,
 					Message: "held back: irreversible (" + c.RiskFrom + "); allow it with --allow-irreversible or allowIrreversible on the server"})

@@ -193,6 +193,18 @@
 // see and call; a session refuses another identity's requests; traces
 // and /metrics name the identity, never the token.
 //
+// # Profiles
+//
+// [Gateway.SetProfiles] sets the named profiles (package identity's
+// Profiles: servers, tool patterns and pins) and those the gateway
+// serves: the gateway's own ([Profiles.Serve]: "gateway --profile", a
+// project's capbroker.yaml) keep tools outside them out of the catalog
+// and pin theirs in every session; an identity's ("profile: NAME" or
+// inline) and a request's ([ProfileHeader], ?profile=) keep one session
+// within them too, and list their pins. Profiles only narrow. Edits apply
+// while the gateway runs: the catalog is rebuilt, new pins join the
+// lists, and sessions get list_changed.
+//
 // The catalog is rebuilt when an upstream's listing changes. Rebuilds may
 // overlap; each is numbered when it starts, and an older one never
 // replaces the catalog of a newer one. A session is registered before its
@@ -268,8 +280,9 @@
 //
 // [Metrics] exports Prometheus counters and latencies per upstream, at
 // /metrics over HTTP. A [Tracer] ([Options.Trace]) receives every
-// session's selection, resumption, finds and calls ([Event]) with the
-// tokens of its exposed tools against the full catalog's. [StoreSessions]
+// session's selection, resumption, finds, calls and end ([Event]: its
+// client closed it or disconnected, it idled out, the gateway stopped)
+// with the tokens of its exposed tools against the full catalog's. [StoreSessions]
 // writes them as trace.Record rows of the session ("capbroker trace
 // --session NAME"); [JSONLTracer] as JSON lines; [Tracers] sends to
 // several.

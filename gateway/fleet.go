@@ -223,10 +223,14 @@ func (f *fleet) rebuild(ctx context.Context, r *http.Request, id string, serve f
 	if m.Identity != "" {
 		s.identity = m.Identity
 		f.g.identities.Store(s.key, m.Identity)
-		if p := requestIdentity(r.Context()); p != nil && p.Name == m.Identity && !p.Profile.Empty() {
-			prof := p.Profile
-			s.server.AddReceivingMiddleware(g.profileMiddleware(&prof))
+		if p := requestIdentity(r.Context()); p != nil && p.Name == m.Identity {
+			if ref, ok := identityProfile(p); ok {
+				g.keepWithin(s, ref)
+			}
 		}
+	}
+	if name := requestProfile(r); name != "" {
+		g.keepWithin(s, profileRef{name: name, from: "the request: " + ProfileHeader + " or ?profile="})
 	}
 	f.attach(s, id, true)
 

@@ -337,6 +337,10 @@ type Gateway struct {
 	// fleetSubs hear what other replicas tell (see fleet.go).
 	fleetMu   sync.Mutex
 	fleetSubs []func(string)
+	// profiles are the profiles served (see profiles.go), under mu.
+	profiles Profiles
+	// closing is set by Close (see sessionend.go).
+	closing atomic.Bool
 }
 
 // New returns a gateway over the servers of cfg. It starts nothing.
@@ -360,7 +364,7 @@ func New(cfg *Config, opts *Options) (*Gateway, error) {
 			g.ups = append(g.ups, newUpstream(s, o, g))
 		}
 	}
-	cat, err := buildCatalog(context.Background(), nil, o, g.ranking)
+	cat, err := buildCatalog(context.Background(), nil, o, g.ranking, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -475,6 +479,12 @@ func (g *Gateway) awaitStart(ctx context.Context) {
 
 // Close stops every upstream and waits for them.
 func (g *Gateway) Close() error {
+	if !g.closing.Swap(true) && !g.draining.Load() {
+		// A draining replica's sessions go on on another replica.
+		for _, s := range g.liveSessions() {
+			g.endSession(s, "the gateway stopped")
+		}
+	}
 	if g.cancel != nil {
 		g.cancel()
 	}
@@ -565,7 +575,7 @@ func (g *Gateway) refresh(ctx context.Context) error {
 	g.gen++
 	gen := g.gen
 	g.mu.Unlock()
-	cat, err := buildCatalog(ctx, g.upstreams(), g.opts, g.ranking)
+	cat, err := buildCatalog(ctx, g.upstreams(), g.opts, g.ranking, g.currentProfiles().Serve)
 	if err != nil {
 		return err
 	}
@@ -596,6 +606,7 @@ func (g *Gateway) refresh(ctx context.Context) error {
 	// Each sync reads the catalog in use then, so a session synced here
 	// after a newer refresh still ends up with the newest catalog.
 	for _, s := range sessions {
+		s.addPins(cat)
 		s.sync()
 	}
 	return nil
@@ -657,6 +668,11 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.ReadCloser, out io.Write
 	f := newStdioFilter(in, w, g.opts.MaxMessage, g.opts.Logger)
 	// The filter enforces the bound; the SDK's own would end the session.
 	err = s.server.Run(ctx, &mcp.IOTransport{Reader: f, Writer: w, MaxLineLength: -1})
+	why := "its client disconnected"
+	if ctx.Err() != nil {
+		why = "the gateway stopped"
+	}
+	g.endSession(s, why)
 	g.dropSession(s)
 	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil

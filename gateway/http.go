@@ -120,6 +120,9 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		s.client = clientIdentity(r)
 		h.s = s
 		g.claim(s, requestIdentity(r.Context()))
+		if name := requestProfile(r); name != "" {
+			g.keepWithin(s, profileRef{name: name, from: "the request: " + ProfileHeader + " or ?profile="})
+		}
 		if f != nil {
 			f.attach(s, id, false)
 		}
@@ -137,6 +140,11 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 			return
 		}
 		drop := func() {
+			if !g.draining.Load() && !g.closing.Load() {
+				// A draining replica's sessions go on on another (and
+				// Close records its own ends).
+				g.endSession(h.s, "closed by its client, or idle past the gateway's --session-idle")
+			}
 			g.dropSession(h.s)
 			if f != nil {
 				f.dropped(h.s)
@@ -167,6 +175,10 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 				http.Error(w, fmt.Sprintf("%s header or mode parameter: %v", ModeHeader, err), http.StatusBadRequest)
 				return
 			}
+		}
+		if why := g.checkRequestProfile(r); why != "" && r.Header.Get("Mcp-Session-Id") == "" {
+			http.Error(w, why, http.StatusBadRequest)
+			return
 		}
 		if ref := requestPlanTask(r, ""); ref != "" && r.Header.Get("Mcp-Session-Id") == "" {
 			if err := g.checkPlanTask(r.Context(), ref); err != nil {
@@ -242,7 +254,9 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 			Held      []Held   `json:"held"` // tools held back, why, and what releases each
 			// Ranking: lexical or hybrid, by meaning yet or why not, fallbacks.
 			Ranking RankingStatus `json:"ranking"`
-		}{g.Status(), len(g.catalog().names), len(g.liveSessions()), nonNil(g.Held()), g.Ranking()})
+			// Profiles the gateway serves (--profile, capbroker.yaml's).
+			Profiles []string `json:"profiles"`
+		}{g.Status(), len(g.catalog().names), len(g.liveSessions()), nonNil(g.Held()), g.Ranking(), nonNil(g.currentProfiles().ServeNames)})
 	})
 	guard, err := httpguard.New(&httpguard.Options{Hosts: o.AllowedHosts, Origins: o.AllowedOrigins})
 	if err != nil {

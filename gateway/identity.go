@@ -139,28 +139,46 @@ func (g *Gateway) claim(s *session, id *identity.Identity) {
 	}
 	s.identity = id.Name
 	g.identities.Store(s.key, id.Name)
-	if !id.Profile.Empty() {
-		p := id.Profile
-		s.server.AddReceivingMiddleware(g.profileMiddleware(&p))
+	if ref, ok := identityProfile(id); ok {
+		g.keepWithin(s, ref)
 	}
 }
 
-// profileMiddleware keeps a session within a profile: tools/list and
-// find_capability show only allowed tools, and a call of another is
-// refused.
-func (g *Gateway) profileMiddleware(p *identity.Profile) mcp.Middleware {
-	allows := func(name string) bool {
+// identityProfile is the profile id keeps within, if any: inline, or
+// named ("profile: NAME").
+func identityProfile(id *identity.Identity) (profileRef, bool) {
+	if id == nil || id.Profile.Empty() {
+		return profileRef{}, false
+	}
+	if id.Profile.Name != "" {
+		return profileRef{name: id.Profile.Name, from: "identity " + id.Name}, true
+	}
+	p := id.Profile
+	return profileRef{inline: &p, from: "identity " + id.Name}, true
+}
+
+// profileMiddleware keeps a session within profiles: tools/list and
+// find_capability show only tools all of them allow, and a call of
+// another is refused, saying which profile.
+func (g *Gateway) profileMiddleware(s *session) mcp.Middleware {
+	check := func(name string) (bool, string) {
 		e, ok := g.catalog().tools[name]
 		if !ok {
-			return true // not a tool of an upstream: the gateway's own, or unknown (refused later)
+			return true, "" // not a tool of an upstream: the gateway's own, or unknown (refused later)
 		}
-		return p.Allows(e.up.cfg.Name, name)
+		return g.limitAllows(s.limitRefs(), e.up.cfg.Name, name)
+	}
+	allows := func(name string) bool {
+		ok, _ := check(name)
+		return ok
 	}
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method == "tools/call" {
-				if name := calledTool(req); name != "" && !allows(name) {
-					return errorResult(fmt.Sprintf("capbroker gateway: %s is outside this identity's profile (its servers and tool patterns)", name)), nil
+				if name := calledTool(req); name != "" {
+					if ok, why := check(name); !ok {
+						return errorResult(fmt.Sprintf("capbroker gateway: %s is outside %s", name, why)), nil
+					}
 				}
 			}
 			res, err := next(ctx, method, req)

@@ -355,6 +355,8 @@ func Record(e Event) trace.Record {
 		rec.Query = ""
 	case "resume":
 		rec.Kind = trace.KindResume
+	case "end":
+		rec.Kind = trace.KindEnd
 	case "find":
 		rec.Kind = trace.KindFind
 	default:

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/capbroker/capbroker/policy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -34,6 +35,13 @@ type session struct {
 	prompts   map[string]string     // prompt name -> definition key, as listed
 	resources map[string]string     // resource URI -> definition key, as listed
 	templates map[string]string     // template URI -> definition key, as listed
+	// limits are the profiles the session keeps within beyond the
+	// gateway's (an identity's, a request's); pinSeen the pins it was
+	// given (see profiles.go).
+	limits  []profileRef
+	pinSeen map[string]bool
+	ended   sync.Once   // the end is recorded once (sessionend.go)
+	inited  atomic.Bool // the client sent initialized
 }
 
 // newSession creates the server for one client session and registers it
@@ -200,6 +208,10 @@ func (g *Gateway) newSession(ctx context.Context, key, id string, mode Mode, ano
 		for _, n := range names {
 			s.initial[n] = true
 		}
+		s.pinSeen = map[string]bool{}
+		for _, n := range g.pinned(cat) {
+			s.pinSeen[n] = true
+		}
 		s.mu.Unlock()
 	}
 	s.sync()
@@ -235,6 +247,7 @@ func (g *Gateway) dropSession(s *session) {
 // concurrently) waits for it, so the start always precedes the session's
 // finds and calls in the store and the trace.
 func (s *session) started() {
+	s.inited.Store(true)
 	s.startMu.Lock()
 	defer s.startMu.Unlock()
 	s.mu.Lock()

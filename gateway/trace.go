@@ -16,7 +16,8 @@ type Event struct {
 	Identity string `json:"identity,omitempty"`
 	// Kind is "select" (a session's first tools), "plan" (before the
 	// select of a session started from a plan task), "resume" (a session
-	// reopened under a stored name), "find" or "call".
+	// reopened under a stored name), "find", "call" or "end" (the session
+	// ended; Reason says how).
 	Kind  string `json:"kind"`
 	Mode  string `json:"mode,omitempty"`
 	Query string `json:"query,omitempty"`

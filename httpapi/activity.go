@@ -53,11 +53,19 @@ type SessionActivity struct {
 	// Stored is set for a session stored by name (resumable); a gateway
 	// client that gave no name is anonymous and only traced.
 	Stored bool `json:"stored"`
-	// Live is set when the last record is within the live window.
-	Live    bool      `json:"live"`
-	FirstAt time.Time `json:"first_at"`
-	LastAt  time.Time `json:"last_at"`
-	Records int       `json:"records"`
+	// Live is set when the last record is within the live window and
+	// the session has not ended.
+	Live bool `json:"live"`
+	// Ended is set when the session's last record says it ended (its
+	// client closed it, it idled out, the gateway stopped): EndedAt is
+	// when, EndReason how. A session that ended and came back (a client
+	// reconnecting under its name) is not ended.
+	Ended     bool       `json:"ended"`
+	EndedAt   *time.Time `json:"ended_at,omitempty"`
+	EndReason string     `json:"end_reason,omitempty"`
+	FirstAt   time.Time  `json:"first_at"`
+	LastAt    time.Time  `json:"last_at"`
+	Records   int        `json:"records"`
 	// Given are the tools the session was first given; Found those
 	// find_capability added, in order; Exposed all it may call now.
 	Given   []string `json:"given"`
@@ -198,6 +206,12 @@ func summarize(recs []trace.Record, stored []store.Session, now time.Time, limit
 			a.Failures++
 		}
 		a.FindCalls = max(a.FindCalls, rec.FindCapabilityCalls)
+		a.Ended, a.EndedAt, a.EndReason = false, nil, ""
+		if rec.Kind == trace.KindEnd {
+			at := rec.At
+			a.Ended, a.EndedAt, a.EndReason = true, &at, rec.CapabilityReason
+			continue // what it had exposed stays as the last records say
+		}
 		a.Exposed = nonNil(slices.Clone(rec.SelectedTools))
 		a.Tokens = rec.Tokens
 		switch rec.Kind {
@@ -252,7 +266,7 @@ func summarize(recs []trace.Record, stored []store.Session, now time.Time, limit
 	}
 	list := make([]SessionActivity, 0, len(byID))
 	for _, a := range byID {
-		a.Live = now.Sub(a.LastAt) < LiveWindow
+		a.Live = !a.Ended && now.Sub(a.LastAt) < LiveWindow
 		list = append(list, *a)
 	}
 	sort.Slice(list, func(i, j int) bool {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -213,8 +214,16 @@ func TestActivityOfGateway(t *testing.T) {
 		t.Errorf("newest first: %s first, want api-run", a.Sessions[0].ID)
 	}
 	alice := byID["alice"]
-	if !alice.Gateway || !alice.Stored || !alice.Live || alice.Mode != "search" || alice.FindCalls != 2 {
-		t.Errorf("alice: gateway %v stored %v live %v mode %q finds %d", alice.Gateway, alice.Stored, alice.Live, alice.Mode, alice.FindCalls)
+	if !alice.Gateway || !alice.Stored || alice.Mode != "search" || alice.FindCalls != 2 {
+		t.Errorf("alice: gateway %v stored %v mode %q finds %d", alice.Gateway, alice.Stored, alice.Mode, alice.FindCalls)
+	}
+	// alice's client closed her session: ended, not live, and when.
+	if alice.Live || !alice.Ended || alice.EndedAt == nil || time.Since(*alice.EndedAt) > time.Minute ||
+		!strings.Contains(alice.EndReason, "session ended: closed by its client") {
+		t.Errorf("alice's session was closed: live %v ended %v at %v (%q)", alice.Live, alice.Ended, alice.EndedAt, alice.EndReason)
+	}
+	if !slices.Contains(alice.Exposed, "ops__tail_logs") {
+		t.Errorf("alice's exposed tools after her end: %v", alice.Exposed)
 	}
 	if !slices.Contains(alice.Found, "ops__tail_logs") || slices.Contains(alice.Found, "ops__delete_service") {
 		t.Errorf("alice found %v, want ops__tail_logs and not the held-back tool", alice.Found)
@@ -239,7 +248,7 @@ func TestActivityOfGateway(t *testing.T) {
 		t.Errorf("anonymous session: %+v", anon)
 	}
 	api := byID["api-run"]
-	if api.Gateway || !api.Stored || len(api.Given) == 0 || len(api.Called) != 1 || api.Called[0].Outcome != "refused" {
+	if api.Gateway || !api.Stored || len(api.Given) == 0 || len(api.Called) != 1 || api.Called[0].Outcome != "refused" || !api.Live || api.Ended {
 		t.Errorf("API session: %+v", api)
 	}
 	for _, s := range a.Sessions {
@@ -332,13 +341,14 @@ func TestExplorerShowsGateway(t *testing.T) {
 	type row struct {
 		ID     string `json:"id"`
 		Live   string `json:"live"`
+		State  string `json:"state"`
 		Text   string `json:"text"`
 		Found  string `json:"found"`
 		Called string `json:"called"`
 		Held   string `json:"held"`
 	}
 	rows, err := chromedp.Run(ctx, chromedp.Evaluate[[]row](`[...document.querySelectorAll("#sessions tr.session")].map(r => ({
-		id: r.dataset.id, live: r.dataset.live, text: r.innerText,
+		id: r.dataset.id, live: r.dataset.live, state: r.dataset.state, text: r.innerText,
 		found: r.querySelector("td.found").innerText, called: r.querySelector("td.called").innerText, held: r.querySelector("td.held").innerText,
 	}))`))
 	if err != nil {
@@ -353,7 +363,8 @@ func TestExplorerShowsGateway(t *testing.T) {
 			alice = r
 		}
 	}
-	if alice.Live != "true" || !strings.Contains(alice.Text, "gateway · search · stored") || !strings.Contains(alice.Found, "ops__tail_logs") ||
+	if alice.Live != "false" || alice.State != "ended" || !regexp.MustCompile(`ended \d`).MatchString(alice.Text) ||
+		!strings.Contains(alice.Text, "gateway · search · stored") || !strings.Contains(alice.Found, "ops__tail_logs") ||
 		!strings.Contains(alice.Called, "ops__tail_logs ×1 ok") || !strings.Contains(alice.Held, "ops__delete_service refused ×1") {
 		t.Errorf("alice's row: %+v", alice)
 	}
@@ -361,7 +372,7 @@ func TestExplorerShowsGateway(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(summary, "2 sessions, 2 live") {
+	if !strings.Contains(summary, "2 sessions, 0 live") || !strings.Contains(summary, "2 ended") {
 		t.Errorf("summary %q", summary)
 	}
 
@@ -385,7 +396,7 @@ func TestExplorerShowsGateway(t *testing.T) {
 	for _, r := range recs {
 		kinds = append(kinds, r.Kind)
 	}
-	if d := cmp.Diff([]string{"select", "find", "find", "call", "call"}, kinds); d != "" {
+	if d := cmp.Diff([]string{"select", "find", "find", "call", "call", "end"}, kinds); d != "" {
 		t.Errorf("alice's trace kinds (-want +rendered):\n%s", d)
 	}
 	if len(recs) == 5 && (!strings.Contains(recs[2].Text, "held back: ops__delete_service") || !strings.Contains(recs[4].Text, "irreversible")) {
@@ -402,8 +413,19 @@ func TestExplorerShowsGateway(t *testing.T) {
 	ss := gateway.NewStoreSessions(st, &gateway.StoreOptions{Logger: quiet()})
 	ss.Record(context.Background(), gateway.Event{Session: "bob", Kind: "select", Mode: "auto", Query: "check the logs", Exposed: []string{"ops__tail_logs"}})
 	ss.Close()
-	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#sessions tr.session[data-id=bob]`))); err != nil {
-		t.Fatalf("waiting for a new session to appear: %v", err)
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#sessions tr.session[data-id=bob][data-state=live]`))); err != nil {
+		t.Fatalf("waiting for a new session to appear, live: %v", err)
+	}
+	// bob's session ends: his row says so, with when, without a click.
+	ss = gateway.NewStoreSessions(st, &gateway.StoreOptions{Logger: quiet()})
+	ss.Record(context.Background(), gateway.Event{Session: "bob", Kind: "end", Mode: "auto", Reason: "session ended: its client disconnected"})
+	ss.Close()
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`#sessions tr.session[data-id=bob][data-state=ended]`))); err != nil {
+		t.Fatalf("waiting for bob's session to show as ended: %v", err)
+	}
+	badge, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]string](`(() => { const b = document.querySelector("#sessions tr.session[data-id=bob] .badge"); return {text: b.innerText, title: b.title}; })()`))
+	if err != nil || !regexp.MustCompile(`^ended \d`).MatchString(badge["text"]) || badge["title"] != "session ended: its client disconnected" {
+		t.Errorf("bob's badge: %v %v, want ended with when, and why as its title", badge, err)
 	}
 	chosen, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#sessions tr.chosen").dataset.id`))
 	if err != nil || chosen != "alice" {

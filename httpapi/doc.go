@@ -45,9 +45,11 @@
 // (and the stored sessions) and answers, per session, newest activity
 // first: what it was given, found and called (by outcome), the held-back
 // tools it met (matched by a find, or called and refused), whether it is
-// stored by name or anonymous, and whether it is live (a record within
-// [LiveWindow], the gateway's default idle timeout). The explorer's
-// Sessions tab shows it, refreshing every 5 s, and opens a session's trace
+// stored by name or anonymous, whether it ended (its last record is the
+// gateway's "end": when, and how) and whether it is live (not ended, and
+// a record within [LiveWindow], the gateway's default idle timeout). The
+// explorer's Sessions tab shows it, refreshing every 5 s, marks ended
+// sessions "ended" with when (how on hover), and opens a session's trace
 // (GET /v1/traces?session=) on a click.
 //
 // Request and response bodies are the same JSON the CLI prints with

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -36,15 +37,63 @@ type Identity struct {
 	digest []byte
 }
 
-// Profile narrows an identity's tools. An empty profile allows every tool.
+// Profile narrows an identity's tools. An empty profile allows every
+// tool. In an identities file it is either inline (a mapping of servers,
+// tools, deny and always) or the name of a profile defined once for every
+// client ("profile: review", see [Profiles]), which Name then holds.
 type Profile struct {
+	// Name, when set, names a profile defined elsewhere ([Profiles]):
+	// the fields below are then empty, and the gateway resolves the name
+	// on every request, so an edit of that profile applies at once.
+	Name string `yaml:"-" json:"-"`
 	// Servers, if set, are the only upstreams whose tools are allowed.
-	Servers []string `yaml:"servers"`
+	Servers []string `yaml:"servers" json:"servers,omitempty"`
 	// Tools, if set, are patterns (path.Match: * and ?) of which a tool's
 	// gateway name must match one.
-	Tools []string `yaml:"tools"`
+	Tools []string `yaml:"tools" json:"tools,omitempty"`
 	// Deny are patterns no allowed tool matches.
-	Deny []string `yaml:"deny"`
+	Deny []string `yaml:"deny" json:"deny,omitempty"`
+	// Always pins servers (all their tools) and tools (by name) into the
+	// list of every session the profile serves, from the start; only
+	// tools the profile allows are pinned.
+	Always []string `yaml:"always" json:"always,omitempty"`
+}
+
+// UnmarshalYAML reads a profile inline, or by name (a scalar).
+func (p *Profile) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		if n.Value == "" {
+			return nil
+		}
+		*p = Profile{Name: n.Value}
+		return nil
+	}
+	type plain Profile
+	return n.Decode((*plain)(p))
+}
+
+// Check reports the first pattern that is not one path.Match reads, or
+// an empty name among the servers and pins.
+func (p *Profile) Check() error {
+	for _, pat := range append(slices.Clone(p.Tools), p.Deny...) {
+		if pat == "" {
+			return fmt.Errorf("an empty tool pattern")
+		}
+		if _, err := path.Match(pat, ""); err != nil {
+			return fmt.Errorf("tool pattern %q: %w", pat, err)
+		}
+	}
+	for _, s := range p.Servers {
+		if strings.TrimSpace(s) == "" {
+			return fmt.Errorf("an empty server name")
+		}
+	}
+	for _, a := range p.Always {
+		if strings.TrimSpace(a) == "" {
+			return fmt.Errorf("an empty name under always")
+		}
+	}
+	return nil
 }
 
 // Allows reports whether the profile allows the tool named name (its
@@ -59,9 +108,14 @@ func (p *Profile) Allows(server, name string) bool {
 	return !matchAny(p.Deny, name)
 }
 
-// Empty reports whether the profile allows everything.
+// AllowsServer reports whether the profile allows any tool of server.
+func (p *Profile) AllowsServer(server string) bool {
+	return len(p.Servers) == 0 || contains(p.Servers, server)
+}
+
+// Empty reports whether the profile allows everything and pins nothing.
 func (p *Profile) Empty() bool {
-	return len(p.Servers) == 0 && len(p.Tools) == 0 && len(p.Deny) == 0
+	return p.Name == "" && len(p.Servers) == 0 && len(p.Tools) == 0 && len(p.Deny) == 0 && len(p.Always) == 0
 }
 
 func contains(xs []string, x string) bool {
@@ -153,10 +207,11 @@ func Parse(data []byte, where string) (*Set, error) {
 		if id.Burst == 0 && id.Rate > 0 {
 			id.Burst = max(1, int(id.Rate))
 		}
-		for _, p := range append(append([]string{}, id.Profile.Tools...), id.Profile.Deny...) {
-			if _, err := path.Match(p, ""); err != nil {
-				return nil, fmt.Errorf("%s: tool pattern %q: %w", at, p, err)
-			}
+		if err := id.Profile.Check(); err != nil {
+			return nil, fmt.Errorf("%s: profile: %w", at, err)
+		}
+		if id.Profile.Name != "" && !ProfileNameRE.MatchString(id.Profile.Name) {
+			return nil, fmt.Errorf("%s: profile %q: %s", at, id.Profile.Name, profileNameRule)
 		}
 	}
 	return &Set{list: f.Identities}, nil

@@ -65,6 +65,8 @@ func TestParseErrors(t *testing.T) {
 		{"identities:\n  - name: a\n    token: secret\n", "field token not found"},
 		{"identities:\n  - name: a\n    token_sha256: " + h + "\n    rate: -1\n", "cannot be negative"},
 		{"identities:\n  - name: a\n    token_sha256: " + h + "\n    profile: {tools: ['[']}\n", "tool pattern"},
+		{"identities:\n  - name: a\n    token_sha256: " + h + "\n    profile: 'a b'\n", `identity 1 (a): profile "a b": a profile name is 1-64 letters`},
+		{"identities:\n  - name: a\n    token_sha256: " + h + "\n    profile: {always: ['']}\n", "an empty name under always"},
 	} {
 		_, err := Parse([]byte(tc.file), "ids.yaml")
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "ids.yaml") {

@@ -31,6 +31,7 @@ const ConfigName = "capbroker.yaml"
 //	  coding: [read_file, write_file, edit_file, list_directory, grep_files]
 //	  data: [run_sql]
 //	always: [github, fs__read_text_file]  # the gateway lists these in every session
+//	profile: review         # the gateway serves only what this profile allows
 //
 // Relative paths are relative to the config file's folder; "~/" is the
 // home folder. A repository's own capbroker.yaml (Project) does not get
@@ -57,6 +58,11 @@ type Config struct {
 	// Overrides replace tools' descriptions locally, each pinned by the
 	// tool's digest (package override; capbroker doctor proposes them).
 	Overrides []override.Override `yaml:"overrides"`
+	// Profile names one of the user's profiles (capbroker profile): the
+	// gateway then serves only what it allows, on top of the client's.
+	// A profile only narrows, so a project's own file may set it; it
+	// cannot define one.
+	Profile string `yaml:"profile"`
 
 	dir string // folder of the file, for relative paths
 

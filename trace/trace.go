@@ -26,10 +26,11 @@ const (
 	KindRoute  Kind = "route"  // a phase or task routed to an agent
 	KindPlan   Kind = "plan"   // a plan naming capabilities per task
 	KindResume Kind = "resume" // a session rebuilt from the store
+	KindEnd    Kind = "end"    // a session ended (its client closed it, it idled out, the gateway stopped)
 )
 
 // Kinds lists every kind, for help texts and validation.
-var Kinds = []Kind{KindSelect, KindFind, KindCall, KindRoute, KindPlan, KindResume}
+var Kinds = []Kind{KindSelect, KindFind, KindCall, KindRoute, KindPlan, KindResume, KindEnd}
 
 // Valid reports whether k is a known kind.
 func (k Kind) Valid() bool {

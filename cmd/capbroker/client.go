@@ -131,13 +131,15 @@ func (m *Main) newClientAddCmd() *cobra.Command {
 		force   bool
 		shared  bool
 		addr    string
+		profile string
 	)
 	cmd := &cobra.Command{
 		Use:   "add <claude-code|claude-desktop|vscode|cursor>",
 		Short: "Put the gateway in front of a client's MCP servers",
 		Example: `  capbroker client add claude-code --dry-run   # the diff, nothing written
   capbroker client add claude-code
-  capbroker client add vscode --command /usr/local/bin/capbroker`,
+  capbroker client add vscode --command /usr/local/bin/capbroker
+  capbroker client add cursor --profile review   # its gateway serves only profile review`,
 		Args: exactArgs(1, "a client: claude-code, claude-desktop, vscode or cursor"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			env := m.clientEnv()
@@ -154,6 +156,11 @@ func (m *Main) newClientAddCmd() *cobra.Command {
 			// through, one with file tools of its own no coding floor.
 			if _, known := gateway.Clients[f.Client]; known && gw.Command != "" {
 				gw.Args = append(gw.Args, "--client", f.Client)
+			}
+			if profile != "" {
+				if err := m.useProfile(&gw, profile); err != nil {
+					return err
+				}
 			}
 			p, err := clientconfig.PlanAdd(f, clientconfig.ServersFile(f.Client, env), gw)
 			if err != nil {
@@ -172,6 +179,7 @@ func (m *Main) newClientAddCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&force, "force", false, "write the config even when the client does not seem installed")
 	cmd.Flags().BoolVar(&shared, "shared", false, "connect the client to the one shared gateway (capbroker service install) over HTTP instead of starting a gateway per window")
 	cmd.Flags().StringVar(&addr, "addr", DefaultSharedAddr, "the shared gateway's address, with --shared")
+	cmd.Flags().StringVar(&profile, "profile", "", "the client's gateway serves only this profile (capbroker profile add): gateway --profile NAME, or ?profile=NAME with --shared")
 	return cmd
 }
 

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -43,6 +44,7 @@ func (m *Main) newGatewayCmd() *cobra.Command {
 		hf                                                       httpFlags
 		ff                                                       fleetFlags
 		yamlPath                                                 string
+		profile                                                  string
 	)
 	cmd := &cobra.Command{
 		Use:   "gateway [--mcp-config FILE]... [--mode auto|search|call|all] [--addr ADDR]",
@@ -91,6 +93,14 @@ allowed tool also runs when called by name, shown or not (directly or through
 call_capability), and joins the list; names are forgiving (the bare tool name,
 mcp__capbroker__server__tool, case and separator slips), a misspelt one gets
 "did you mean", and bad arguments get the schema to send.
+
+Profiles: --profile NAME serves only what that profile of
+~/.config/capbroker/profiles.json allows ("capbroker profile"; client add
+--profile writes it): its servers (the others are not started), its tool
+patterns, its pins. A project's capbroker.yaml may choose one too (profile:
+NAME), which only narrows; an identity may name one (profile: NAME), and an
+HTTP client may ask for one (the Capbroker-Profile header, or ?profile=), each
+narrowing its own sessions. Edits of the profiles file apply without a restart.
 
 Tools are named server__tool (--namespace collisions keeps plain names unless
 two servers offer the same one). Irreversible tools fit the client: with
@@ -191,10 +201,28 @@ replica drains (--drain-delay, --drain-timeout). See docs/fleet.md.`,
 			}
 			ctx := cmd.Context()
 			readServers := func(ctx context.Context) (*upstreams, error) {
+				var up *upstreams
+				var err error
 				if len(configs) > 0 {
-					return m.explicitUpstreams(ctx, configs, yamlPath)
+					up, err = m.explicitUpstreams(ctx, configs, yamlPath)
+				} else {
+					up, err = m.discoveredUpstreams(ctx, yamlPath)
 				}
-				return m.discoveredUpstreams(ctx, yamlPath)
+				if err != nil {
+					return nil, err
+				}
+				ps, watch, err := m.gatewayProfiles(profile, yamlPath)
+				if err != nil {
+					return nil, err
+				}
+				up.narrow(ps)
+				up.profiles = ps
+				for _, w := range watch {
+					if !slices.Contains(up.watch, w) {
+						up.watch = append(up.watch, w)
+					}
+				}
+				return up, nil
 			}
 			up, err := readServers(ctx)
 			if err != nil {
@@ -296,9 +324,16 @@ replica drains (--drain-delay, --drain-timeout). See docs/fleet.md.`,
 			if err != nil {
 				return err
 			}
+			g.SetProfiles(*up.profiles)
+			if len(up.profiles.ServeNames) > 0 {
+				logger.Info("serving profiles", "profiles", strings.Join(up.profiles.ServeNames, ", "), "servers", len(up.servers))
+			}
 			if httpAddr != "" {
 				ids, err := ff.loadIdentities()
 				if err != nil {
+					return err
+				}
+				if err := checkIdentityProfiles(ids, ff.identities, up.profiles); err != nil {
 					return err
 				}
 				l, err := gateway.Listen(httpAddr, ff.listenToken(token))
@@ -343,6 +378,7 @@ replica drains (--drain-delay, --drain-timeout). See docs/fleet.md.`,
 	hf.register(cmd, -1)
 	f := cmd.Flags()
 	f.StringArrayVar(&configs, "mcp-config", nil, `MCP servers file ({"mcpServers": {name: {command,args,env} | {url,headers}}}, any client's shape); repeatable; replaces the default places`)
+	f.StringVar(&profile, "profile", "", "serve only what this profile allows: its servers, tool patterns and pins (capbroker profile; client add --profile writes it)")
 	f.StringVar(&yamlPath, "config", "", "capbroker config file (default ./"+source.ConfigName+" when present): mcp_configs, roots, defaults")
 	f.StringVar(&mode, "mode", "auto", "exposure mode: auto, search, call or all")
 	f.StringVar(&httpAddr, "addr", "", "serve streamable HTTP at ADDR (path /mcp) instead of stdio")

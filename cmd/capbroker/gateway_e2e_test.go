@@ -321,7 +321,8 @@ func TestGatewayPinsSessionsTrace(t *testing.T) {
 			t.Errorf("%s record tokens: %d of %d", k, r.Tokens.Exposed, r.Tokens.Full)
 		}
 	}
-	want := []string{"select", "find", "call dict__lookup", "call dict__lookup (exposure)", "call dict__lookup", "resume"}
+	// Each stdio run ends when its client goes: "end" (see TestSessionEnds).
+	want := []string{"select", "find", "call dict__lookup", "call dict__lookup (exposure)", "call dict__lookup", "end", "resume", "end"}
 	if diff := cmp.Diff(want, kinds); diff != "" {
 		t.Errorf("trace of s1 (-want +got):\n%s\n%s", diff, out)
 	}

@@ -32,6 +32,9 @@ type upstreams struct {
 	// would add servers when created): the gateway re-reads them when one
 	// changes (gateway_watch.go).
 	watch []string
+	// profiles are the user's profiles and those the gateway serves
+	// (gateway_profiles.go); nil for commands other than the gateway.
+	profiles *gateway.Profiles
 }
 
 // mcpOptions expands variables the way the clients do.

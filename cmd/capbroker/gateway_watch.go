@@ -74,6 +74,9 @@ func watchServers(ctx context.Context, g *gateway.Gateway, files []string, inter
 		for _, n := range up.notes {
 			log.Warn("upstream configuration", "note", n)
 		}
+		if up.profiles != nil {
+			g.SetProfiles(*up.profiles)
+		}
 		ch := g.Reconcile(up.servers)
 		log.Info("servers file changed", "added", ch.Added, "removed", ch.Removed, "restarted", ch.Restarted)
 		// A servers file named in a new place (a gateway entry pointing

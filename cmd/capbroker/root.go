@@ -140,6 +140,7 @@ func (m *Main) commands() []*cobra.Command {
 		m.newPruneCmd(),
 		m.newClientCmd(),
 		m.newServerCmd(),
+		m.newProfileCmd(),
 		m.newServiceCmd(),
 		m.newLoginCmd(),
 		m.newProbeCmd(),

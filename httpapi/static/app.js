@@ -215,12 +215,15 @@ async function loadSessions() {
     const a = await api("GET", "/v1/activity");
     err.hidden = true;
     const live = a.sessions.filter((s) => s.live).length;
-    $("sessions-summary").textContent = `${a.count} sessions, ${live} live (a record in the last ${Math.round(a.live_window_seconds / 60)} min)` +
+    const ended = a.sessions.filter((s) => s.ended).length;
+    $("sessions-summary").textContent = `${a.count} sessions, ${live} live (a record in the last ${Math.round(a.live_window_seconds / 60)} min and not ended), ${ended} ended` +
       (a.partial ? ` · from the newest ${a.records} trace records` : "");
     $("sessions").replaceChildren(...a.sessions.map((s) => {
-      const row = el("tr", { class: "session" + (s.id === traceSession ? " chosen" : ""), "data-id": s.id, "data-live": s.live },
+      const state = s.live ? "live" : s.ended ? "ended" : "recent";
+      const row = el("tr", { class: "session" + (s.id === traceSession ? " chosen" : ""), "data-id": s.id, "data-live": s.live, "data-state": state },
         el("td", {}, el("b", {}, s.id), el("br"),
-          el("span", { class: "badge " + (s.live ? "live" : "ended") }, s.live ? "live" : "recent"), " ",
+          el("span", { class: "badge " + (s.live ? "live" : "ended"), title: s.ended ? s.end_reason || "" : "" },
+            s.ended ? `ended ${when(s.ended_at)}` : state), " ",
           el("span", { class: "terms" }, (s.gateway ? "gateway" + (s.mode ? " · " + s.mode : "") : "api") + (s.stored ? " · stored" : " · anonymous"))),
         el("td", {}, s.task),
         el("td", {}, when(s.last_at), el("br"), el("span", { class: "terms" }, `${s.records} records · ${s.find_capability_calls} finds` + (s.failures ? ` · ${s.failures} failures` : ""))),
@@ -261,6 +264,7 @@ async function moreTrace() {
       const what = r.kind === "call" ? [el("code", {}, r.tool), d.outcome ? el("span", { class: "outcome " + d.outcome }, " " + d.outcome) : "", d.upstream ? el("span", { class: "terms" }, " on " + d.upstream) : ""]
         : r.kind === "find" ? [el("span", {}, "“" + (r.query || "") + "”"), (r.found || []).length ? el("div", { class: "terms" }, "added " + r.found.join(", ")) : "",
           (d.held || []).length ? el("div", { class: "terms" }, "held back: " + d.held.join(", ")) : ""]
+        : r.kind === "end" ? ["session ended"]
         : [r.task || r.query || ""];
       const why = (r.failures || []).length ? el("span", { class: "error-text" }, r.failures.map((f) => f.tier + ": " + f.message).join("; ")) : (r.capability_reason || "");
       body.append(el("tr", { class: "record", "data-kind": r.kind, "data-id": r.id },
