@@ -576,6 +576,15 @@ func (g *Gateway) subscribeFleet(fn func(string)) {
 	g.fleetMu.Unlock()
 }
 
+// onFleetListen adds fn to what is called each time the replica starts
+// listening (at first, and after a lost connection): what it may have
+// missed is to be read from the database.
+func (g *Gateway) onFleetListen(fn func()) {
+	g.fleetMu.Lock()
+	g.fleetListening = append(g.fleetListening, fn)
+	g.fleetMu.Unlock()
+}
+
 // listenFleet hears the other replicas until ctx ends, if the session
 // store carries messages (PostgreSQL).
 func (g *Gateway) listenFleet(ctx context.Context, bus store.Notifier) {
@@ -585,6 +594,13 @@ func (g *Gateway) listenFleet(ctx context.Context, bus store.Notifier) {
 		g.fleetMu.Unlock()
 		for _, fn := range subs {
 			fn(msg)
+		}
+	}, func() {
+		g.fleetMu.Lock()
+		fns := slices.Clone(g.fleetListening)
+		g.fleetMu.Unlock()
+		for _, fn := range fns {
+			go fn()
 		}
 	})
 }

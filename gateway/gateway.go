@@ -334,9 +334,14 @@ type Gateway struct {
 	// the trace (see identity.go).
 	identities sync.Map
 	byID       sync.Map // MCP session ID -> *session, of the sessions held
-	// fleetSubs hear what other replicas tell (see fleet.go).
-	fleetMu   sync.Mutex
-	fleetSubs []func(string)
+	// fleetSubs hear what other replicas tell (see fleet.go), and
+	// fleetListening are called each time the replica starts listening.
+	fleetMu        sync.Mutex
+	fleetSubs      []func(string)
+	fleetListening []func()
+	// shared is what the fleet shares beyond sessions (see shared.go);
+	// nil without a store that keeps it.
+	shared *shared
 }
 
 // New returns a gateway over the servers of cfg. It starts nothing.
@@ -396,6 +401,16 @@ func (g *Gateway) Start(ctx context.Context) error {
 		defer g.wg.Done()
 		g.rebuilder(ctx)
 	}()
+	if g.shared = newShared(g); g.shared != nil {
+		// Before the first catalog: it judges tools by the fleet's pins.
+		g.shared.start(ctx)
+		g.ranking.learnt = g.shared.publishLearnt
+		g.wg.Add(1)
+		go func() {
+			defer g.wg.Done()
+			g.shared.loop(ctx)
+		}()
+	}
 	g.wg.Add(1)
 	go func() {
 		defer g.wg.Done()
@@ -582,6 +597,10 @@ func (g *Gateway) refresh(ctx context.Context) error {
 		sessions = append(sessions, s)
 	}
 	g.mu.Unlock()
+	if g.shared != nil {
+		// Building it may have pinned tools, or found an approval.
+		g.shared.publishPins(ctx)
+	}
 	for _, w := range cat.held {
 		if _, dup := g.noted.LoadOrStore(w.Source+"\x00"+w.Name+"\x00"+w.Message, true); !dup {
 			g.opts.Logger.Info("catalog", "tool", w.Name, "server", w.Source, "note", w.Message)

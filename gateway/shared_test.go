@@ -1,0 +1,163 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/capbroker/capbroker/index"
+	"github.com/capbroker/capbroker/policy"
+	"github.com/capbroker/capbroker/store"
+)
+
+// pinsReplica starts a replica of a fleet on st with its own index
+// folder (new tools held until approved) and returns it and its index.
+func pinsReplica(t *testing.T, st store.Store, learn bool) (*Gateway, string) {
+	t.Helper()
+	dir := t.TempDir()
+	ix, err := index.Open(dir, &index.Options{HoldNew: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss := NewStoreSessions(st, &StoreOptions{Task: "shared test"})
+	t.Cleanup(func() { ss.Close() })
+	o := &Options{Mode: ModeAll, Family: policy.General, Store: ss, Trace: ss, Pins: ix, PinsInterval: 20 * time.Millisecond}
+	if learn {
+		o.Learn = st
+	}
+	return startGateway(t, []ServerConfig{testServer("alpha")}, o), dir
+}
+
+// TestFleetSharedPins: an approval made on one replica of a fleet on
+// PostgreSQL releases the tool on the other within about a second (the
+// other's pins are its own folder's, not shared by a volume), and a
+// replica started later takes the fleet's approvals before its first
+// catalog. Before pins were shared, the other replica held the tool
+// until a person approved it there too.
+func TestFleetSharedPins(t *testing.T) {
+	open := persistentStores[1].db(t)
+	stA, stB := open(), open()
+	defer stA.Close()
+	defer stB.Close()
+	a, dirA := pinsReplica(t, stA, false)
+	b, _ := pinsReplica(t, stB, false)
+	for _, g := range []*Gateway{a, b} {
+		if slices.Contains(g.Tools(), "alpha__echo") {
+			t.Fatalf("alpha__echo is listed before any approval (the index holds new tools): %v", g.Tools())
+		}
+	}
+
+	// A person approves tools one at a time on replica A's machine, as
+	// capbroker approve does (another process on A's index folder).
+	approver, err := index.Open(dirA, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lat []time.Duration
+	for _, tool := range []string{"alpha__echo", "alpha__pid", "alpha__sleep", "alpha__ask", "alpha__grow"} {
+		start := time.Now()
+		if _, err := approver.Approve(tool); err != nil {
+			t.Fatalf("approving %s on A: %v", tool, err)
+		}
+		eventually(t, tool+" is listed on replica B", func() bool { return slices.Contains(b.Tools(), tool) })
+		lat = append(lat, time.Since(start))
+		if !slices.Contains(a.Tools(), tool) {
+			t.Errorf("%s approved on A is not listed on A", tool)
+		}
+	}
+	slices.Sort(lat)
+	t.Logf("approval on A to the tool listed on B (A polls its pins every 20 ms): %v", lat)
+	if slices.Contains(b.Tools(), "alpha__reword") {
+		t.Error("alpha__reword, never approved, is listed on B")
+	}
+
+	// A replica that starts later (its own empty folder) takes the fleet's
+	// approvals before its first catalog: it lists them at once.
+	stC := open()
+	defer stC.Close()
+	c, _ := pinsReplica(t, stC, false)
+	got := c.Tools()
+	for _, tool := range []string{"alpha__echo", "alpha__pid", "alpha__sleep"} {
+		if !slices.Contains(got, tool) {
+			t.Errorf("replica C, started after the approvals, does not list %s: %v", tool, got)
+		}
+	}
+	if slices.Contains(got, "alpha__reword") {
+		t.Errorf("replica C lists alpha__reword, never approved: %v", got)
+	}
+}
+
+// TestFleetSharedFirstSight: a pin taken at first sight on one replica
+// never replaces an approval: a replica whose tool differs from what the
+// fleet approved holds it, whatever it saw first.
+func TestFleetSharedFirstSight(t *testing.T) {
+	open := persistentStores[1].db(t)
+	st := open()
+	defer st.Close()
+	ctx := context.Background()
+	sh, ok := st.(store.Shared)
+	if !ok {
+		t.Fatal("the PostgreSQL store keeps no shared state")
+	}
+	approved := index.Pin{Source: "alpha", Tool: "echo", Digest: "sha256:approved-elsewhere", Approved: time.Now().Add(-time.Hour)}
+	b, _ := json.Marshal(approved)
+	if _, err := sh.PutShared(ctx, store.SharedItem{Kind: sharedPin, Name: pinID(approved), Body: b, At: approved.Approved, Origin: "another"}); err != nil {
+		t.Fatal(err)
+	}
+	// The index holds nothing new: without the fleet's pin, echo would
+	// be pinned at first sight and listed.
+	dir := t.TempDir()
+	ix, err := index.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss := NewStoreSessions(st, nil)
+	defer ss.Close()
+	g := startGateway(t, []ServerConfig{testServer("alpha")}, &Options{Mode: ModeAll, Family: policy.General, Store: ss, Pins: ix})
+	if slices.Contains(g.Tools(), "alpha__echo") {
+		t.Errorf("alpha__echo, whose digest differs from the fleet's approval, is listed: %v", g.Tools())
+	}
+	if !slices.Contains(g.Tools(), "alpha__pid") {
+		t.Errorf("alpha__pid, never seen by the fleet, is not pinned at first sight: %v", g.Tools())
+	}
+	items, err := sh.SharedSince(ctx, sharedPin, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, it := range items {
+		names = append(names, it.Name)
+		if it.Name == pinID(approved) && it.Origin != "another" {
+			t.Errorf("the fleet's approval of alpha/echo was replaced by %s's first sight", it.Origin)
+		}
+	}
+	sort.Strings(names)
+	if !slices.Contains(names, "alpha/pid") {
+		t.Errorf("the first-sight pins were not written for the fleet: %q", names)
+	}
+}
+
+// TestFleetSharedLearning: when one replica reads what use teaches, the
+// other reads too, within about a second.
+func TestFleetSharedLearning(t *testing.T) {
+	open := persistentStores[1].db(t)
+	stA, stB := open(), open()
+	defer stA.Close()
+	defer stB.Close()
+	a, _ := pinsReplica(t, stA, true)
+	b, _ := pinsReplica(t, stB, true)
+	readAt := func(g *Gateway) time.Time {
+		g.ranking.learnMu.Lock()
+		defer g.ranking.learnMu.Unlock()
+		return g.ranking.learnAt
+	}
+	eventually(t, "replica B has read at start", func() bool { return !readAt(b).IsZero() })
+	before := readAt(b)
+	start := time.Now()
+	a.ranking.learnOnce(context.Background(), true)
+	eventually(t, "replica B reads after A did", func() bool { return readAt(b).After(before) })
+	t.Logf("A read, B read %v later", time.Since(start))
+}
