@@ -45,6 +45,7 @@ type fleet struct {
 	pending map[string]chan struct{} // rebuilds under way, closed when done
 	touched map[string]time.Time     // when each session was last touched in the database
 	bus     store.Notifier           // nil: replicas learn of changes when a request comes
+	events  *fleetEvents             // nil: streams are not stored
 	self    string                   // names this fleet's messages, which it does not act on
 }
 
@@ -272,6 +273,11 @@ func (f *fleet) forget(ctx context.Context, id string) {
 	if _, err := f.st.DeleteMCPSession(context.WithoutCancel(ctx), id); err != nil {
 		f.g.opts.Logger.Warn("deleting an ended session from the database", "session", id, "error", err)
 	}
+	if f.events != nil {
+		if err := f.events.st.DropMCPEvents(context.WithoutCancel(ctx), id); err != nil {
+			f.g.opts.Logger.Warn("deleting an ended session's stream events", "session", id, "error", err)
+		}
+	}
 	f.tell(ctx, "ended", id)
 }
 
@@ -478,6 +484,15 @@ func (g *Gateway) sweepFleet(ctx context.Context) {
 		}
 		if n > 0 {
 			g.opts.Logger.Debug("expired idle sessions from the database", "sessions", n)
+		}
+		if ev, ok := ss.st.(store.MCPEvents); ok && g.streamEvents.Load() > 0 {
+			n, err := ev.TrimMCPEvents(ctx, int(g.streamEvents.Load()), time.Now().Add(-time.Duration(g.streamRetention.Load())))
+			if err != nil && ctx.Err() == nil {
+				g.opts.Logger.Warn("dropping old stream events from the database", "error", err)
+			}
+			if n > 0 {
+				g.opts.Logger.Debug("dropped old stream events from the database", "events", n)
+			}
 		}
 	}
 }

@@ -328,6 +328,9 @@ type Gateway struct {
 	// fleetIdle is the idle timeout (ns) after which sessions expire from
 	// the database (see fleet.go); draining is set by Drain.
 	fleetIdle atomic.Int64
+	// streamRetention (ns) and streamEvents bound the stored stream
+	// events (see events.go); zero: none are stored.
+	streamRetention, streamEvents atomic.Int64
 	draining  atomic.Bool
 	inflight  atomic.Int64 // MCP requests in flight, but GETs (see Idle)
 	// identities maps a session key to the identity that opened it, for

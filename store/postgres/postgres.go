@@ -72,6 +72,9 @@ var migrations = []string{
 	// 5: the state a fleet shares beyond sessions (pins, learning,
 	// heartbeats), with its sequence.
 	store.SharedSchema,
+	// 6: the server-sent events of MCP sessions' streams, so a stream
+	// resumes on another replica (PostgreSQL only).
+	eventsSchema,
 }
 
 // SchemaVersion is the schema version this code writes.
