@@ -152,7 +152,7 @@ func TestFleetStreamResume(t *testing.T) {
 		t.Errorf("the resumption was served by %q, not B", served)
 	}
 	var msg struct {
-		ID     int                 `json:"id"`
+		ID     int                `json:"id"`
 		Result mcp.CallToolResult `json:"result"`
 	}
 	if err := json.Unmarshal([]byte(got[len(got)-1].data), &msg); err != nil || msg.ID != 2 {

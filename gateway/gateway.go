@@ -331,8 +331,8 @@ type Gateway struct {
 	// streamRetention (ns) and streamEvents bound the stored stream
 	// events (see events.go); zero: none are stored.
 	streamRetention, streamEvents atomic.Int64
-	draining  atomic.Bool
-	inflight  atomic.Int64 // MCP requests in flight, but GETs (see Idle)
+	draining                      atomic.Bool
+	inflight                      atomic.Int64 // MCP requests in flight, but GETs (see Idle)
 	// identities maps a session key to the identity that opened it, for
 	// the trace (see identity.go).
 	identities sync.Map
