@@ -3,11 +3,14 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"slices"
+	"strings"
 	"sort"
 	"testing"
 	"time"
 
+	"github.com/capbroker/capbroker/identity"
 	"github.com/capbroker/capbroker/index"
 	"github.com/capbroker/capbroker/policy"
 	"github.com/capbroker/capbroker/store"
@@ -160,4 +163,53 @@ func TestFleetSharedLearning(t *testing.T) {
 	a.ranking.learnOnce(context.Background(), true)
 	eventually(t, "replica B reads after A did", func() bool { return readAt(b).After(before) })
 	t.Logf("A read, B read %v later", time.Since(start))
+}
+
+// TestFleetRateLimit: an identity's rate bounds its requests across the
+// fleet, not on each replica: requests sent to two replicas of one
+// PostgreSQL database in turn get through up to the burst once (and what
+// the rate adds), not the burst on each. Before the bucket was the
+// fleet's, two replicas let through twice the burst.
+func TestFleetRateLimit(t *testing.T) {
+	const token = "carol-secret-token"
+	set, err := identity.Parse([]byte(`identities:
+  - name: carol
+    token_sha256: `+identity.Hash(token)+`
+    rate: 1
+    burst: 6
+`), "ids.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := persistentStores[1].db(t)
+	var urls []string
+	for range 2 {
+		st := open()
+		defer st.Close()
+		ss := NewStoreSessions(st, nil)
+		defer ss.Close()
+		g := startGateway(t, []ServerConfig{testServer("alpha")}, &Options{Mode: ModeAuto, Family: policy.General, Store: ss})
+		urls = append(urls, serveHTTP(t, g, &HTTPOptions{Identities: set}))
+	}
+	h := map[string]string{"Authorization": "Bearer " + token}
+	start := time.Now()
+	ok, limited := 0, 0
+	for i := range 24 {
+		res, body := post(t, urls[i%2], h, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+		switch res.StatusCode {
+		case http.StatusTooManyRequests:
+			limited++
+			if !strings.Contains(body, "carol sends more than 1 requests a second") || res.Header.Get("Retry-After") == "" {
+				t.Errorf("refused with %q, Retry-After %q", body, res.Header.Get("Retry-After"))
+			}
+		default:
+			ok++ // past the limit: the ping itself needs a session
+		}
+	}
+	// The burst once, what the rate added meanwhile, and a lease of one
+	// token a replica.
+	most := 6 + int(time.Since(start).Seconds()) + 2
+	if ok > most || ok < 6 {
+		t.Errorf("%d of 24 requests let through by two replicas (%d refused), want 6 to %d: the burst of the fleet", ok, limited, most)
+	}
 }

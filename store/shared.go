@@ -52,6 +52,11 @@ type Shared interface {
 	// DeleteShared removes items of kind not written since before (stale
 	// heartbeats) and returns how many.
 	DeleteShared(ctx context.Context, kind string, before time.Time) (int64, error)
+	// TakeTokens takes up to want tokens from the fleet's token bucket
+	// name (filled at rate a second up to burst, full when first used)
+	// and returns how many it took; with none, wait is how long until
+	// the next token.
+	TakeTokens(ctx context.Context, name string, rate, burst float64, want int) (got int, wait time.Duration, err error)
 }
 
 var _ Shared = SQL{}
@@ -69,7 +74,12 @@ const SharedSchema = `CREATE TABLE shared_state (
 	);
 	CREATE INDEX shared_state_seq ON shared_state (seq);
 	CREATE TABLE shared_seq (seq BIGINT NOT NULL);
-	INSERT INTO shared_seq (seq) VALUES (0);`
+	INSERT INTO shared_seq (seq) VALUES (0);
+	CREATE TABLE rate_buckets (
+		name   TEXT PRIMARY KEY,
+		tokens DOUBLE PRECISION NOT NULL,
+		at     BIGINT NOT NULL
+	);`
 
 func validShared(it *SharedItem) error {
 	switch {
@@ -175,4 +185,54 @@ func (s SQL) DeleteShared(ctx context.Context, kind string, before time.Time) (n
 		return err
 	})
 	return n, err
+}
+
+// TakeTokens implements [Shared]: it reads the bucket, computes what it
+// holds now, and writes it back if no other writer moved it meanwhile
+// (else it reads again).
+func (s SQL) TakeTokens(ctx context.Context, name string, rate, burst float64, want int) (got int, wait time.Duration, err error) {
+	defer annotate(&err, "taking from the rate bucket %s", name)
+	if name == "" || strings.ContainsRune(name, 0) {
+		return 0, 0, fmt.Errorf("the bucket's name is empty or holds a NUL byte")
+	}
+	if rate <= 0 || burst < 1 || want < 1 {
+		return 0, 0, fmt.Errorf("rate %g, burst %g, want %d: all must be positive (burst at least 1)", rate, burst, want)
+	}
+	for range 64 {
+		now := Micro(s.now()).UnixMicro()
+		err := s.db.InTx(ctx, func(tx Tx) error {
+			_, err := tx.Exec(ctx, `INSERT INTO rate_buckets (name, tokens, at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING`, name, burst, now)
+			return err
+		})
+		if err != nil {
+			return 0, 0, err
+		}
+		var tokens float64
+		var at int64
+		if err := s.db.QueryRow(ctx, `SELECT tokens, at FROM rate_buckets WHERE name = ?`, name).Scan(&tokens, &at); err != nil {
+			return 0, 0, err
+		}
+		have := tokens
+		if now > at {
+			have = min(burst, tokens+float64(now-at)*rate/1e6)
+		}
+		got = min(want, int(have))
+		if got == 0 {
+			return 0, time.Duration((1 - have) / rate * float64(time.Second)), nil
+		}
+		var n int64
+		err = s.db.InTx(ctx, func(tx Tx) error {
+			var err error
+			n, err = tx.Exec(ctx, `UPDATE rate_buckets SET tokens = ?, at = ? WHERE name = ? AND tokens = ? AND at = ?`,
+				have-float64(got), max(now, at), name, tokens, at)
+			return err
+		})
+		if err != nil {
+			return 0, 0, err
+		}
+		if n == 1 {
+			return got, 0, nil
+		}
+	}
+	return 0, 0, fmt.Errorf("64 conflicting writes in a row: %w", ErrConflict)
 }

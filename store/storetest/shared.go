@@ -21,6 +21,7 @@ func runShared(t *testing.T, h Harness) {
 		{"SharedPutAndSince", testSharedPutAndSince},
 		{"SharedConcurrentSeq", testSharedConcurrentSeq},
 		{"SharedInvalid", testSharedInvalid},
+		{"SharedTokens", testSharedTokens},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, ok := open(t, h).(store.Shared)
@@ -142,5 +143,47 @@ func testSharedInvalid(t *testing.T, s store.Shared) {
 		if _, err := s.PutShared(ctx, it); err == nil {
 			t.Errorf("%+v was stored", it)
 		}
+	}
+}
+
+// testSharedTokens: concurrent takers share one bucket: together they
+// get its burst at once, then its rate.
+func testSharedTokens(t *testing.T, s store.Shared) {
+	ctx := context.Background()
+	var mu sync.Mutex
+	total := 0
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 10 {
+				got, _, err := s.TakeTokens(ctx, "id", 2, 6, 2)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				total += got
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	// The burst, and what the rate added while they took.
+	if most := 6 + int(2*time.Since(start).Seconds()); total < 6 || total > most {
+		t.Errorf("took %d tokens together, want 6 to %d", total, most)
+	}
+	got, wait, err := s.TakeTokens(ctx, "other", 1, 1, 3)
+	if err != nil || got != 1 {
+		t.Fatalf("a fresh bucket of burst 1 gave %d (%v)", got, err)
+	}
+	got, wait, err = s.TakeTokens(ctx, "other", 1, 1, 1)
+	if err != nil || got != 0 || wait <= 0 || wait > time.Second {
+		t.Errorf("an empty bucket gave %d, wait %v (%v)", got, wait, err)
+	}
+	if _, _, err := s.TakeTokens(ctx, "x", 0, 1, 1); err == nil {
+		t.Error("a rate of 0 was accepted")
 	}
 }
