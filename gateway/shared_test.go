@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
-	"strings"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
