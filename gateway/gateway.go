@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	srcmcp "github.com/capbroker/capbroker/source/mcp"
@@ -343,8 +344,11 @@ type Gateway struct {
 	fleetSubs      []func(string)
 	fleetListening []func()
 	// shared is what the fleet shares beyond sessions (see shared.go);
-	// nil without a store that keeps it.
-	shared *shared
+	// nil without a store that keeps it. sharedSubs hear items of other
+	// kinds (OnShared).
+	shared     *shared
+	sharedMu   sync.Mutex
+	sharedSubs map[string][]func(string, json.RawMessage)
 }
 
 // New returns a gateway over the servers of cfg. It starts nothing.

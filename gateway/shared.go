@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -177,6 +178,13 @@ func (sh *shared) catchUp(ctx context.Context) {
 			pins = append(pins, p)
 		case sharedLearn:
 			learnt = true
+		default:
+			sh.g.sharedMu.Lock()
+			subs := sh.g.sharedSubs[it.Kind]
+			sh.g.sharedMu.Unlock()
+			for _, fn := range subs {
+				fn(it.Name, it.Body)
+			}
 		}
 	}
 	if len(pins) > 0 {
@@ -324,4 +332,41 @@ func (sh *shared) replicas() int {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	return sh.live
+}
+
+// OnShared calls fn with each item of kind (not "pin", "learn" or
+// "replica", the gateway's own) that another replica of the fleet wrote
+// with [Gateway.Share]: at Start, before it returns, those written
+// before; then each within about a second of its write (on PostgreSQL;
+// within a poll on SQLite). Register before Start. Without a session
+// store that shares state, fn is never called.
+func (g *Gateway) OnShared(kind string, fn func(name string, body json.RawMessage)) {
+	g.sharedMu.Lock()
+	defer g.sharedMu.Unlock()
+	if g.sharedSubs == nil {
+		g.sharedSubs = map[string][]func(string, json.RawMessage){}
+	}
+	g.sharedSubs[kind] = append(g.sharedSubs[kind], fn)
+}
+
+// ErrNotShared is returned by [Gateway.Share] when the gateway's session
+// store shares no state (no --db, or a store of another kind).
+var ErrNotShared = errors.New("the session store shares no state between replicas")
+
+// Share writes an item for the other replicas of the fleet ([Gateway.OnShared]
+// hears it there). A weak item only fills a gap: it is not written if
+// the fleet has one of that kind and name. Call it after Start.
+func (g *Gateway) Share(ctx context.Context, kind, name string, body json.RawMessage, weak bool) error {
+	sh := g.shared
+	if sh == nil {
+		return ErrNotShared
+	}
+	switch kind {
+	case sharedPin, sharedLearn, sharedReplica:
+		return fmt.Errorf("sharing %s items: the kind is the gateway's own", kind)
+	}
+	if !sh.publish(ctx, store.SharedItem{Kind: kind, Name: name, Body: body, Weak: weak, Origin: sh.self}) {
+		return fmt.Errorf("sharing %s %s: the write failed (logged)", kind, name)
+	}
+	return nil
 }

@@ -296,6 +296,7 @@ replica drains (--drain-delay, --drain-timeout). See docs/fleet.md.`,
 			if err != nil {
 				return err
 			}
+			fc := newFleetConfig(g, st, indexDir, logger) // nil: not a fleet
 			if httpAddr != "" {
 				ids, err := ff.loadIdentities()
 				if err != nil {
@@ -313,7 +314,7 @@ replica drains (--drain-delay, --drain-timeout). See docs/fleet.md.`,
 					return err
 				}
 				defer g.Close()
-				go watchServers(ctx, g, up.watch, watchEvery, readServers, logger)
+				go watchServers(ctx, g, up.watch, watchEvery, readServers, logger, fc)
 				go logReady(ctx, g, logger)
 				if m.StderrTerminal {
 					go showStart(ctx, g, m.progress(), 100*time.Millisecond)
@@ -327,7 +328,7 @@ replica drains (--drain-delay, --drain-timeout). See docs/fleet.md.`,
 				return err
 			}
 			defer g.Close()
-			go watchServers(ctx, g, up.watch, watchEvery, readServers, logger)
+			go watchServers(ctx, g, up.watch, watchEvery, readServers, logger, fc)
 			go logReady(ctx, g, logger)
 			if m.StderrTerminal {
 				go showStart(ctx, g, m.progress(), 100*time.Millisecond)
