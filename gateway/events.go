@@ -31,7 +31,8 @@ import (
 // hanging.
 
 // Defaults of the stream retention ([HTTPOptions.StreamRetention],
-// [HTTPOptions.StreamEvents]).
+// [HTTPOptions.StreamEvents]; a negative StreamEvents stores none, and
+// streams cannot be resumed).
 const (
 	DefaultStreamRetention = 10 * time.Minute
 	DefaultStreamEvents    = 1000
@@ -68,6 +69,9 @@ func (e *fleetEvents) Open(context.Context, string, string) error { return nil }
 
 // Append implements mcp.EventStore.
 func (e *fleetEvents) Append(ctx context.Context, session, stream string, data []byte) error {
+	if ctx.Value(replayKey{}) != nil {
+		return nil // a rebuild's replayed initialize: no client reads it
+	}
 	k := [2]string{session, stream}
 	e.mu.Lock()
 	if len(data) == 0 {

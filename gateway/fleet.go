@@ -252,10 +252,15 @@ func (f *fleet) rebuild(ctx context.Context, r *http.Request, id string, serve f
 	return nil
 }
 
+// replayKey marks the context of a replayed request: what it sends is
+// read by no client, and not stored for resumption.
+type replayKey struct{}
+
 // replay sends one JSON-RPC message to serve as if the client of r had
 // sent it, and returns the response.
 func replay(r *http.Request, serve func(http.ResponseWriter, *http.Request, *holder), h *holder, id string, body []byte) *httptest.ResponseRecorder {
-	req := httptest.NewRequestWithContext(context.WithoutCancel(r.Context()), http.MethodPost, r.URL.Path, bytes.NewReader(body))
+	ctx := context.WithValue(context.WithoutCancel(r.Context()), replayKey{}, true)
+	req := httptest.NewRequestWithContext(ctx, http.MethodPost, r.URL.Path, bytes.NewReader(body))
 	req.Host = r.Host
 	req.RemoteAddr = r.RemoteAddr
 	req.Header.Set("Content-Type", "application/json")

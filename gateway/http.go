@@ -67,7 +67,8 @@ type HTTPOptions struct {
 	// for resuming streams on another replica (with a session store that
 	// keeps them, PostgreSQL): events older than StreamRetention
 	// ([DefaultStreamRetention] if zero) are dropped, and so are a
-	// session's oldest past StreamEvents ([DefaultStreamEvents] if zero).
+	// session's oldest past StreamEvents ([DefaultStreamEvents] if zero;
+	// negative: none are stored, and streams cannot be resumed).
 	StreamRetention time.Duration
 	StreamEvents    int
 	// Replica, if set, names this gateway in a fleet: every response
@@ -97,7 +98,7 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 	f := newFleet(g, o.SessionTimeout) // nil: sessions live in this process only
 	var events mcp.EventStore          // nil: streams cannot be resumed
 	var ev *fleetEvents
-	if f != nil {
+	if f != nil && o.StreamEvents >= 0 {
 		if ev = newFleetEvents(g); ev != nil {
 			events, f.events = ev, ev
 			g.streamRetention.Store(int64(cmp.Or(o.StreamRetention, DefaultStreamRetention)))

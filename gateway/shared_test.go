@@ -3,9 +3,11 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -212,4 +214,55 @@ func TestFleetRateLimit(t *testing.T) {
 	if ok > most || ok < 6 {
 		t.Errorf("%d of 24 requests let through by two replicas (%d refused), want 6 to %d: the burst of the fleet", ok, limited, most)
 	}
+}
+
+// BenchmarkFleetShared measures how long a change written on one replica
+// takes to reach another of the same PostgreSQL database (the write, its
+// NOTIFY, the other's read of what it has not seen), p50 and p99:
+//
+//	go test ./gateway -run '^$' -bench FleetShared -benchtime 200x
+func BenchmarkFleetShared(b *testing.B) {
+	open := persistentStores[1].db(b)
+	heard := make(chan time.Time, 1)
+	var gs []*Gateway
+	for i := range 2 {
+		st := open()
+		b.Cleanup(func() { st.Close() })
+		ss := NewStoreSessions(st, nil)
+		b.Cleanup(func() { ss.Close() })
+		g, err := New(&Config{}, &Options{Mode: ModeAll, Store: ss, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if i == 1 {
+			g.OnShared("bench", func(string, json.RawMessage) { heard <- time.Now() })
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		if err := g.Start(ctx); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { cancel(); g.Close() })
+		gs = append(gs, g)
+	}
+	time.Sleep(500 * time.Millisecond) // both listen
+	ctx := context.Background()
+	var lat []time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		start := time.Now()
+		if err := gs[0].Share(ctx, "bench", "x", json.RawMessage(strconv.Itoa(i)), false); err != nil {
+			b.Fatal(err)
+		}
+		select {
+		case at := <-heard:
+			lat = append(lat, at.Sub(start))
+		case <-time.After(time.Minute):
+			b.Fatalf("change %d not heard in a minute", i)
+		}
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	b.ReportMetric(ms(lat[len(lat)/2]), "ms-p50")
+	b.ReportMetric(ms(lat[len(lat)*99/100]), "ms-p99")
 }
