@@ -395,6 +395,17 @@ func (g *Gateway) Start(ctx context.Context) error {
 	g.mu.Lock()
 	g.startedAt = time.Now()
 	g.mu.Unlock()
+	if g.shared = newShared(g); g.shared != nil {
+		// Before the upstreams list tools: the first catalog judges them
+		// by the fleet's pins.
+		g.shared.start(ctx)
+		g.ranking.learnt = g.shared.publishLearnt
+		g.wg.Add(1)
+		go func() {
+			defer g.wg.Done()
+			g.shared.loop(ctx)
+		}()
+	}
 	g.upsMu.Lock()
 	g.runCtx = ctx
 	firsts := make([]chan struct{}, len(g.ups))
@@ -408,16 +419,6 @@ func (g *Gateway) Start(ctx context.Context) error {
 		defer g.wg.Done()
 		g.rebuilder(ctx)
 	}()
-	if g.shared = newShared(g); g.shared != nil {
-		// Before the first catalog: it judges tools by the fleet's pins.
-		g.shared.start(ctx)
-		g.ranking.learnt = g.shared.publishLearnt
-		g.wg.Add(1)
-		go func() {
-			defer g.wg.Done()
-			g.shared.loop(ctx)
-		}()
-	}
 	g.wg.Add(1)
 	go func() {
 		defer g.wg.Done()

@@ -498,8 +498,9 @@ func (ix *Index) Pins() []Pin {
 }
 
 // MergePins takes pins another process sharing this one's approvals
-// holds (a gateway replica of the same fleet): a pin replaces the local
-// pin of its tool when it is newer (an approval made there), and one
+// holds (a gateway replica of the same fleet): an approval replaces the
+// local pin of its tool when it is newer or the local pin was only taken
+// at first sight, and a pin
 // taken at first sight only fills a gap (it never replaces an approval,
 // so a replica that first sees a tool after it changed cannot approve
 // the change). A held tool whose pending digest a merged pin approves is
@@ -523,7 +524,11 @@ func (ix *Index) MergePins(pins []Pin) (int, error) {
 		have, ok := p.Pins[key]
 		switch {
 		case !ok:
-		case in.FirstSeen, have.Digest == in.Digest && have.FirstSeen == in.FirstSeen, !in.Approved.After(have.Approved):
+		case in.FirstSeen, have.Digest == in.Digest && have.FirstSeen == in.FirstSeen:
+			continue
+		case have.FirstSeen:
+			// An approval beats a pin taken at first sight, whenever.
+		case !in.Approved.After(have.Approved):
 			continue
 		}
 		p.Pins[key] = in
