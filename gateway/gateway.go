@@ -593,6 +593,10 @@ func (g *Gateway) refresh(ctx context.Context) error {
 		return err
 	}
 	hook(ctx, hookRefreshBuilt, "")
+	if g.shared != nil {
+		// Building it may have pinned tools, or found an approval.
+		g.shared.publishPins(ctx)
+	}
 	g.mu.Lock()
 	if gen < g.catGen {
 		g.mu.Unlock()
@@ -605,10 +609,6 @@ func (g *Gateway) refresh(ctx context.Context) error {
 		sessions = append(sessions, s)
 	}
 	g.mu.Unlock()
-	if g.shared != nil {
-		// Building it may have pinned tools, or found an approval.
-		g.shared.publishPins(ctx)
-	}
 	for _, w := range cat.held {
 		if _, dup := g.noted.LoadOrStore(w.Source+"\x00"+w.Name+"\x00"+w.Message, true); !dup {
 			g.opts.Logger.Info("catalog", "tool", w.Name, "server", w.Source, "note", w.Message)
