@@ -186,7 +186,12 @@ func (r *ranking) usage(cards []card.Card) rank.Usage {
 func (r *ranking) learnLoop(ctx context.Context) {
 	t := time.NewTicker(r.o.LearnEvery)
 	defer t.Stop()
-	tell := true
+	// In a fleet, a reading on the ticker tells the other replicas, which
+	// read too and start their ticker again: the fleet reads once every
+	// LearnEvery, whoever's ticker comes first, and ranks with the same
+	// evidence. The reading at start tells no one (a rolling restart
+	// would make every replica read once per replica).
+	tell := false
 	for {
 		r.learnOnce(ctx, tell)
 		select {
@@ -194,6 +199,7 @@ func (r *ranking) learnLoop(ctx context.Context) {
 			tell = true
 		case <-r.soon:
 			tell = false // another replica read: it told the others
+			t.Reset(r.o.LearnEvery)
 		case <-ctx.Done():
 			return
 		}

@@ -25,9 +25,10 @@ import (
 //     releases the tool at once. A pin taken at first sight only fills a
 //     gap, so a replica that first sees a tool after it changed cannot
 //     approve the change for the fleet.
-//   - learning: when a replica reads what use teaches (its learning
-//     loop), it says so, and every other reads the shared traces at once:
-//     the fleet ranks with the same evidence.
+//   - learning: when a replica's learning loop reads what use teaches on
+//     its ticker, it says so, and every other reads the shared traces at
+//     once and starts its ticker again: the fleet ranks with the same
+//     evidence, read once every LearnEvery.
 //   - heartbeats: each replica says every few seconds that it is alive,
 //     so each knows how many share the identities' rates.
 //
