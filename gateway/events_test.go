@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -221,4 +223,114 @@ func TestStreamEventsRetention(t *testing.T) {
 	if n, err := ev.TrimMCPEvents(ctx, 4, time.Now().Add(-time.Hour)); err != nil || n != 4 {
 		t.Errorf("trimmed %d of an ended session (%v), want 4", n, err)
 	}
+}
+
+// cutAfterFirstEvent is a client transport that cuts the stream of the
+// POST that calls cut after its first event, sends every request after
+// it to next (another replica), and records the resumptions.
+type cutAfterFirstEvent struct {
+	b       *balancer
+	cut     string // a POST whose body holds this is cut
+	next    string
+	mu      sync.Mutex
+	resumes []string // "replica status" of each GET with Last-Event-ID
+}
+
+func (c *cutAfterFirstEvent) RoundTrip(r *http.Request) (*http.Response, error) {
+	cutThis := false
+	if r.Method == http.MethodPost && r.Body != nil {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		cutThis = strings.Contains(string(body), c.cut)
+	}
+	res, err := c.b.RoundTrip(r)
+	if err != nil {
+		return res, err
+	}
+	if r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "" {
+		c.mu.Lock()
+		c.resumes = append(c.resumes, res.Header.Get("Capbroker-Replica")+" "+res.Status)
+		c.mu.Unlock()
+	}
+	if cutThis {
+		res.Body = &cutBody{r: bufio.NewReader(res.Body), c: res.Body, after: func() { c.b.to(c.next) }}
+	}
+	return res, nil
+}
+
+// cutBody passes its first event through, then fails as a dropped
+// connection does.
+type cutBody struct {
+	r     *bufio.Reader
+	c     io.Closer
+	buf   []byte
+	done  bool
+	after func()
+}
+
+func (b *cutBody) Read(p []byte) (int, error) {
+	if b.done && len(b.buf) == 0 {
+		return 0, io.ErrUnexpectedEOF
+	}
+	if !b.done {
+		for !bytes.HasSuffix(b.buf, []byte("\n\n")) {
+			line, err := b.r.ReadBytes('\n')
+			b.buf = append(b.buf, line...)
+			if err != nil {
+				break
+			}
+		}
+		b.done = true
+		b.c.Close()
+		b.after()
+	}
+	n := copy(p, b.buf)
+	b.buf = b.buf[n:]
+	return n, nil
+}
+
+func (b *cutBody) Close() error { return b.c.Close() }
+
+// TestFleetStreamResumeSDK: the Go SDK's own client (protocol
+// 2025-11-25, the last with Last-Event-ID) calls a tool on replica A; its
+// stream is cut after the priming event and the balancer now sends to
+// replica B; the client resumes by itself with Last-Event-ID, B replays
+// the result A sent after the cut, and the call returns it.
+func TestFleetStreamResumeSDK(t *testing.T) {
+	open := persistentStores[1].db(t)
+	replica := func(name string) string {
+		st := open()
+		t.Cleanup(func() { st.Close() })
+		ss := NewStoreSessions(st, nil)
+		t.Cleanup(func() { ss.Close() })
+		g := startGateway(t, []ServerConfig{testServer("alpha")}, &Options{Mode: ModeAuto, Family: policy.General, Store: ss, Trace: ss})
+		return serveHTTP(t, g, &HTTPOptions{Replica: name})
+	}
+	urlA, urlB := replica("a"), replica("b")
+	b := &balancer{}
+	b.to(urlA)
+	rt := &cutAfterFirstEvent{b: b, cut: `"ms":700`, next: urlB}
+	c := mcp.NewClient(&mcp.Implementation{Name: "resume-sdk", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: "http://replica/mcp",
+		HTTPClient: &http.Client{Transport: rt}, DisableStandaloneSSE: true}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: CallName, Arguments: map[string]any{"name": "alpha__sleep", "arguments": map[string]any{"ms": 700}}})
+	rt.mu.Lock()
+	resumes := slices.Clone(rt.resumes)
+	rt.mu.Unlock()
+	if err != nil {
+		t.Fatalf("the call across the cut: %v (resumptions: %v)", err, resumes)
+	}
+	if tc, ok := res.Content[0].(*mcp.TextContent); !ok || tc.Text != "slept" || res.IsError {
+		t.Errorf("the call's result: %+v", res.Content)
+	}
+	if len(resumes) == 0 || !slices.Contains(resumes, "b 200 OK") {
+		t.Errorf("resumptions %v, want one answered by replica b", resumes)
+	}
+	t.Logf("resumptions: %v", resumes)
 }
