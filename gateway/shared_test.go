@@ -12,8 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/capbroker/capbroker/identity"
 	"github.com/capbroker/capbroker/index"
+	"github.com/capbroker/capbroker/internal/testenv"
 	"github.com/capbroker/capbroker/policy"
 	"github.com/capbroker/capbroker/store"
 )
@@ -265,4 +268,64 @@ func BenchmarkFleetShared(b *testing.B) {
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	b.ReportMetric(ms(lat[len(lat)/2]), "ms-p50")
 	b.ReportMetric(ms(lat[len(lat)*99/100]), "ms-p99")
+}
+
+// TestFleetSharedCatchUpOnReconnect: an approval written while a
+// replica's listening connection was down (its notification lost) is
+// read when the replica listens again, not at its next poll.
+func TestFleetSharedCatchUpOnReconnect(t *testing.T) {
+	open := persistentStores[1].db(t)
+	st := open()
+	defer st.Close()
+	b, dirB := pinsReplica(t, st, false)
+	if slices.Contains(b.Tools(), "alpha__echo") {
+		t.Fatal("alpha__echo listed before any approval")
+	}
+	other, err := index.Open(dirB, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pending *index.Change
+	for _, c := range other.Changed() {
+		if c.Name == "alpha__echo" {
+			pending = &c
+		}
+	}
+	if pending == nil {
+		t.Fatalf("alpha__echo is not pending on B: %+v", other.Changed())
+	}
+	// B listens (and has read what was there when it began).
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, testenv.Postgres(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	listeners := func() int {
+		var n int
+		conn.QueryRow(ctx, `SELECT COUNT(*) FROM pg_stat_activity WHERE query LIKE 'LISTEN %capbroker_fleet%'`).Scan(&n)
+		return n
+	}
+	eventually(t, "B listens", func() bool { return listeners() > 0 })
+	time.Sleep(300 * time.Millisecond)
+	// Another replica approves it, and its notification is lost: the
+	// write is in the table, nobody is told.
+	approved := index.Pin{Source: "alpha", Tool: "echo", Digest: pending.New.Digest, Approved: time.Now()}
+	body, _ := json.Marshal(approved)
+	if _, err := st.(store.Shared).PutShared(ctx, store.SharedItem{Kind: sharedPin, Name: pinID(approved), Body: body, At: approved.Approved, Origin: "lost"}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if slices.Contains(b.Tools(), "alpha__echo") {
+		t.Fatal("B listed alpha__echo without being told (the test needs the notification lost)")
+	}
+	// B's listening connection drops; listening again, B reads what it
+	// missed.
+	var n int
+	if err := conn.QueryRow(ctx, `SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE query LIKE 'LISTEN %capbroker_fleet%'`).Scan(&n); err != nil || n == 0 {
+		t.Fatalf("terminated %d listening connections (%v)", n, err)
+	}
+	start := time.Now()
+	eventually(t, "B lists alpha__echo after listening again", func() bool { return slices.Contains(b.Tools(), "alpha__echo") })
+	t.Logf("listed %v after the connection was cut (Listen waits 500 ms before listening again)", time.Since(start))
 }
