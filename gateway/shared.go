@@ -30,12 +30,15 @@ import (
 //     once and starts its ticker again: the fleet ranks with the same
 //     evidence, read once every LearnEvery.
 //   - heartbeats: each replica says every few seconds that it is alive,
-//     so each knows how many share the identities' rates.
+//     so each knows how many share the identities' rates when the fleet's
+//     bucket cannot be reached (ratelimit.go);
+//   - what the gateway's user shares ([Gateway.Share], [Gateway.OnShared]):
+//     the capbroker command shares the files it serves from.
 //
 // Every write takes the next number of the table's sequence and is
 // announced on the fleet channel (PostgreSQL's LISTEN/NOTIFY) with it; a
-// replica reads what it has not seen: at start (before its first
-// catalog), on each announcement, after each reconnection of its
+// replica reads what it has not seen: at start (before its upstreams
+// list tools), on each announcement, after each reconnection of its
 // listening connection, and every [sharedPoll] in case a notification was
 // lost. So a change reaches the others within a second, and one that
 // was missed is read on start or reconnect.
@@ -50,7 +53,7 @@ const (
 // sharedPoll is how often a replica reads the shared state whatever it
 // heard; heartbeatEvery how often it says it is alive, and replicaLive
 // how long after its last heartbeat a replica counts as gone.
-var (
+const (
 	sharedPoll     = 30 * time.Second
 	heartbeatEvery = 5 * time.Second
 	replicaLive    = 3 * heartbeatEvery
