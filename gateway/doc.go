@@ -182,16 +182,36 @@
 // the idle timeout expire. With [StoreOptions.Durable] trace records are
 // written before their call is answered. /healthz and /readyz serve
 // balancers; [Gateway.Drain] and [Gateway.DrainFunc] ([ServeOptions.Drain])
-// stop a replica without losing a call in flight. Stream resumption
-// (Last-Event-ID) is not kept across replicas. See docs/fleet.md.
+// stop a replica without losing a call in flight.
+//
+// On PostgreSQL (store.MCPEvents) every server-sent event is stored
+// before it is sent, so a stream cut on one replica resumes with
+// Last-Event-ID on another ([HTTPOptions.StreamRetention],
+// [HTTPOptions.StreamEvents] bound what is kept; a resumption from events
+// no longer kept is refused with 400 and why).
+//
+// With a store that shares state (store.Shared) the replicas also share
+// what is not a session, through the shared_state table, each write
+// numbered and announced with LISTEN/NOTIFY: approvals of pinned digests
+// ([SharedPinner], an *index.Index: an approval on one replica releases
+// the tool on all within a second; a pin taken at first sight never
+// replaces an approval), readings of what use teaches (one replica's
+// reading makes the others read), heartbeats, and what the caller shares
+// ([Gateway.Share], [Gateway.OnShared]: the capbroker command shares the
+// files it serves from). A replica reads what it has not seen at Start
+// (before its upstreams list tools), on each announcement, after each
+// reconnection of its listening connection, and every 30 s. See
+// docs/fleet.md.
 //
 // # Identities
 //
 // [HTTPOptions.Identities] maps bearer tokens to identities (package
 // identity): each has a session quota (counted in the database across a
-// fleet), a request rate and a profile of the servers and tools it may
-// see and call; a session refuses another identity's requests; traces
-// and /metrics name the identity, never the token.
+// fleet), a request rate (on PostgreSQL one token bucket for the fleet,
+// in the database, leased a tenth of a second's worth at a time) and a
+// profile of the servers and tools it may see and call; a session
+// refuses another identity's requests; traces and /metrics name the
+// identity, never the token.
 //
 // # Profiles
 //

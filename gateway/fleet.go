@@ -45,6 +45,7 @@ type fleet struct {
 	pending map[string]chan struct{} // rebuilds under way, closed when done
 	touched map[string]time.Time     // when each session was last touched in the database
 	bus     store.Notifier           // nil: replicas learn of changes when a request comes
+	events  *fleetEvents             // nil: streams are not stored
 	self    string                   // names this fleet's messages, which it does not act on
 }
 
@@ -255,10 +256,15 @@ func (f *fleet) rebuild(ctx context.Context, r *http.Request, id string, serve f
 	return nil
 }
 
+// replayKey marks the context of a replayed request: what it sends is
+// read by no client, and not stored for resumption.
+type replayKey struct{}
+
 // replay sends one JSON-RPC message to serve as if the client of r had
 // sent it, and returns the response.
 func replay(r *http.Request, serve func(http.ResponseWriter, *http.Request, *holder), h *holder, id string, body []byte) *httptest.ResponseRecorder {
-	req := httptest.NewRequestWithContext(context.WithoutCancel(r.Context()), http.MethodPost, r.URL.Path, bytes.NewReader(body))
+	ctx := context.WithValue(context.WithoutCancel(r.Context()), replayKey{}, true)
+	req := httptest.NewRequestWithContext(ctx, http.MethodPost, r.URL.Path, bytes.NewReader(body))
 	req.Host = r.Host
 	req.RemoteAddr = r.RemoteAddr
 	req.Header.Set("Content-Type", "application/json")
@@ -275,6 +281,11 @@ func replay(r *http.Request, serve func(http.ResponseWriter, *http.Request, *hol
 func (f *fleet) forget(ctx context.Context, id string) {
 	if _, err := f.st.DeleteMCPSession(context.WithoutCancel(ctx), id); err != nil {
 		f.g.opts.Logger.Warn("deleting an ended session from the database", "session", id, "error", err)
+	}
+	if f.events != nil {
+		if err := f.events.st.DropMCPEvents(context.WithoutCancel(ctx), id); err != nil {
+			f.g.opts.Logger.Warn("deleting an ended session's stream events", "session", id, "error", err)
+		}
 	}
 	f.tell(ctx, "ended", id)
 }
@@ -483,6 +494,15 @@ func (g *Gateway) sweepFleet(ctx context.Context) {
 		if n > 0 {
 			g.opts.Logger.Debug("expired idle sessions from the database", "sessions", n)
 		}
+		if ev, ok := ss.st.(store.MCPEvents); ok && g.streamEvents.Load() > 0 {
+			n, err := ev.TrimMCPEvents(ctx, int(g.streamEvents.Load()), time.Now().Add(-time.Duration(g.streamRetention.Load())))
+			if err != nil && ctx.Err() == nil {
+				g.opts.Logger.Warn("dropping old stream events from the database", "error", err)
+			}
+			if n > 0 {
+				g.opts.Logger.Debug("dropped old stream events from the database", "events", n)
+			}
+		}
 	}
 }
 
@@ -580,6 +600,15 @@ func (g *Gateway) subscribeFleet(fn func(string)) {
 	g.fleetMu.Unlock()
 }
 
+// onFleetListen adds fn to what is called each time the replica starts
+// listening (at first, and after a lost connection): what it may have
+// missed is to be read from the database.
+func (g *Gateway) onFleetListen(fn func()) {
+	g.fleetMu.Lock()
+	g.fleetListening = append(g.fleetListening, fn)
+	g.fleetMu.Unlock()
+}
+
 // listenFleet hears the other replicas until ctx ends, if the session
 // store carries messages (PostgreSQL).
 func (g *Gateway) listenFleet(ctx context.Context, bus store.Notifier) {
@@ -589,6 +618,13 @@ func (g *Gateway) listenFleet(ctx context.Context, bus store.Notifier) {
 		g.fleetMu.Unlock()
 		for _, fn := range subs {
 			fn(msg)
+		}
+	}, func() {
+		g.fleetMu.Lock()
+		fns := slices.Clone(g.fleetListening)
+		g.fleetMu.Unlock()
+		for _, fn := range fns {
+			go fn()
 		}
 	})
 }

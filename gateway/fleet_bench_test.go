@@ -77,6 +77,32 @@ func (c *countingStore) CountMCPSessions(ctx context.Context, identity string) (
 	return c.ms.CountMCPSessions(ctx, identity)
 }
 
+// countingEvents is a countingStore of a database that keeps stream
+// events (PostgreSQL): it counts their writes too.
+type countingEvents struct {
+	*countingStore
+	ev     store.MCPEvents
+	events atomic.Int64
+}
+
+func (c *countingEvents) AppendMCPEvents(ctx context.Context, session, stream string, events ...[]byte) (int64, error) {
+	c.events.Add(1)
+	return c.ev.AppendMCPEvents(ctx, session, stream, events...)
+}
+
+func (c *countingEvents) MCPEventsAfter(ctx context.Context, session, stream string, after int64) ([][]byte, error) {
+	c.rd.Add(1)
+	return c.ev.MCPEventsAfter(ctx, session, stream, after)
+}
+
+func (c *countingEvents) DropMCPEvents(ctx context.Context, session string) error {
+	return c.ev.DropMCPEvents(ctx, session)
+}
+
+func (c *countingEvents) TrimMCPEvents(ctx context.Context, perSession int, before time.Time) (int64, error) {
+	return c.ev.TrimMCPEvents(ctx, perSession, before)
+}
+
 // BenchmarkFleetSession measures what one MCP session of a fleet costs:
 // each iteration opens an anonymous session on replica A (initialize,
 // initialized), finds a tool and calls it there, then calls it on replica
@@ -88,20 +114,34 @@ func (c *countingStore) CountMCPSessions(ctx context.Context, identity string) (
 //
 //	go test ./gateway -run '^$' -bench FleetSession -benchtime 200x
 func BenchmarkFleetSession(b *testing.B) {
-	for _, db := range persistentStores {
+	type run struct {
+		name   string
+		db     func(testing.TB) func() store.Store
+		events int
+	}
+	runs := []run{{persistentStores[0].name, persistentStores[0].db, 0}, {persistentStores[1].name, persistentStores[1].db, 0},
+		{persistentStores[1].name + "-no-resume", persistentStores[1].db, -1}}
+	for _, db := range runs {
 		b.Run(db.name, func(b *testing.B) {
 			open := db.db(b)
 			var counts []*countingStore
+			var evCounts []*countingEvents
 			replica := func() string {
 				st := open()
 				b.Cleanup(func() { st.Close() })
 				cs := &countingStore{Store: st, ms: st.(store.MCPSessions)}
 				counts = append(counts, cs)
-				ss := NewStoreSessions(cs, &StoreOptions{Durable: true})
+				var counted store.Store = cs
+				if ev, ok := st.(store.MCPEvents); ok {
+					ce := &countingEvents{countingStore: cs, ev: ev}
+					evCounts = append(evCounts, ce)
+					counted = ce
+				}
+				ss := NewStoreSessions(counted, &StoreOptions{Durable: true})
 				b.Cleanup(func() { ss.Close() })
 				g := startGateway(b, []ServerConfig{testServer("alpha")}, &Options{Mode: ModeAuto, Family: policy.General,
 					Store: ss, Trace: ss, MaxSessions: 100000, Logger: slog.New(slog.DiscardHandler)})
-				return serveHTTP(b, g, &HTTPOptions{MaxClientSessions: -1})
+				return serveHTTP(b, g, &HTTPOptions{MaxClientSessions: -1, StreamEvents: db.events})
 			}
 			urlA, urlB := replica(), replica()
 			tr := &http.Transport{MaxIdleConnsPerHost: 4}
@@ -137,7 +177,11 @@ func BenchmarkFleetSession(b *testing.B) {
 			runtime.GC()
 			runtime.ReadMemStats(&after)
 			n := float64(b.N)
-			var writes, reads, puts, adds, traces, touches int64
+			var writes, reads, puts, adds, traces, touches, events int64
+			for _, c := range evCounts {
+				writes += c.events.Load()
+				events += c.events.Load()
+			}
 			for _, c := range counts {
 				writes += c.create.Load() + c.update.Load() + c.traces.Load() + c.put.Load() + c.add.Load() + c.touch.Load()
 				reads += c.rd.Load()
@@ -156,8 +200,8 @@ func BenchmarkFleetSession(b *testing.B) {
 			}
 			b.ReportMetric(med(warm), "ms-call-warm")
 			b.ReportMetric(med(cold), "ms-call-rebuilt")
-			b.Logf("per session: %.1f writes (mcp_sessions put %.1f, found tools %.1f, traces and finds %.1f, touches %.1f), %.1f reads; %s",
-				float64(writes)/n, float64(puts)/n, float64(adds)/n, float64(traces)/n, float64(touches)/n, float64(reads)/n,
+			b.Logf("per session: %.1f writes (mcp_sessions put %.1f, found tools %.1f, traces and finds %.1f, touches %.1f, stream events %.1f), %.1f reads; %s",
+				float64(writes)/n, float64(puts)/n, float64(adds)/n, float64(traces)/n, float64(touches)/n, float64(events)/n, float64(reads)/n,
 				strings.TrimSpace(fmt.Sprintf("%d sessions", b.N)))
 		})
 	}

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	srcmcp "github.com/capbroker/capbroker/source/mcp"
@@ -328,15 +329,26 @@ type Gateway struct {
 	// fleetIdle is the idle timeout (ns) after which sessions expire from
 	// the database (see fleet.go); draining is set by Drain.
 	fleetIdle atomic.Int64
-	draining  atomic.Bool
-	inflight  atomic.Int64 // MCP requests in flight, but GETs (see Idle)
+	// streamRetention (ns) and streamEvents bound the stored stream
+	// events (see events.go); zero: none are stored.
+	streamRetention, streamEvents atomic.Int64
+	draining                      atomic.Bool
+	inflight                      atomic.Int64 // MCP requests in flight, but GETs (see Idle)
 	// identities maps a session key to the identity that opened it, for
 	// the trace (see identity.go).
 	identities sync.Map
 	byID       sync.Map // MCP session ID -> *session, of the sessions held
-	// fleetSubs hear what other replicas tell (see fleet.go).
-	fleetMu   sync.Mutex
-	fleetSubs []func(string)
+	// fleetSubs hear what other replicas tell (see fleet.go), and
+	// fleetListening are called each time the replica starts listening.
+	fleetMu        sync.Mutex
+	fleetSubs      []func(string)
+	fleetListening []func()
+	// shared is what the fleet shares beyond sessions (see shared.go);
+	// nil without a store that keeps it. sharedSubs hear items of other
+	// kinds (OnShared).
+	shared     *shared
+	sharedMu   sync.Mutex
+	sharedSubs map[string][]func(string, json.RawMessage)
 	// profiles are the profiles served (see profiles.go), under mu.
 	profiles Profiles
 	// closing is set by Close (see sessionend.go).
@@ -387,6 +399,17 @@ func (g *Gateway) Start(ctx context.Context) error {
 	g.mu.Lock()
 	g.startedAt = time.Now()
 	g.mu.Unlock()
+	if g.shared = newShared(g); g.shared != nil {
+		// Before the upstreams list tools: the first catalog judges them
+		// by the fleet's pins.
+		g.shared.start(ctx)
+		g.ranking.learnt = g.shared.publishLearnt
+		g.wg.Add(1)
+		go func() {
+			defer g.wg.Done()
+			g.shared.loop(ctx)
+		}()
+	}
 	g.upsMu.Lock()
 	g.runCtx = ctx
 	firsts := make([]chan struct{}, len(g.ups))
@@ -580,6 +603,10 @@ func (g *Gateway) refresh(ctx context.Context) error {
 		return err
 	}
 	hook(ctx, hookRefreshBuilt, "")
+	if g.shared != nil {
+		// Building it may have pinned tools, or found an approval.
+		g.shared.publishPins(ctx)
+	}
 	g.mu.Lock()
 	if gen < g.catGen {
 		g.mu.Unlock()

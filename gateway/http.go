@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
@@ -62,6 +63,14 @@ type HTTPOptions struct {
 	// identity): each request must carry one of their tokens (or Token);
 	// see identity.go for what an identity bounds.
 	Identities *identity.Set
+	// StreamRetention and StreamEvents bound the server-sent events kept
+	// for resuming streams on another replica (with a session store that
+	// keeps them, PostgreSQL): events older than StreamRetention
+	// ([DefaultStreamRetention] if zero) are dropped, and so are a
+	// session's oldest past StreamEvents ([DefaultStreamEvents] if zero;
+	// negative: none are stored, and streams cannot be resumed).
+	StreamRetention time.Duration
+	StreamEvents    int
 	// Replica, if set, names this gateway in a fleet: every response
 	// carries it in the Capbroker-Replica header, so an operator (or a
 	// test) sees which replica served a request.
@@ -87,6 +96,15 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 	}
 	probe := mcp.NewServer(&mcp.Implementation{Name: "capbroker-gateway", Version: Version}, nil)
 	f := newFleet(g, o.SessionTimeout) // nil: sessions live in this process only
+	var events mcp.EventStore          // nil: streams cannot be resumed
+	var ev *fleetEvents
+	if f != nil && o.StreamEvents >= 0 {
+		if ev = newFleetEvents(g); ev != nil {
+			events, f.events = ev, ev
+			g.streamRetention.Store(int64(cmp.Or(o.StreamRetention, DefaultStreamRetention)))
+			g.streamEvents.Store(int64(cmp.Or(o.StreamEvents, DefaultStreamEvents)))
+		}
+	}
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		h, _ := r.Context().Value(holderKey{}).(*holder)
 		if h == nil {
@@ -127,7 +145,7 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 			f.attach(s, id, false)
 		}
 		return s.server
-	}, &mcp.StreamableHTTPOptions{SessionTimeout: o.SessionTimeout, Logger: g.opts.Logger})
+	}, &mcp.StreamableHTTPOptions{SessionTimeout: o.SessionTimeout, Logger: g.opts.Logger, EventStore: events})
 
 	// serve hands a request to the SDK with h, which carries the session
 	// the request creates (or, replaying a rebuilt session's initialize,
@@ -213,6 +231,9 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		if f != nil && id != "" {
 			// A session of the fleet: served here whichever replica
 			// opened it.
+			if !ev.resumable(w, r, id) {
+				return
+			}
 			if r.Method == http.MethodDelete {
 				f.forget(r.Context(), id)
 				if !f.holds(id) {

@@ -26,8 +26,8 @@ import (
 //     counted in the database, across every replica; a new session past
 //     it is refused with 429;
 //   - a request rate (and burst): past it a request is refused with 429
-//     and Retry-After; the bucket is per replica, so a fleet of n
-//     replicas lets through up to n times the rate;
+//     and Retry-After; in a fleet on PostgreSQL the bucket is the
+//     fleet's (see ratelimit.go), else this process's;
 //   - a profile: the servers and tool patterns it may see and call; a
 //     tool outside it is neither listed, nor found, nor callable.
 //
@@ -69,7 +69,7 @@ func (g *Gateway) authenticate(set *identity.Set, shared string, next http.Handl
 			return
 		}
 		if id != nil {
-			if l := limits.of(id); l != nil && !l.Allow() {
+			if !g.allow(r.Context(), limits, id) {
 				g.opts.Metrics.identityRequest(id.Name, "rate_limited")
 				w.Header().Set("Retry-After", strconv.Itoa(max(1, int(1/id.Rate+0.5))))
 				http.Error(w, fmt.Sprintf("capbroker gateway: identity %s sends more than %g requests a second (burst %d); slow down", id.Name, id.Rate, id.Burst), http.StatusTooManyRequests)
@@ -82,24 +82,45 @@ func (g *Gateway) authenticate(set *identity.Set, shared string, next http.Handl
 	})
 }
 
-// limiters are the request buckets of the identities, made on first use.
+// limiters are the request buckets of the identities, made on first use:
+// this process's (rate.Limiter) and its share of the fleet's.
 type limiters struct {
-	mu sync.Mutex
-	m  map[string]*rate.Limiter
+	mu    sync.Mutex
+	m     map[string]*rate.Limiter
+	fleet map[string]*fleetBucket
 }
 
-func (l *limiters) of(id *identity.Identity) *rate.Limiter {
-	if id.Rate <= 0 {
-		return nil
-	}
+// of returns id's bucket in this process, for a fleet of n replicas
+// sharing its rate (the rate and burst divided by n).
+func (l *limiters) of(id *identity.Identity, n int) *rate.Limiter {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	n = max(n, 1)
+	r, b := rate.Limit(id.Rate/float64(n)), max(1, (max(1, id.Burst)+n-1)/n)
 	lim := l.m[id.Name]
 	if lim == nil {
-		lim = rate.NewLimiter(rate.Limit(id.Rate), max(1, id.Burst))
+		lim = rate.NewLimiter(r, b)
 		l.m[id.Name] = lim
+	} else if lim.Limit() != r || lim.Burst() != b {
+		lim.SetLimit(r)
+		lim.SetBurst(b)
 	}
 	return lim
+}
+
+// bucket returns the identity's share of the fleet's bucket.
+func (l *limiters) bucket(name string) *fleetBucket {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.fleet == nil {
+		l.fleet = map[string]*fleetBucket{}
+	}
+	b := l.fleet[name]
+	if b == nil {
+		b = &fleetBucket{}
+		l.fleet[name] = b
+	}
+	return b
 }
 
 // overQuota says why id may not open another session, "" if it may. In a

@@ -44,13 +44,17 @@ type ranking struct {
 	down atomic.Int32
 
 	evidence atomic.Pointer[learn.Evidence]
+	// soon asks the learning loop to read now (another replica did);
+	// learnt, if set, is told each time it read (see shared.go).
+	soon     chan struct{}
+	learnt   func(context.Context)
 	learnMu  sync.Mutex
 	learnAt  time.Time
 	learnErr string
 }
 
 func newRanking(o *Options, rebuild func()) *ranking {
-	r := &ranking{o: o, rebuild: rebuild}
+	r := &ranking{o: o, rebuild: rebuild, soon: make(chan struct{}, 1)}
 	if o.Embedder != nil {
 		r.e = &sharedEmbedder{e: o.Embedder, inflight: map[string]*flight{}}
 	}
@@ -182,17 +186,35 @@ func (r *ranking) usage(cards []card.Card) rank.Usage {
 func (r *ranking) learnLoop(ctx context.Context) {
 	t := time.NewTicker(r.o.LearnEvery)
 	defer t.Stop()
+	// In a fleet, a reading on the ticker tells the other replicas, which
+	// read too and start their ticker again: the fleet reads once every
+	// LearnEvery, whoever's ticker comes first, and ranks with the same
+	// evidence. The reading at start tells no one (a rolling restart
+	// would make every replica read once per replica).
+	tell := false
 	for {
-		r.learnOnce(ctx)
+		r.learnOnce(ctx, tell)
 		select {
 		case <-t.C:
+			tell = true
+		case <-r.soon:
+			tell = false // another replica read: it told the others
+			t.Reset(r.o.LearnEvery)
 		case <-ctx.Done():
 			return
 		}
 	}
 }
 
-func (r *ranking) learnOnce(ctx context.Context) {
+// learnSoon asks the learning loop to read now.
+func (r *ranking) learnSoon() {
+	select {
+	case r.soon <- struct{}{}:
+	default:
+	}
+}
+
+func (r *ranking) learnOnce(ctx context.Context, tell bool) {
 	ev, err := learn.LoadEvidence(ctx, r.o.Learn, nil)
 	r.learnMu.Lock()
 	r.learnAt = time.Now()
@@ -209,6 +231,9 @@ func (r *ranking) learnOnce(ctx context.Context) {
 	}
 	prev := r.evidence.Swap(ev)
 	r.o.Logger.Debug("learnt from use", "links", ev.Len())
+	if tell && r.learnt != nil {
+		r.learnt(ctx)
+	}
 	if ev.Len() > 0 || prev.Len() > 0 {
 		r.rebuild()
 	}

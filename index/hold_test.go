@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/capbroker/capbroker/card"
 	"github.com/google/go-cmp/cmp"
@@ -118,3 +119,68 @@ func TestHoldConcurrentApprove(t *testing.T) {
 		t.Errorf("after %d approvals: %d still held (%v)", n, len(held), names(held))
 	}
 }
+
+// TestMergePins: pins of another replica of a fleet. An approval beats a
+// pin taken at first sight and an older approval, and releases the held
+// tool it approves; a pin taken at first sight only fills a gap.
+func TestMergePins(t *testing.T) {
+	t0 := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+	v1, v2 := mcpCard("web", "fetch", "Fetch a page."), mcpCard("web", "fetch", "Fetch a page, and more.")
+	pin := func(c card.Card, at time.Time, first bool) Pin {
+		return Pin{Source: c.Source, Tool: c.OriginalName, Digest: c.Digest, Approved: at, FirstSeen: first}
+	}
+	for _, tc := range []struct {
+		name   string
+		local  *Pin // nil: none
+		in     Pin
+		merged bool
+	}{
+		{"a gap, first sight", nil, pin(v1, t0, true), true},
+		{"a gap, approval", nil, pin(v1, t0, false), true},
+		{"first sight over first sight", ptr(pin(v1, t0, true)), pin(v2, t0.Add(time.Hour), true), false},
+		{"first sight over an approval", ptr(pin(v1, t0, false)), pin(v2, t0.Add(time.Hour), true), false},
+		{"an older approval over first sight", ptr(pin(v1, t0.Add(time.Hour), true)), pin(v2, t0, false), true},
+		{"an older approval over an approval", ptr(pin(v1, t0.Add(time.Hour), false)), pin(v2, t0, false), false},
+		{"a newer approval over an approval", ptr(pin(v1, t0, false)), pin(v2, t0.Add(time.Hour), false), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ix, err := Open(t.TempDir(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.local != nil {
+				if _, err := ix.MergePins([]Pin{*tc.local}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			n, err := ix.MergePins([]Pin{tc.in})
+			if err != nil || (n == 1) != tc.merged {
+				t.Fatalf("merged %d (%v), want merged: %v", n, err, tc.merged)
+			}
+			want := tc.in
+			if !tc.merged {
+				want = *tc.local
+			}
+			if got := ix.Pins(); len(got) != 1 || got[0].Digest != want.Digest {
+				t.Errorf("pins %+v, want digest %s", got, want.Digest)
+			}
+		})
+	}
+
+	// A held tool is released by the approval of its digest.
+	ix, err := Open(t.TempDir(), &Options{HoldNew: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, held, _ := ix.Hold([]card.Card{v2}); len(held) != 1 {
+		t.Fatalf("held %v, want web__fetch", names(held))
+	}
+	if _, err := ix.MergePins([]Pin{pin(v2, t0, false)}); err != nil {
+		t.Fatal(err)
+	}
+	if keep, held, _ := ix.Hold([]card.Card{v2}); len(keep) != 1 || len(held) != 0 || len(ix.Changed()) != 0 {
+		t.Errorf("after the fleet approved it: kept %v, held %v, pending %d", names(keep), names(held), len(ix.Changed()))
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

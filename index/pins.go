@@ -36,6 +36,10 @@ type Pin struct {
 	InputSchema json.RawMessage `json:"input_schema,omitempty"`
 	// Approved is when: the first time the tool was seen, or an approval.
 	Approved time.Time `json:"approved"`
+	// FirstSeen says the pin was taken when the tool was first seen, not
+	// approved by a person: merged from another replica ([Index.MergePins])
+	// it only fills a gap, never replaces a pin.
+	FirstSeen bool `json:"first_seen,omitempty"`
 }
 
 // MarkName is the file in the index folder that records that pins.json
@@ -272,7 +276,7 @@ func (ix *Index) hold(cards []card.Card) (keep, held []card.Card) {
 			}
 			keep = append(keep, c)
 		case !ok && !p.Distrust && !ix.opts.HoldNew:
-			p.Pins[key] = Pin{Source: c.Source, Tool: toolName(&c), Digest: c.Digest, Description: c.Description, InputSchema: c.InputSchema, Approved: now}
+			p.Pins[key] = Pin{Source: c.Source, Tool: toolName(&c), Digest: c.Digest, Description: c.Description, InputSchema: c.InputSchema, Approved: now, FirstSeen: true}
 			p.dirty = true
 			keep = append(keep, c)
 		default:
@@ -472,4 +476,71 @@ func diff(old Pin, c card.Card) string {
 		b.WriteString("name or formatting changed\n")
 	}
 	return b.String()
+}
+
+// Pins returns the pins, sorted by server and tool, as pins.json holds
+// them now: what a fleet of gateways shares (see [Index.MergePins]).
+func (ix *Index) Pins() []Pin {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	_ = ix.syncPinsLocked()
+	out := make([]Pin, 0, len(ix.pins.Pins))
+	for _, p := range ix.pins.Pins {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Source != out[j].Source {
+			return out[i].Source < out[j].Source
+		}
+		return out[i].Tool < out[j].Tool
+	})
+	return out
+}
+
+// MergePins takes pins another process sharing this one's approvals
+// holds (a gateway replica of the same fleet): an approval replaces the
+// local pin of its tool when it is newer or the local pin was only taken
+// at first sight, and a pin
+// taken at first sight only fills a gap (it never replaces an approval,
+// so a replica that first sees a tool after it changed cannot approve
+// the change). A held tool whose pending digest a merged pin approves is
+// released. The pins are saved under the lock file, as an approval is;
+// it returns how many pins changed.
+func (ix *Index) MergePins(pins []Pin) (int, error) {
+	unlock, err := lockPins(ix.dir)
+	defer unlock()
+	if err != nil {
+		return 0, err
+	}
+	ix.mu.Lock()
+	_ = ix.syncPinsLocked()
+	p := ix.pins
+	n := 0
+	for _, in := range pins {
+		if in.Source == "" || in.Tool == "" || in.Digest == "" {
+			continue
+		}
+		key := pinKey(in.Source, in.Tool)
+		have, ok := p.Pins[key]
+		switch {
+		case !ok:
+		case in.FirstSeen, have.Digest == in.Digest && have.FirstSeen == in.FirstSeen:
+			continue
+		case have.FirstSeen:
+			// An approval beats a pin taken at first sight, whenever.
+		case !in.Approved.After(have.Approved):
+			continue
+		}
+		p.Pins[key] = in
+		if c, pending := p.Pending[key]; pending && c.Digest == in.Digest {
+			delete(p.Pending, key)
+		}
+		p.dirty = true
+		n++
+	}
+	ix.mu.Unlock()
+	if n == 0 {
+		return 0, nil
+	}
+	return n, ix.savePins()
 }

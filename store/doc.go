@@ -53,6 +53,17 @@
 // re-reads and retries like [Store.UpdateSession]); sessions idle past
 // the gateway's timeout are expired ([MCPSessions.ExpireMCPSessions]).
 //
+// # Shared state
+//
+// Both stores implement [Shared]: what a fleet shares beyond its
+// sessions (the shared_state table: items keyed by kind and name, each
+// write numbered by one sequence, so a reader that missed notifications
+// reads what came after the last number it saw; a write older than the
+// stored item, or a weak one over an existing item, changes nothing), and
+// the fleet's token buckets ([Shared.TakeTokens]). The PostgreSQL store
+// also keeps the server-sent events of MCP streams ([MCPEvents]), so a
+// stream resumes on another replica.
+//
 // # Schema
 //
 // Each implementation keeps a schema_version table and applies its

@@ -251,6 +251,8 @@ type Notifier interface {
 	Notify(ctx context.Context, channel, payload string) error
 	// Listen calls fn with each payload sent on channel until ctx ends,
 	// reconnecting after a lost connection (messages sent meanwhile are
-	// lost: listeners catch up from the tables). It returns ctx's error.
-	Listen(ctx context.Context, channel string, fn func(payload string)) error
+	// lost: listeners catch up from the tables, which is why it calls
+	// listening, if not nil, each time it starts listening: at first and
+	// after each reconnection). It returns ctx's error.
+	Listen(ctx context.Context, channel string, fn func(payload string), listening func()) error
 }

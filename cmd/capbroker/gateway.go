@@ -328,6 +328,7 @@ replica drains (--drain-delay, --drain-timeout). See docs/fleet.md.`,
 			if len(up.profiles.ServeNames) > 0 {
 				logger.Info("serving profiles", "profiles", strings.Join(up.profiles.ServeNames, ", "), "servers", len(up.servers))
 			}
+			fc := newFleetConfig(g, st, indexDir, logger) // nil: not a fleet
 			if httpAddr != "" {
 				ids, err := ff.loadIdentities()
 				if err != nil {
@@ -348,21 +349,21 @@ replica drains (--drain-delay, --drain-timeout). See docs/fleet.md.`,
 					return err
 				}
 				defer g.Close()
-				go watchServers(ctx, g, up.watch, watchEvery, readServers, logger)
+				go watchServers(ctx, g, up.watch, watchEvery, readServers, logger, fc)
 				go logReady(ctx, g, logger)
 				if m.StderrTerminal {
 					go showStart(ctx, g, m.progress(), 100*time.Millisecond)
 				}
 				logger.Info("gateway listening", "url", "http://"+l.Addr().String()+"/mcp", "mode", md,
 					"servers", len(up.servers))
-				h := g.Handler(&gateway.HTTPOptions{SessionTimeout: sessionIdle, Token: token, AllowedHosts: hf.hosts, AllowedOrigins: hf.origins, MaxClientSessions: maxClientSessions, Identities: ids})
+				h := g.Handler(ff.httpOptions(&gateway.HTTPOptions{SessionTimeout: sessionIdle, Token: token, AllowedHosts: hf.hosts, AllowedOrigins: hf.origins, MaxClientSessions: maxClientSessions, Identities: ids}))
 				return gateway.Serve(ctx, l, h, ff.serveOptions(g, &gateway.ServeOptions{ReadTimeout: hf.readTimeout, WriteTimeout: hf.writeTimeout, IdleTimeout: hf.idleTO}))
 			}
 			if err := g.Start(ctx); err != nil {
 				return err
 			}
 			defer g.Close()
-			go watchServers(ctx, g, up.watch, watchEvery, readServers, logger)
+			go watchServers(ctx, g, up.watch, watchEvery, readServers, logger, fc)
 			go logReady(ctx, g, logger)
 			if m.StderrTerminal {
 				go showStart(ctx, g, m.progress(), 100*time.Millisecond)

@@ -17,6 +17,8 @@ import (
 type fleetFlags struct {
 	drainDelay, drainTimeout time.Duration
 	identities               string
+	streamEvents             int
+	streamRetention          time.Duration
 }
 
 func (ff *fleetFlags) register(cmd *cobra.Command) {
@@ -25,6 +27,10 @@ func (ff *fleetFlags) register(cmd *cobra.Command) {
 		"on SIGTERM, keep serving open sessions this long with /readyz failing and new sessions refused, so the load balancer stops sending new ones (a fleet: 2x its check interval)")
 	f.DurationVar(&ff.drainTimeout, "drain-timeout", 30*time.Second,
 		"on SIGTERM, wait at most this long (drain delay included) for the calls in flight before closing connections")
+	f.IntVar(&ff.streamEvents, "stream-events", gateway.DefaultStreamEvents,
+		"with a PostgreSQL --db, keep this many server-sent events a session so a cut stream resumes on any replica (Last-Event-ID); 0: keep none (one write less per answer)")
+	f.DurationVar(&ff.streamRetention, "stream-retention", gateway.DefaultStreamRetention,
+		"with a PostgreSQL --db, how long server-sent events are kept for resuming a stream")
 	f.StringVar(&ff.identities, "identities", "",
 		"identities file (YAML: name, token_sha256, sessions, rate, burst, profile): each bearer token is an identity with its own quota, rate and tools (capbroker identity new makes one)")
 }
@@ -48,6 +54,15 @@ func (ff *fleetFlags) listenToken(token string) string {
 		return "identities"
 	}
 	return token
+}
+
+// httpOptions adds the stream retention to the HTTP options.
+func (ff *fleetFlags) httpOptions(o *gateway.HTTPOptions) *gateway.HTTPOptions {
+	o.StreamEvents, o.StreamRetention = ff.streamEvents, ff.streamRetention
+	if ff.streamEvents <= 0 {
+		o.StreamEvents = -1
+	}
+	return o
 }
 
 // serveOptions adds the drain to the HTTP server's options.

@@ -46,13 +46,16 @@ func sameStamps(a, b map[string]string) bool {
 // again as at start (read) and reconciles the gateway's upstreams: added
 // servers start, removed ones stop, changed ones restart, and every
 // session gets list_changed. A file that no longer parses leaves the
-// upstreams as they are, with a warning.
+// upstreams as they are, with a warning. In a fleet (fc not nil) a change
+// made here is shared with the other replicas, and one they made, written
+// here by fc, is applied at once.
 func watchServers(ctx context.Context, g *gateway.Gateway, files []string, interval time.Duration,
-	read func(context.Context) (*upstreams, error), log *slog.Logger) {
+	read func(context.Context) (*upstreams, error), log *slog.Logger, fc *fleetConfig) {
 	if interval <= 0 || len(files) == 0 {
 		return
 	}
 	stamps := fileStamps(files)
+	fc.watching(files, stamps)
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -60,11 +63,13 @@ func watchServers(ctx context.Context, g *gateway.Gateway, files []string, inter
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-fc.written():
 		}
 		now := fileStamps(files)
 		if sameStamps(now, stamps) {
 			continue
 		}
+		fc.changed(ctx, files, stamps, now)
 		stamps = now
 		up, err := read(ctx)
 		if err != nil {
@@ -84,6 +89,7 @@ func watchServers(ctx context.Context, g *gateway.Gateway, files []string, inter
 		if !sameList(files, up.watch) && len(up.watch) > 0 {
 			files = up.watch
 			stamps = fileStamps(files)
+			fc.watching(files, stamps)
 		}
 	}
 }

@@ -15,6 +15,15 @@
 // order, so a reader paging with AfterID while others write can see a
 // lower ID appear later.
 //
+// # Fleet
+//
+// [Store.Notify] and [Store.Listen] carry messages between the replicas
+// of a fleet (LISTEN/NOTIFY; Listen calls its listening function at each
+// (re)connection, for the listener to read what it missed). The
+// mcp_events and mcp_event_streams tables (PostgreSQL only) keep the
+// server-sent events of MCP streams, numbered per stream, for resumption
+// on another replica (store.MCPEvents).
+//
 // # Schema
 //
 // Tables live in the connection's search_path, or in [Options.Schema]

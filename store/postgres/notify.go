@@ -22,10 +22,11 @@ func (s *Store) Notify(ctx context.Context, channel, payload string) error {
 }
 
 // Listen implements store.Notifier: it holds one connection of the pool
-// in LISTEN, and takes another after losing it.
-func (s *Store) Listen(ctx context.Context, channel string, fn func(payload string)) error {
+// in LISTEN, and takes another after losing it; listening calls
+// listening (if not nil) each time LISTEN is in place.
+func (s *Store) Listen(ctx context.Context, channel string, fn func(payload string), listening func()) error {
 	for {
-		err := s.listenOnce(ctx, channel, fn)
+		err := s.listenOnce(ctx, channel, fn, listening)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -38,7 +39,7 @@ func (s *Store) Listen(ctx context.Context, channel string, fn func(payload stri
 	}
 }
 
-func (s *Store) listenOnce(ctx context.Context, channel string, fn func(string)) error {
+func (s *Store) listenOnce(ctx context.Context, channel string, fn func(string), listening func()) error {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return err
@@ -49,6 +50,9 @@ func (s *Store) listenOnce(ctx context.Context, channel string, fn func(string))
 	defer c.Close(context.Background())
 	if _, err := c.Exec(ctx, `LISTEN `+pgx.Identifier{channel}.Sanitize()); err != nil {
 		return err
+	}
+	if listening != nil {
+		listening()
 	}
 	for {
 		n, err := c.WaitForNotification(ctx)

@@ -69,6 +69,12 @@ var migrations = []string{
 	ALTER TABLE sessions ADD COLUMN plan_task TEXT NOT NULL DEFAULT '';`,
 	// 4: the MCP sessions a fleet of gateway replicas shares.
 	store.MCPSessionsSchema,
+	// 5: the state a fleet shares beyond sessions (pins, learning,
+	// heartbeats), with its sequence.
+	store.SharedSchema,
+	// 6: the server-sent events of MCP sessions' streams, so a stream
+	// resumes on another replica (PostgreSQL only).
+	eventsSchema,
 }
 
 // SchemaVersion is the schema version this code writes.

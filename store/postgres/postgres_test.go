@@ -194,7 +194,7 @@ func TestNotify(t *testing.T) {
 	}
 	defer b.Close()
 	got := make(chan string, 4)
-	go b.Listen(ctx, "capbroker_test", func(p string) { got <- p })
+	go b.Listen(ctx, "capbroker_test", func(p string) { got <- p }, nil)
 	// Listen has no "ready" signal: send until one arrives.
 	for i := 0; ; i++ {
 		if err := a.Notify(ctx, "capbroker_test", "hello"); err != nil {
@@ -211,5 +211,36 @@ func TestNotify(t *testing.T) {
 				t.Fatal("heard nothing in 10 s")
 			}
 		}
+	}
+}
+
+// TestListenAgainAfterLostConnection: when its listening connection is
+// lost, Listen takes another and calls listening again, so the listener
+// reads what it missed meanwhile.
+func TestListenAgainAfterLostConnection(t *testing.T) {
+	dsn := testenv.Postgres(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s, err := Open(ctx, dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	listening := make(chan struct{}, 4)
+	go s.Listen(ctx, "capbroker_lost", func(string) {}, func() { listening <- struct{}{} })
+	select {
+	case <-listening:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Listen did not start listening in 10 s")
+	}
+	var n int
+	if err := s.pool.QueryRow(ctx, `SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE datname = current_database() AND query LIKE 'LISTEN %capbroker_lost%'`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("terminated %d listening connections (%v), want 1", n, err)
+	}
+	select {
+	case <-listening:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Listen did not listen again in 10 s after losing its connection")
 	}
 }

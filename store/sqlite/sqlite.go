@@ -78,6 +78,9 @@ var migrations = []string{
 	ALTER TABLE sessions ADD COLUMN plan_task TEXT NOT NULL DEFAULT '';`,
 	// 4: the MCP sessions a fleet of gateway replicas shares.
 	store.MCPSessionsSchema,
+	// 5: the state a fleet shares beyond sessions (pins, learning,
+	// heartbeats), with its sequence.
+	store.SharedSchema,
 }
 
 // SchemaVersion is the schema version this code writes.

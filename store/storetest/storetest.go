@@ -51,6 +51,7 @@ func Run(t *testing.T, h Harness) {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, h) })
 	}
 	runMCP(t, h)
+	runShared(t, h)
 }
 
 func open(t *testing.T, h Harness) store.Store {
