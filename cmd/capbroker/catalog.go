@@ -110,6 +110,9 @@ func (m *Main) broker(ctx context.Context, f *catalogFlags, opts *capbroker.Opti
 	}
 	o.Cards = cards
 	o.Logger = m.quietLogger()
+	if o.TokenMemo == nil {
+		o.TokenMemo = m.tokenMemo(o.Encoding)
+	}
 	if o.Select.Floors == nil {
 		// Floors are policy, not sources: the config's apply with --tools too.
 		if o.Select.Floors, err = m.configFloors(&f.discoveryFlags); err != nil {

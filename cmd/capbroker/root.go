@@ -36,6 +36,7 @@ type Main struct {
 	notedFailed     bool          // the note on failed servers was printed
 	span            trace.Span    // the command's span, when traced
 	warned          sync.Map      // keys warnOnce has warned about
+	tokenMemos      sync.Map      // payload.Encoding -> *payload.CountMemo (tokenmemo.go)
 }
 
 // NewMain returns a Main wired to the process's streams and environment.
@@ -97,6 +98,7 @@ find_capability always exposed to find more.`,
 		root.AddCommand(c)
 	}
 	err := root.ExecuteContext(ctx)
+	m.saveTokenMemos()
 	defer m.flushOutput()
 	if m.span != nil {
 		telemetry.End(m.span, err)
