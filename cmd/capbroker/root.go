@@ -37,11 +37,13 @@ type Main struct {
 	span            trace.Span    // the command's span, when traced
 	warned          sync.Map      // keys warnOnce has warned about
 	tokenMemos      sync.Map      // payload.Encoding -> *payload.CountMemo (tokenmemo.go)
+	prof            profiler      // the hidden --cpuprofile (profile.go)
+	tuneGC          bool          // the process is the command's own: oneShotGC may tune the collector
 }
 
 // NewMain returns a Main wired to the process's streams and environment.
 func NewMain() *Main {
-	return &Main{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, StderrTerminal: progress.IsTerminal(os.Stderr)}
+	return &Main{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, StderrTerminal: progress.IsTerminal(os.Stderr), tuneGC: true}
 }
 
 // usageError marks an error in the command line itself (exit code 2).
@@ -85,8 +87,11 @@ find_capability always exposed to find more.`,
 			m.safeOutput(cmd)
 			m.warnAliases(cmd)
 			m.startSpan(cmd)
+			oneShotGC(m, cmd)
+			m.prof.start(m)
 		},
 	}
+	m.prof.register(root)
 	// --version prints the same line as "capbroker version".
 	root.SetVersionTemplate(buildinfo.Read().String() + "\n")
 	root.SetIn(m.Stdin)
@@ -99,6 +104,7 @@ find_capability always exposed to find more.`,
 	}
 	err := root.ExecuteContext(ctx)
 	m.saveTokenMemos()
+	m.prof.stop(m)
 	defer m.flushOutput()
 	if m.span != nil {
 		telemetry.End(m.span, err)
