@@ -19,7 +19,9 @@ func TestCacheSnapshot(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "c.db")
 	c := openTestCache(t, path)
-	entry := func(d string, x float32) Entry { return Entry{Digest: d, TextSHA: "sha-" + d, Vector: []float32{x, 1, 2}} }
+	entry := func(d string, x float32) Entry {
+		return Entry{Digest: d, TextSHA: "sha-" + d, Vector: []float32{x, 1, 2}}
+	}
 	if err := c.Put(ctx, "m", []Entry{entry("a", 1), entry("b", 2), entry("c", 3)}); err != nil {
 		t.Fatal(err)
 	}
