@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -34,40 +35,50 @@ func TestCPUProfileFlag(t *testing.T) {
 	}
 }
 
-// TestOneShotGC: select and find run the collector at a quarter of the
-// default pace unless GOGC is set; other commands keep the default, and
-// so does a Main that is not the process's own.
+// TestOneShotGC: select and find collect garbage only at
+// oneShotMemoryLimit unless GOGC or GOMEMLIMIT is set; other commands
+// keep the default, and so does a Main that is not the process's own.
 func TestOneShotGC(t *testing.T) {
-	prev := debug.SetGCPercent(100)
-	defer debug.SetGCPercent(prev)
+	prevPct := debug.SetGCPercent(100)
+	prevLimit := debug.SetMemoryLimit(-1)
+	defer func() {
+		debug.SetGCPercent(prevPct)
+		debug.SetMemoryLimit(prevLimit)
+	}()
 	root := &cobra.Command{Use: "capbroker"}
 	cmds := map[string]*cobra.Command{}
 	for _, n := range []string{"select", "find", "serve", "gateway", "eval"} {
 		cmds[n] = &cobra.Command{Use: n}
 		root.AddCommand(cmds[n])
 	}
+	const none = math.MaxInt64
 	for _, tt := range []struct {
-		cmd, gogc string
-		want      int
+		cmd, env, val string
+		own           bool
+		pct           int
+		limit         int64
 	}{
-		{"select", "", 400},
-		{"find", "", 400},
-		{"select", "50", 100},
-		{"serve", "", 100},
-		{"gateway", "", 100},
-		{"eval", "", 100},
-		{"select", "own=false", 100},
+		{"select", "", "", true, -1, oneShotMemoryLimit},
+		{"find", "", "", true, -1, oneShotMemoryLimit},
+		{"select", "GOGC", "50", true, 100, none},
+		{"select", "GOMEMLIMIT", "1GiB", true, 100, none},
+		{"serve", "", "", true, 100, none},
+		{"gateway", "", "", true, 100, none},
+		{"eval", "", "", true, 100, none},
+		{"select", "", "", false, 100, none},
 	} {
 		debug.SetGCPercent(100)
-		m := &Main{tuneGC: tt.gogc != "own=false", Getenv: func(k string) string {
-			if k == "GOGC" && tt.gogc != "own=false" {
-				return tt.gogc
+		debug.SetMemoryLimit(none)
+		m := &Main{tuneGC: tt.own, Getenv: func(k string) string {
+			if k == tt.env {
+				return tt.val
 			}
 			return ""
 		}}
 		oneShotGC(m, cmds[tt.cmd])
-		if got := debug.SetGCPercent(100); got != tt.want {
-			t.Errorf("%s with GOGC=%q: GC percent %d, want %d", tt.cmd, tt.gogc, got, tt.want)
+		pct, limit := debug.SetGCPercent(100), debug.SetMemoryLimit(none)
+		if pct != tt.pct || limit != tt.limit {
+			t.Errorf("%s (%s=%q, own process %v): GC percent %d, memory limit %d; want %d, %d", tt.cmd, tt.env, tt.val, tt.own, pct, limit, tt.pct, tt.limit)
 		}
 	}
 }
