@@ -206,3 +206,22 @@ func TestDot2(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendVector: the table's bytes become x/127, bit for bit.
+func TestAppendVector(t *testing.T) {
+	tab, err := loadVectors()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []int32{0, 1, 777, int32(tab.n - 1)} {
+		got := tab.appendVector([]float32{9}, id)
+		if len(got) != 1+tab.dims || got[0] != 9 {
+			t.Fatalf("appendVector(%d): %d values, first %v", id, len(got), got[0])
+		}
+		for i, x := range tab.vecs[int(id)*tab.dims : int(id+1)*tab.dims] {
+			if want := float32(x) / 127; got[1+i] != want {
+				t.Fatalf("word %d component %d: %v, want %v", id, i, got[1+i], want)
+			}
+		}
+	}
+}
