@@ -143,6 +143,16 @@ func (m *Main) broker(ctx context.Context, f *catalogFlags, opts *capbroker.Opti
 			o.Rank = &ro
 		}
 	}
+	if o.Ranker == nil && (o.Rank == nil || o.Rank.Memo == nil) {
+		if memo := m.rankMemo(); memo != nil {
+			ro := rank.Options{}
+			if o.Rank != nil {
+				ro = *o.Rank
+			}
+			ro.Memo = memo
+			o.Rank = &ro
+		}
+	}
 	if o.Ranker == nil && o.NewRanker == nil {
 		nr, err := m.configuredRanker(ctx, f.background)
 		if err != nil {

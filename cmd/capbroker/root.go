@@ -14,6 +14,7 @@ import (
 
 	"github.com/capbroker/capbroker/internal/buildinfo"
 	"github.com/capbroker/capbroker/internal/progress"
+	"github.com/capbroker/capbroker/rank"
 	"github.com/capbroker/capbroker/source/trust"
 	"github.com/capbroker/capbroker/telemetry"
 	"github.com/capbroker/capbroker/telemetry/export"
@@ -36,7 +37,9 @@ type Main struct {
 	notedFailed     bool          // the note on failed servers was printed
 	span            trace.Span    // the command's span, when traced
 	warned          sync.Map      // keys warnOnce has warned about
-	tokenMemos      sync.Map      // payload.Encoding -> *payload.CountMemo (tokenmemo.go)
+	tokenMemos      sync.Map      // payload.Encoding -> *payload.CountMemo (memo.go)
+	rankMemoOnce    sync.Once     // rankMemoVal is opened (memo.go)
+	rankMemoVal     *rank.Memo
 	prof            profiler      // the hidden --cpuprofile (profile.go)
 	tuneGC          bool          // the process is the command's own: oneShotGC may tune the collector
 }
@@ -103,7 +106,7 @@ find_capability always exposed to find more.`,
 		root.AddCommand(c)
 	}
 	err := root.ExecuteContext(ctx)
-	m.saveTokenMemos()
+	m.saveMemos()
 	m.prof.stop(m)
 	defer m.flushOutput()
 	if m.span != nil {

@@ -7,10 +7,11 @@ import (
 	"testing"
 
 	"github.com/capbroker/capbroker/payload"
+	"github.com/capbroker/capbroker/rank"
 )
 
 // TestTokenCountsRemembered: a one-shot select remembers the catalog's
-// token counts in the cache directory, and a later run prints the same
+// token counts and the words of its cards in the cache directory, and a later run prints the same
 // selection and figures from them (counts from the file equal counts
 // made afresh, with no cache directory at all); an unreadable file is
 // said once, counted again and replaced; each vocabulary has its file.
@@ -38,6 +39,10 @@ func TestTokenCountsRemembered(t *testing.T) {
 	m, err := payload.OpenCountMemo(memo, payload.O200k)
 	if err != nil || m.Len() < 100 {
 		t.Fatalf("after the first run: %d counts remembered in %s (err %v), want the catalog's", m.Len(), memo, err)
+	}
+	words, err := rank.OpenMemo(filepath.Join(home, ".cache", "capbroker", "rankmemo.bin"))
+	if err != nil || words.Len() < 100 {
+		t.Fatalf("after the first run: the words of %d cards remembered (err %v), want the catalog's", words.Len(), err)
 	}
 	st, _ := os.Stat(memo)
 	if second := selectJSON(env); second != fresh {
