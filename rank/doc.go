@@ -242,7 +242,7 @@
 // per search, one similarity per query word and distinct card word of the
 // SimilarDepth cards, cached across them: about 15 µs on 10,000 cards of
 // real words (BenchmarkThirdStage; BenchmarkSearch's pseudo-words have no
-// vectors). The table is decoded once per process, in about 35 ms
+// vectors). The table is read in place: opening it costs nothing
 // (BenchmarkLoadVectors). Expanding a query word the catalog lacks
 // compares it with each distinct word of the catalog once: two such words
 // add about 12 µs to a search of 1,000 cards and 44 µs of 10,000
@@ -254,6 +254,13 @@
 // are the task's, so each word is expanded once (a word the catalog
 // lacks costs a pass over its words) and a step's third stage computes
 // only the similarities the task's did not (BenchmarkSearchSteps).
+//
+// Reading the cards (their schemas parsed, their words split and
+// stemmed) is most of what [New] costs. [Options.Memo] keeps that reading
+// from one process to the next ([Memo], a file per program build), so a
+// one-shot command over a catalog it has indexed before decodes the
+// words instead (BenchmarkNewMemo); the index built is the same
+// (TestMemo).
 //
 // No query costs more than one of [MaxQueryBytes] (16 KiB, three times
 // the longest benchmark task): [Index.Search] reads only that much of it

@@ -39,7 +39,7 @@ type Main struct {
 	warned          sync.Map      // keys warnOnce has warned about
 	tokenMemos      sync.Map      // payload.Encoding -> *payload.CountMemo (memo.go)
 	rankMemoOnce    sync.Once     // rankMemoVal is opened (memo.go)
-	rankMemoVal     *rank.Memo
+	rankMemoVal     *rank.Memo    // the memo of how cards were read, once opened
 	prof            profiler      // the hidden --cpuprofile (profile.go)
 	tuneGC          bool          // the process is the command's own: oneShotGC may tune the collector
 }
