@@ -16,6 +16,7 @@ import (
 
 	"github.com/capbroker/capbroker/card"
 	"github.com/capbroker/capbroker/internal/atomicfile"
+	"github.com/capbroker/capbroker/internal/buildinfo"
 	"github.com/capbroker/capbroker/internal/safefile"
 	"github.com/capbroker/capbroker/source/toolfile"
 )
@@ -28,8 +29,8 @@ var toolFilesMagic = []byte("capbroker-toolfiles\n")
 // through a cache in dir: the cards of a set of paths that all loaded
 // without a problem are stored in dir/toolfiles-<key>.bin (key: the
 // paths and the working folder), with the stamp of every file they were
-// read from (its type, size and modification time); a later call whose
-// stamps all match decodes the stored cards instead of parsing the files
+// read from (its type, size and modification time) and the build of the
+// program that parsed them; a later call whose stamps all match decodes the stored cards instead of parsing the files
 // (a tenth of the CPU for a catalog of 500 tools). A file whose size or
 // time changed, a file added to or removed from a folder, or a path that
 // became another type of file is read again, as [Index.Lookup] judges a
@@ -63,12 +64,15 @@ func LoadToolFiles(dir string, paths []string) (cards []card.Card, errs []error,
 	return cards, errs, false
 }
 
-// toolFilesStamp lists what LoadAll reads for paths: each path's type,
+// toolFilesStamp names the program (buildinfo.Program) and lists what
+// LoadAll reads for paths: each path's type,
 // size and time, and for a folder each tool file directly inside it
 // (as toolfile.LoadAllWith picks them). Anything that cannot be stated
 // is recorded as missing.
 func toolFilesStamp(paths []string) string {
 	var b strings.Builder
+	// Another build may parse tool files otherwise.
+	fmt.Fprintf(&b, "program %s\n", buildinfo.Program())
 	file := func(path string, fi os.FileInfo) {
 		fmt.Fprintf(&b, "%d:%s %o %d %d\n", len(path), path, fi.Mode().Type(), fi.Size(), fi.ModTime().UnixNano())
 	}

@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/capbroker/capbroker/internal/atomicfile"
+	"github.com/capbroker/capbroker/internal/buildinfo"
 )
 
 // CountMemo remembers token counts from one process to the next, so a
@@ -22,14 +23,17 @@ import (
 // [Counter] given one with [Counter.WithMemo] looks each text up by its
 // SHA-256 before counting it. It is safe for concurrent use.
 //
-// The file holds the counts of one vocabulary: a header line naming it
-// ("capbroker-tokens/1 o200k\n"), then records of the text's SHA-256
+// The file holds the counts of one vocabulary by one build of the
+// program: a header line naming the vocabulary ("capbroker-tokens/1
+// o200k\n"), the program ([buildinfo.Program], length-prefixed; another
+// build's counts are counted again), then records of the text's SHA-256
 // (its first 16 bytes) and its count (uint32, little-endian). It keeps
 // at most [MaxMemoCounts] records, those used most recently; [CountMemo.Save]
 // writes it (owner-only, atomically) only when a count was added.
 type CountMemo struct {
-	path string
-	enc  Encoding
+	path    string
+	enc     Encoding
+	program string // buildinfo.Program: counts of another build are not read
 
 	mu     sync.Mutex
 	counts map[memoKey]memoEntry
@@ -60,7 +64,7 @@ func OpenCountMemo(path string, enc Encoding) (*CountMemo, error) {
 	if enc == "" {
 		enc = O200k
 	}
-	m := &CountMemo{path: path, enc: enc, counts: map[memoKey]memoEntry{}}
+	m := &CountMemo{path: path, enc: enc, program: buildinfo.Program(), counts: map[memoKey]memoEntry{}}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return m, nil
@@ -74,6 +78,14 @@ func OpenCountMemo(path string, enc Encoding) (*CountMemo, error) {
 		return m, fmt.Errorf("reading token counts %s: header %.40q, want %q", path, line, header)
 	}
 	data = data[len(header):]
+	n, k := binary.Uvarint(data)
+	if k <= 0 || n > uint64(len(data)-k) {
+		return m, fmt.Errorf("reading token counts %s: truncated header", path)
+	}
+	if string(data[k:k+int(n)]) != m.program || m.program == "" {
+		return m, nil // another build's counts: counted again
+	}
+	data = data[k+int(n):]
 	if len(data)%20 != 0 {
 		return m, fmt.Errorf("reading token counts %s: %d bytes of records, not a multiple of 20 (truncated?)", path, len(data))
 	}
@@ -130,7 +142,7 @@ func (m *CountMemo) remember(k memoKey, n int) {
 func (m *CountMemo) Save() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if !m.added {
+	if !m.added || m.program == "" {
 		return nil
 	}
 	type rec struct {
@@ -151,6 +163,8 @@ func (m *CountMemo) Save() error {
 		buf = append(buf, memoMagic...)
 		buf = append(buf, m.enc...)
 		buf = append(buf, '\n')
+		buf = binary.AppendUvarint(buf, uint64(len(m.program)))
+		buf = append(buf, m.program...)
 		for _, r := range recs {
 			buf = append(buf, r.k[:]...)
 			buf = binary.LittleEndian.AppendUint32(buf, r.e.count)

@@ -140,6 +140,23 @@ func TestCountMemoBad(t *testing.T) {
 	}
 }
 
+// TestCountMemoOtherBuild: counts another build of the program saved
+// are not read (that build may count otherwise): the memo starts empty,
+// without an error.
+func TestCountMemoOtherBuild(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tokens.bin")
+	other, _ := OpenCountMemo(path, O200k)
+	other.program = "/elsewhere/capbroker 1 2"
+	other.remember(memoKeyOf("text"), 3)
+	if err := other.Save(); err != nil {
+		t.Fatal(err)
+	}
+	m, err := OpenCountMemo(path, O200k)
+	if err != nil || m.Len() != 0 {
+		t.Errorf("another build's memo: %d counts, err %v; want 0, nil", m.Len(), err)
+	}
+}
+
 // TestCountMemoBound: the file keeps the most recently used
 // MaxMemoCounts counts; the ones this process used survive, the oldest
 // unused go.

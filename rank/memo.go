@@ -9,13 +9,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/capbroker/capbroker/card"
 	"github.com/capbroker/capbroker/internal/atomicfile"
+	"github.com/capbroker/capbroker/internal/buildinfo"
 	"github.com/capbroker/capbroker/internal/safefile"
 )
 
@@ -57,26 +57,12 @@ type memoCard struct {
 
 var memoMagic = []byte("capbroker-rankmemo/1\n")
 
-// program identifies the running executable, or "" when it cannot be
-// stated (then nothing is remembered).
-var program = sync.OnceValue(func() string {
-	exe, err := os.Executable()
-	if err != nil {
-		return ""
-	}
-	fi, err := os.Stat(exe)
-	if err != nil {
-		return ""
-	}
-	return fmt.Sprintf("%s %d %d", exe, fi.Size(), fi.ModTime().UnixNano())
-})
-
 // OpenMemo reads the memo in path. A missing file, or one another program
 // wrote, gives an empty memo; so does a file that cannot be read or
 // decoded, with an error saying why (the memo is still usable and Save
 // replaces the file).
 func OpenMemo(path string) (*Memo, error) {
-	m := &Memo{path: path, program: program(), cards: map[memoKey]*memoCard{}}
+	m := &Memo{path: path, program: buildinfo.Program(), cards: map[memoKey]*memoCard{}}
 	data, err := safefile.ReadFile(path, 1<<30)
 	if errors.Is(err, fs.ErrNotExist) {
 		return m, nil
