@@ -41,8 +41,9 @@ type CountMemo struct {
 	added  bool   // a count was added since the file was read
 }
 
-// MaxMemoCounts bounds a [CountMemo] file: 100,000 texts, 2 MB.
-const MaxMemoCounts = 100_000
+// MaxMemoCounts bounds a [CountMemo] file: 20,000 texts, 400 KB (read in
+// full by every command that counts).
+const MaxMemoCounts = 20_000
 
 type memoKey [16]byte
 

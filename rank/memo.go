@@ -44,18 +44,22 @@ type Memo struct {
 }
 
 // MaxMemoCards bounds a [Memo].
-const MaxMemoCards = 20_000
+const MaxMemoCards = 10_000
 
 type memoKey [16]byte
 
 // memoCard is one card's reading: the tokens of each field but usage.
+// A card read from the file keeps its encoding in raw and is decoded on
+// its first lookup, so opening a memo of many cards costs a pass over
+// their keys, not the decoding of every token.
 type memoCard struct {
 	fields [FieldUsage][]Token
+	raw    string
 	order  uint32
 	used   bool
 }
 
-var memoMagic = []byte("capbroker-rankmemo/1\n")
+var memoMagic = []byte("capbroker-rankmemo/2\n")
 
 // OpenMemo reads the memo in path. A missing file, or one another program
 // wrote, gives an empty memo; so does a file that cannot be read or
@@ -80,8 +84,8 @@ func OpenMemo(path string) (*Memo, error) {
 
 // decode reads a memo file: the magic line, the body's length (8 bytes)
 // and SHA-256 (32), then the body: the program, the number of cards, and
-// per card its key and, for each field but usage, its tokens (stem and
-// word), strings length-prefixed (uvarint). A memo of another program
+// per card its key and its fields' encoding (see decodeFields), strings
+// length-prefixed (uvarint). A memo of another program
 // decodes to nothing, without error.
 func (m *Memo) decode(data []byte) error {
 	if !bytes.HasPrefix(data, memoMagic) || len(data) < len(memoMagic)+8+sha256.Size {
@@ -103,26 +107,47 @@ func (m *Memo) decode(data []byte) error {
 	for i := uint64(0); i < n && !r.bad; i++ {
 		var k memoKey
 		copy(k[:], r.raw(len(k)))
-		c := &memoCard{order: m.seq}
-		for f := range c.fields {
-			nt := r.uint()
-			if r.bad || nt > uint64(len(r.s)) {
-				r.bad = true
-				break
-			}
-			toks := make([]Token, nt)
-			for j := range toks {
-				toks[j] = Token{Stem: r.str(), Word: r.str()}
-			}
-			c.fields[f] = toks
-		}
-		m.cards[k] = c
+		m.cards[k] = &memoCard{raw: r.str(), order: m.seq}
 		m.seq++
 	}
 	if r.bad || r.off != len(r.s) {
 		return errors.New("undecodable")
 	}
 	return nil
+}
+
+// decodeFields reads a card's fields from its encoding: for each field
+// but usage, the number of tokens, then each token's stem and word.
+func decodeFields(raw string) ([FieldUsage][]Token, bool) {
+	var fields [FieldUsage][]Token
+	r := memoReader{s: raw}
+	for f := range fields {
+		nt := r.uint()
+		if r.bad || nt > uint64(len(r.s)) {
+			return fields, false
+		}
+		toks := make([]Token, nt)
+		for j := range toks {
+			toks[j] = Token{Stem: r.str(), Word: r.str()}
+		}
+		fields[f] = toks
+	}
+	return fields, !r.bad && r.off == len(r.s)
+}
+
+// encodeFields is decodeFields' inverse.
+func encodeFields(fields *[FieldUsage][]Token) string {
+	var b []byte
+	for _, toks := range fields {
+		b = binary.AppendUvarint(b, uint64(len(toks)))
+		for _, t := range toks {
+			b = binary.AppendUvarint(b, uint64(len(t.Stem)))
+			b = append(b, t.Stem...)
+			b = binary.AppendUvarint(b, uint64(len(t.Word)))
+			b = append(b, t.Word...)
+		}
+	}
+	return string(b)
 }
 
 // Path returns the memo's file.
@@ -142,6 +167,15 @@ func (m *Memo) lookup(k memoKey) (*[FieldUsage][]Token, bool) {
 	c, ok := m.cards[k]
 	if !ok {
 		return nil, false
+	}
+	if c.raw != "" {
+		fields, ok := decodeFields(c.raw)
+		if !ok {
+			// A damaged card (the file's checksum held): read it again.
+			delete(m.cards, k)
+			return nil, false
+		}
+		c.fields, c.raw = fields, ""
 	}
 	if !c.used {
 		c.used, c.order = true, m.seq
@@ -195,12 +229,10 @@ func (m *Memo) Save() error {
 	body = binary.AppendUvarint(body, uint64(len(recs)))
 	for _, r := range recs {
 		body = append(body, r.k[:]...)
-		for _, toks := range r.c.fields {
-			body = binary.AppendUvarint(body, uint64(len(toks)))
-			for _, t := range toks {
-				str(t.Stem)
-				str(t.Word)
-			}
+		if r.c.raw != "" {
+			str(r.c.raw)
+		} else {
+			str(encodeFields(&r.c.fields))
 		}
 	}
 	sum := sha256.Sum256(body)
