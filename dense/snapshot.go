@@ -25,7 +25,11 @@ import (
 // digest, and every snapshot is removed before and after any Put, by any
 // process: the database is the truth, a snapshot a copy of one complete
 // answer it gave. A snapshot that does not decode, or holds other
-// digests, is ignored.
+// digests, is ignored. (A lookup that read the database just before
+// another process's Put may still write the older answer after it; the
+// only vectors a Put replaces are those whose card text changed, which a
+// lookup refuses by their text_sha, embeds again and Puts, removing that
+// snapshot.)
 //
 // File: the magic line, the body's length (8 bytes, big-endian) and
 // SHA-256 (32), then the body: the model, the number of entries, and per
