@@ -33,6 +33,10 @@ type Options struct {
 	Select policy.Options
 	// Encoding is the token vocabulary ("o200k" or "cl100k"). If empty, o200k.
 	Encoding payload.Encoding
+	// TokenMemo, if set, remembers the cards' token counts from one
+	// process to the next (see payload.CountMemo); it must be of
+	// Encoding. The caller saves it.
+	TokenMemo *payload.CountMemo
 	// Logger receives warnings (renamed cards, degraded selections). If nil,
 	// slog.Default().
 	Logger *slog.Logger
@@ -88,6 +92,9 @@ func New(ctx context.Context, opts *Options) (*Broker, error) {
 	b.rankerName = strings.TrimPrefix(fmt.Sprintf("%T", ranker), "*")
 	counter, err := payload.NewCounter(o.Encoding)
 	if err != nil {
+		return nil, fmt.Errorf("creating broker: %w", err)
+	}
+	if counter, err = counter.WithMemo(o.TokenMemo); err != nil {
 		return nil, fmt.Errorf("creating broker: %w", err)
 	}
 	b.sel, err = policy.NewSelector(cat, ranker, counter)

@@ -13,6 +13,7 @@ import (
 	"math"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
@@ -42,6 +43,13 @@ type Cache struct {
 	db    *sql.DB
 	owned bool
 	pg    bool // PostgreSQL (OpenPostgresCache): $n placeholders, BYTEA, ON CONFLICT
+	// snapDir, set by OpenCache, holds the snapshots of whole lookups
+	// (snapshot.go); empty for none.
+	snapDir string
+	// schema creates the table on first use of the database (OpenCache:
+	// a lookup a snapshot answers never opens it).
+	schemaMu   sync.Mutex
+	schemaDone bool
 }
 
 // q adapts a statement written for SQLite to the cache's database.
@@ -86,22 +94,34 @@ func OpenCache(ctx context.Context, path string) (*Cache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening embedding cache %s: %w", path, err)
 	}
-	c, err := NewCache(ctx, db)
-	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("opening embedding cache %s: %w", path, err)
+	// The table is created on the first use of the database, not here:
+	// a one-shot command whose lookup a snapshot answers never opens it.
+	return &Cache{db: db, owned: true, snapDir: path + snapshotSuffix}, nil
+}
+
+// schema creates the cache table if it is missing, once (again after a
+// failure).
+func (c *Cache) schema(ctx context.Context) error {
+	c.schemaMu.Lock()
+	defer c.schemaMu.Unlock()
+	if c.schemaDone {
+		return nil
 	}
-	c.owned = true
-	return c, nil
+	if _, err := c.db.ExecContext(ctx, cacheSchema); err != nil {
+		return fmt.Errorf("creating table %s: %w", CacheTable, err)
+	}
+	c.schemaDone = true
+	return nil
 }
 
 // NewCache uses an open SQLite database (the card index's handle) and
 // creates the cache table in it if missing. Close does not close db.
 func NewCache(ctx context.Context, db *sql.DB) (*Cache, error) {
-	if _, err := db.ExecContext(ctx, cacheSchema); err != nil {
-		return nil, fmt.Errorf("creating table %s: %w", CacheTable, err)
+	c := &Cache{db: db}
+	if err := c.schema(ctx); err != nil {
+		return nil, err
 	}
-	return &Cache{db: db}, nil
+	return c, nil
 }
 
 // Close closes the database if OpenCache opened it.
@@ -127,7 +147,17 @@ const lookupChunk = 500
 
 // Get returns the cached entries of model for the given digests. Missing
 // digests are absent from the map; a corrupt row is treated as missing.
+// A cache opened with OpenCache answers a lookup it answered whole
+// before from a snapshot file (snapshot.go) without reading the
+// database.
 func (c *Cache) Get(ctx context.Context, model string, digests []string) (map[string]Entry, error) {
+	snap := c.snapshotFile(model, digests)
+	if out, ok := readSnapshot(snap, model, digests); ok {
+		return out, nil
+	}
+	if err := c.schema(ctx); err != nil {
+		return nil, fmt.Errorf("reading embedding cache: %w", err)
+	}
 	out := make(map[string]Entry, len(digests))
 	for lo := 0; lo < len(digests); lo += lookupChunk {
 		chunk := digests[lo:min(lo+lookupChunk, len(digests))]
@@ -163,6 +193,7 @@ func (c *Cache) Get(ctx context.Context, model string, digests []string) (map[st
 			return nil, fmt.Errorf("reading embedding cache: %w", err)
 		}
 	}
+	c.writeSnapshot(snap, model, digests, out)
 	return out, nil
 }
 
@@ -172,6 +203,12 @@ func (c *Cache) Put(ctx context.Context, model string, entries []Entry) error {
 	if len(entries) == 0 {
 		return nil
 	}
+	if err := c.schema(ctx); err != nil {
+		return fmt.Errorf("writing embedding cache: %w", err)
+	}
+	// Snapshots go first: a lookup between the commit and their removal
+	// must not answer from one.
+	c.dropSnapshots()
 	tx, err := c.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("writing embedding cache: %w", err)
@@ -196,11 +233,15 @@ func (c *Cache) Put(ctx context.Context, model string, entries []Entry) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("writing embedding cache: %w", err)
 	}
+	c.dropSnapshots()
 	return nil
 }
 
 // Len returns how many vectors the cache holds for model.
 func (c *Cache) Len(ctx context.Context, model string) (int, error) {
+	if err := c.schema(ctx); err != nil {
+		return 0, fmt.Errorf("counting embedding cache: %w", err)
+	}
 	var n int
 	err := c.db.QueryRowContext(ctx, c.q(`SELECT count(*) FROM `+CacheTable+` WHERE model = ?`), model).Scan(&n)
 	if err != nil {
@@ -212,6 +253,9 @@ func (c *Cache) Len(ctx context.Context, model string) (int, error) {
 // Prune deletes the vectors of model whose digest is not in keep (cards
 // no longer in the catalog) and returns how many it deleted.
 func (c *Cache) Prune(ctx context.Context, model string, keep []string) (int, error) {
+	if err := c.schema(ctx); err != nil {
+		return 0, fmt.Errorf("pruning embedding cache: %w", err)
+	}
 	keepSet := make(map[string]bool, len(keep))
 	for _, d := range keep {
 		keepSet[d] = true

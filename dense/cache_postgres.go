@@ -39,5 +39,5 @@ func OpenPostgresCache(ctx context.Context, dsn string) (*Cache, error) {
 		db.Close()
 		return nil, fmt.Errorf("opening embedding cache in PostgreSQL: creating table %s: %w", CacheTable, err)
 	}
-	return &Cache{db: db, owned: true, pg: true}, nil
+	return &Cache{db: db, owned: true, pg: true, schemaDone: true}, nil
 }

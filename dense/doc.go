@@ -45,6 +45,14 @@
 // digest and is embedded again, alone. Vectors of different models (or
 // different [ClientOptions.Dimensions]) never mix.
 //
+// A cache opened with [OpenCache] also keeps, in a folder beside the
+// database (<file>-vectors), a snapshot of each lookup the database
+// answered whole (the same model and digests: one catalog), at most 16,
+// and answers that lookup again from it without opening SQLite: a
+// one-shot command over a catalog it has seen reads one flat file (its
+// table is created on the first use of the database, not on open). Every
+// Put, by any process, removes the snapshots before and after it writes.
+//
 // # Search
 //
 // [Vectors] holds L2-normalized float32 vectors (or int8 with a scale per

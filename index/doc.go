@@ -35,6 +35,17 @@
 // (Info.RetryAfter says until when), so a broken server does not cost
 // its timeout on every run.
 //
+// # Tool files named directly
+//
+// [LoadToolFiles] is the same idea for the tool files a command names
+// itself (capbroker select --tools FILE): the cards of a set of paths
+// that loaded without a problem are kept in dir/toolfiles-<key>.bin with
+// each file's type, size and modification time (for a folder, each tool
+// file directly inside it), and reused while those all match, so a
+// one-shot command decodes the cards instead of parsing JSON and
+// canonicalizing schemas. A changed, added or removed file is read
+// again; files with problems are read every time.
+//
 // # Pinned digests
 //
 // dir/pins.json remembers, for each MCP tool (server and tool name), the

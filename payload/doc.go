@@ -29,4 +29,10 @@
 // rendered JSON, the text a provider actually receives; providers add a
 // small fixed framing of their own, which is the same whichever tools are
 // exposed and so does not change what a selection saves.
+//
+// A [CountMemo] remembers counts from one process to the next (a file of
+// SHA-256 keys and counts per vocabulary; the CLI keeps it in its cache
+// directory): a counter given one with [Counter.WithMemo] loads its
+// vocabulary only for a text it has not counted before, so a one-shot
+// command over a known catalog counts nothing.
 package payload

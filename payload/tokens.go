@@ -24,6 +24,9 @@ type Counter struct {
 	enc   Encoding
 	name  tokenizer.Encoding
 	codec func() tokenizer.Codec
+	// memo, if set, remembers counts from one process to the next
+	// (WithMemo).
+	memo *CountMemo
 }
 
 var (
@@ -67,8 +70,23 @@ func NewCounter(enc Encoding) (*Counter, error) {
 func (c *Counter) Encoding() Encoding { return c.enc }
 
 // Count returns the number of tokens in s. Invalid UTF-8 is counted as
-// the replacement runes a provider would see.
+// the replacement runes a provider would see. A counter with a memo
+// (WithMemo) loads its vocabulary only for a text the memo lacks.
 func (c *Counter) Count(s string) int {
+	if c.memo == nil {
+		return c.count(s)
+	}
+	k := memoKeyOf(s)
+	if n, ok := c.memo.lookup(k); ok {
+		return n
+	}
+	n := c.count(s)
+	c.memo.remember(k, n)
+	return n
+}
+
+// count counts s with the vocabulary.
+func (c *Counter) count(s string) int {
 	codec := c.codec()
 	n, err := codec.Count(s)
 	if err != nil {

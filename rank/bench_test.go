@@ -161,7 +161,7 @@ func reportLatency(b *testing.B, lat []time.Duration) {
 // WordNet table, paid by the first search of a process.
 func BenchmarkLoadRelated(b *testing.B) {
 	for b.Loop() {
-		if _, err := newRelatedWords(relatedGz); err != nil {
+		if _, err := newRelatedWords(relatedText); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -221,9 +221,9 @@ func BenchmarkNeighbours(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	words := make([]string, len(t.ids))
-	for w, id := range t.ids {
-		words[id] = w
+	words := make([]string, t.n)
+	for id := range words {
+		words[id] = t.word(id)
 	}
 	for _, n := range []int{1000, 10000} {
 		cards := synth.Cards(n, 1)

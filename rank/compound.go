@@ -39,7 +39,7 @@ func (t *wordVectors) splitCompound(w string) []string {
 			return nil
 		}
 	}
-	if _, ok := t.ids[w]; ok {
+	if t.has(w) {
 		return nil
 	}
 	// parts[i] is the fewest parts that spell w[:i] (0: none found),
@@ -51,7 +51,7 @@ func (t *wordVectors) splitCompound(w string) []string {
 			if j > 0 && parts[j] == 0 {
 				continue
 			}
-			if _, ok := t.ids[w[j:i]]; !ok {
+			if !t.has(w[j:i]) {
 				continue
 			}
 			if p := parts[j] + 1; parts[i] == 0 || p < parts[i] {

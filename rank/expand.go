@@ -2,23 +2,24 @@ package rank
 
 import (
 	"bytes"
-	"compress/gzip"
 	_ "embed"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 )
 
-//go:generate go run gen_related.go -o related.txt.gz
+//go:generate go run gen_related.go -o related.txt
 
-// relatedGz is the table of related words built from WordNet 3.0 by
+// relatedText is the table of related words built from WordNet 3.0 by
 // gen_related.go: one line per stem, "stem rel:w rel:w ...", w in tenths.
+// It is embedded as plain text (2 MB) and searched where it lies: a
+// process reads only the pages its lookups touch and decompresses
+// nothing.
 //
-//go:embed related.txt.gz
-var relatedGz []byte
+//go:embed related.txt
+var relatedText []byte
 
 // Related is one word related to another, by stem.
 type Related struct {
@@ -35,10 +36,10 @@ var (
 	relatedErr   error
 )
 
-// relatedWords is the decompressed table, searched in place: the lines
-// are sorted by stem, so a lookup is a binary search over line offsets
-// and only the found line is parsed. Loading costs a decompression and
-// one pass over the text, not a map of every stem.
+// relatedWords is the table, searched in place: the lines are sorted by
+// stem, so a lookup is a binary search over line offsets and only the
+// found line is parsed. Loading costs one pass over the text, not a map
+// of every stem.
 type relatedWords struct {
 	text  []byte
 	lines []uint32 // offset of each line's start
@@ -75,27 +76,17 @@ func RelatedTo(stem string) []Related {
 	return t.lookup(stem)
 }
 
-// loadRelated decompresses the embedded table once.
+// loadRelated indexes the embedded table once.
 func loadRelated() (*relatedWords, error) {
 	relatedOnce.Do(func() {
-		relatedTable, relatedErr = newRelatedWords(relatedGz)
+		relatedTable, relatedErr = newRelatedWords(relatedText)
 	})
 	return relatedTable, relatedErr
 }
 
-// newRelatedWords decompresses a table and indexes its lines, checking
-// that they are sorted by stem.
-func newRelatedWords(gz []byte) (*relatedWords, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(gz))
-	if err != nil {
-		return nil, fmt.Errorf("reading related words: %w", err)
-	}
-	var buf bytes.Buffer
-	buf.Grow(4 * len(gz))
-	if _, err := io.Copy(&buf, zr); err != nil {
-		return nil, fmt.Errorf("reading related words: %w", err)
-	}
-	text := buf.Bytes()
+// newRelatedWords indexes the lines of a table, which it keeps (and
+// never writes to), checking that they are sorted by stem.
+func newRelatedWords(text []byte) (*relatedWords, error) {
 	n := bytes.Count(text, []byte{'\n'})
 	t := &relatedWords{text: text, lines: make([]uint32, 0, n), stems: make([]uint8, 0, n), keys: make([]uint64, 0, n)}
 	var prev []byte
@@ -260,10 +251,10 @@ func parseRelatedLine(line string) (string, []Related, error) {
 	return fs[0], rs, nil
 }
 
-// parseRelated reads a whole gzip-compressed table into a map, reporting
-// the first malformed line.
-func parseRelated(gz []byte) (map[string][]Related, error) {
-	t, err := newRelatedWords(gz)
+// parseRelated reads a whole table into a map, reporting the first
+// malformed line.
+func parseRelated(text []byte) (map[string][]Related, error) {
+	t, err := newRelatedWords(text)
 	if err != nil {
 		return nil, err
 	}

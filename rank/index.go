@@ -112,6 +112,10 @@ type Options struct {
 	// likeness to the query × the query's best first-stage score. If
 	// zero, DefaultPrecedent; negative turns it off.
 	Precedent float64
+	// Memo, if set, remembers how each card was read (its fields' words)
+	// from one process to the next; see [Memo]. It changes nothing of
+	// the index, only what building it costs. The caller saves it.
+	Memo *Memo
 }
 
 // Defaults, chosen on the development benchmarks in ../shared/bench and
@@ -293,18 +297,36 @@ func New(cards []card.Card, opts *Options) *Index {
 		}
 		counts = counts[:0]
 		clear(slot)
-		texts := fieldTexts(c)
+		// The fields' words: as the memo remembers them, else read (and
+		// remembered).
+		var (
+			key     memoKey
+			known   *[FieldUsage][]Token
+			read    [FieldUsage][]Token
+			texts   [numFields]string
+			memoize = ix.opts.Memo != nil
+		)
+		if memoize {
+			key = memoKeyOf(c, ix.vec != nil)
+			known, _ = ix.opts.Memo.lookup(key)
+		}
+		if known == nil {
+			texts = fieldTexts(c)
+		}
 		nameToks, descToks = nameToks[:0], descToks[:0]
-		for f, text := range texts {
-			if Field(f) == FieldUsage {
-				continue // weighted phrases, not text: see addUsage
-			}
-			toks := tokens(text, stems)
-			switch Field(f) {
-			case FieldName:
-				if ix.vec != nil {
+		for f := range FieldUsage { // usage: weighted phrases, not text (see addUsage)
+			var toks []Token
+			if known != nil {
+				toks = known[f]
+			} else {
+				toks = tokens(texts[f], stems)
+				if f == FieldName && ix.vec != nil {
 					toks = ix.vec.splitCompounds(toks, stems)
 				}
+				read[f] = toks
+			}
+			switch f {
+			case FieldName:
 				nameToks = append(nameToks, toks...)
 			case FieldDescription:
 				descToks = append(descToks, toks...)
@@ -336,6 +358,9 @@ func New(cards []card.Card, opts *Options) *Index {
 			if Field(f) <= FieldDescription {
 				ix.seq = append(ix.seq, -1)
 			}
+		}
+		if memoize && known == nil {
+			ix.opts.Memo.remember(key, &read)
 		}
 		if asked := ix.opts.Usage[c.Name]; len(asked) > 0 {
 			ix.addUsage(int32(i), asked, stems, func(tok Token) (*term, *termFreqs) {

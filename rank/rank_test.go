@@ -2,7 +2,6 @@ package rank
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -480,7 +479,7 @@ func TestRelated(t *testing.T) {
 	if got := RelatedTo("zzzz-not-a-word"); got != nil {
 		t.Errorf("RelatedTo(unknown) = %v, want nil", got)
 	}
-	table, err := parseRelated(relatedGz)
+	table, err := parseRelated(relatedText)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -500,24 +499,17 @@ func TestRelated(t *testing.T) {
 }
 
 func TestParseRelatedErrors(t *testing.T) {
-	gz := func(s string) []byte {
-		var b bytes.Buffer
-		w := gzip.NewWriter(&b)
-		w.Write([]byte(s))
-		w.Close()
-		return b.Bytes()
-	}
+	text := func(s string) []byte { return []byte(s) }
 	for _, tt := range []struct {
 		name string
 		in   []byte
 		err  string
 	}{
-		{"not gzip", []byte("plain"), "reading related words"},
-		{"no relation", gz("film\n"), "line 1: want a stem"},
-		{"unsorted", gz("film movi:10\ncar auto:10\n"), `line 2: stem "car" out of order`},
-		{"no weight", gz("film movi\n"), `line 1: bad relation "movi"`},
-		{"weight range", gz("film movi:11\n"), `line 1: bad relation "movi:11"`},
-		{"second line", gz("car auto:10\nfilm movi:x\n"), `line 2: bad relation "movi:x"`},
+		{"no relation", text("film\n"), "line 1: want a stem"},
+		{"unsorted", text("film movi:10\ncar auto:10\n"), `line 2: stem "car" out of order`},
+		{"no weight", text("film movi\n"), `line 1: bad relation "movi"`},
+		{"weight range", text("film movi:11\n"), `line 1: bad relation "movi:11"`},
+		{"second line", text("car auto:10\nfilm movi:x\n"), `line 2: bad relation "movi:x"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := parseRelated(tt.in)
@@ -526,7 +518,7 @@ func TestParseRelatedErrors(t *testing.T) {
 			}
 		})
 	}
-	got, err := parseRelated(gz("film movi:10 pictur:7\n"))
+	got, err := parseRelated(text("film movi:10 pictur:7\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -560,11 +552,7 @@ func TestAppendRelated(t *testing.T) {
 	for _, stem := range []string{"", "a", "zzzz-not-a-word", "film "} {
 		agree(t, table, stem)
 	}
-	var b bytes.Buffer
-	w := gzip.NewWriter(&b)
-	w.Write([]byte("a b:10\nb c:5  d:3\nc d:7\te:2\nd e:+5\ne f:05\nf\ng h:1 i:0\nh é:4\n"))
-	w.Close()
-	odd, err := newRelatedWords(b.Bytes())
+	odd, err := newRelatedWords([]byte("a b:10\nb c:5  d:3\nc d:7\te:2\nd e:+5\ne f:05\nf\ng h:1 i:0\nh é:4\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

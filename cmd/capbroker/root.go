@@ -14,6 +14,7 @@ import (
 
 	"github.com/capbroker/capbroker/internal/buildinfo"
 	"github.com/capbroker/capbroker/internal/progress"
+	"github.com/capbroker/capbroker/rank"
 	"github.com/capbroker/capbroker/source/trust"
 	"github.com/capbroker/capbroker/telemetry"
 	"github.com/capbroker/capbroker/telemetry/export"
@@ -36,11 +37,16 @@ type Main struct {
 	notedFailed     bool          // the note on failed servers was printed
 	span            trace.Span    // the command's span, when traced
 	warned          sync.Map      // keys warnOnce has warned about
+	tokenMemos      sync.Map      // payload.Encoding -> *payload.CountMemo (memo.go)
+	rankMemoOnce    sync.Once     // rankMemoVal is opened (memo.go)
+	rankMemoVal     *rank.Memo    // the memo of how cards were read, once opened
+	prof            profiler      // the hidden --cpuprofile (profile.go)
+	tuneGC          bool          // the process is the command's own: oneShotGC may tune the collector
 }
 
 // NewMain returns a Main wired to the process's streams and environment.
 func NewMain() *Main {
-	return &Main{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, StderrTerminal: progress.IsTerminal(os.Stderr)}
+	return &Main{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, StderrTerminal: progress.IsTerminal(os.Stderr), tuneGC: true}
 }
 
 // usageError marks an error in the command line itself (exit code 2).
@@ -84,8 +90,11 @@ find_capability always exposed to find more.`,
 			m.safeOutput(cmd)
 			m.warnAliases(cmd)
 			m.startSpan(cmd)
+			oneShotGC(m, cmd)
+			m.prof.start(m)
 		},
 	}
+	m.prof.register(root)
 	// --version prints the same line as "capbroker version".
 	root.SetVersionTemplate(buildinfo.Read().String() + "\n")
 	root.SetIn(m.Stdin)
@@ -97,6 +106,8 @@ find_capability always exposed to find more.`,
 		root.AddCommand(c)
 	}
 	err := root.ExecuteContext(ctx)
+	m.saveMemos()
+	m.prof.stop(m)
 	defer m.flushOutput()
 	if m.span != nil {
 		telemetry.End(m.span, err)

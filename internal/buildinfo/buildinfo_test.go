@@ -1,6 +1,7 @@
 package buildinfo
 
 import (
+	"os"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -57,5 +58,15 @@ func TestPseudoCommit(t *testing.T) {
 		if got := pseudoCommit(v); got != want {
 			t.Errorf("pseudoCommit(%q) = %q, want %q", v, got, want)
 		}
+	}
+}
+
+// TestProgram: the running test binary is identified by its path, size
+// and time, the same on every call.
+func TestProgram(t *testing.T) {
+	p := Program()
+	exe, _ := os.Executable()
+	if p == "" || !strings.HasPrefix(p, exe+" ") || p != Program() {
+		t.Errorf("Program() = %q, want the executable %s with its size and time", p, exe)
 	}
 }
