@@ -76,6 +76,9 @@ func (m *Model) packLayers(rows int) {
 		return
 	}
 	m.pack.once.Do(func() {
+		if tensor.UseVNNI {
+			m.findOutliers()
+		}
 		for i := range m.Layers {
 			l := &m.Layers[i]
 			l.QKV.Pack()
@@ -84,6 +87,44 @@ func (m *Model) packLayers(rows int) {
 			l.FF2.Pack()
 		}
 	})
+}
+
+// calibration is the text whose activations pick each layer's outlier
+// columns for the 8-bit kernel: BERT's layer norms put their largest
+// values in the same few dimensions whatever the text (tensor's q8.go),
+// so any few sentences of ordinary English, requests and tool
+// descriptions do.
+var calibration = []string{
+	"The quick brown fox jumps over the lazy dog, and then it runs away into the forest.",
+	"Send an email to my manager with the quarterly report attached.",
+	"list_directory: List the files and folders inside a directory on the local file system.",
+	"What is the weather going to be like in Paris tomorrow afternoon?",
+}
+
+// findOutliers runs the float forward pass over [calibration], observing
+// the inputs of each layer's products, and sets the outlier columns of
+// those whose input is a layer norm's or attention's (the feed-forward
+// output's input, after GELU, is rounded well by its groups alone).
+func (m *Model) findOutliers() {
+	seqs := make([][]int32, len(calibration))
+	dst := make([][]float32, len(calibration))
+	for i, t := range calibration {
+		seqs[i] = Clip(m.Tok.Encode(t))
+		dst[i] = make([]float32, Hidden)
+	}
+	var obs []*tensor.Linear
+	for i := range m.Layers {
+		l := &m.Layers[i]
+		obs = append(obs, &l.QKV, &l.Out, &l.FF1)
+	}
+	for _, l := range obs {
+		l.Observe(true)
+	}
+	m.forward(new(Scratch), seqs, dst)
+	for _, l := range obs {
+		l.Observe(false)
+		l.Outliers(tensor.MaxOutliers)
+	}
 }
 
 // Scratch holds the buffers of a forward pass, reused between calls. A
@@ -115,6 +156,15 @@ func (m *Model) Forward(s *Scratch, seqs [][]int32, dst [][]float32) {
 		rows += len(q)
 	}
 	m.packLayers(rows)
+	m.forward(s, seqs, dst)
+}
+
+// forward is Forward as the layers are.
+func (m *Model) forward(s *Scratch, seqs [][]int32, dst [][]float32) {
+	rows := 0
+	for _, q := range seqs {
+		rows += len(q)
+	}
 	s.x = tensor.Grow(s.x, rows*Hidden)
 	s.h = tensor.Grow(s.h, rows*Hidden)
 	s.qkv = tensor.Grow(s.qkv, rows*3*Hidden)

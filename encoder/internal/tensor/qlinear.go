@@ -35,10 +35,15 @@ func (l *Linear) CanPack() bool {
 }
 
 // Pack lays l's int8 weights out for the integer kernels (once; a
-// model packs its layers on first use). It does nothing if they cannot
-// run there ([Linear.CanPack]).
+// model packs its layers on first use): for the 8-bit kernel where it
+// runs (UseVNNI), else for the int16 ones. It does nothing if they
+// cannot run there ([Linear.CanPack]).
 func (l *Linear) Pack() {
-	if l.P != nil || !l.CanPack() {
+	if l.P != nil || l.P8 != nil || !l.CanPack() {
+		return
+	}
+	if UseVNNI {
+		l.pack8()
 		return
 	}
 	in, out := l.In, l.Out
