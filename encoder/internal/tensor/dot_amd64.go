@@ -84,3 +84,9 @@ func quant8AVX2(u *uint8, x *float32, groups int, qp *uint32)
 //
 //go:noescape
 func axpy4AVX2(dst *float32, w *float32, out int, x *[4]float32)
+
+// layerNormAVX2 is LayerNorm's loop over one row of d floats, d a
+// multiple of 8.
+//
+//go:noescape
+func layerNormAVX2(dst, src *float32, d int, scale, bias *float32, eps float64)

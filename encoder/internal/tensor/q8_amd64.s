@@ -283,3 +283,78 @@ x4loop:
 	JNZ  x4loop
 	VZEROUPPER
 	RET
+
+// func layerNormAVX2(dst, src *float32, d int, scale, bias *float32, eps float64)
+// LayerNorm of one row of d floats (a multiple of 8): the mean and the
+// variance summed in float64 (four lanes, two accumulators), then
+// float32((x-mean)·inv)·scale + bias, as the Go loop.
+TEXT ·layerNormAVX2(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ d+16(FP), CX
+	MOVQ scale+24(FP), R8
+	MOVQ bias+32(FP), R9
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	XORQ AX, AX
+
+lnsum:
+	VCVTPS2PD (SI)(AX*4), Y2
+	VCVTPS2PD 16(SI)(AX*4), Y3
+	VADDPD Y2, Y0, Y0
+	VADDPD Y3, Y1, Y1
+	ADDQ $8, AX
+	CMPQ AX, CX
+	JLT  lnsum
+	VADDPD Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPD X1, X0, X0
+	VHADDPD X0, X0, X0
+	CVTSQ2SD CX, X4
+	VDIVSD X4, X0, X0 // mean
+	VBROADCASTSD X0, Y5
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	XORQ AX, AX
+
+lnvar:
+	VCVTPS2PD (SI)(AX*4), Y2
+	VCVTPS2PD 16(SI)(AX*4), Y3
+	VSUBPD Y5, Y2, Y2
+	VSUBPD Y5, Y3, Y3
+	VFMADD231PD Y2, Y2, Y0
+	VFMADD231PD Y3, Y3, Y1
+	ADDQ $8, AX
+	CMPQ AX, CX
+	JLT  lnvar
+	VADDPD Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPD X1, X0, X0
+	VHADDPD X0, X0, X0
+	VDIVSD X4, X0, X0 // variance
+	VADDSD eps+40(FP), X0, X0
+	VSQRTSD X0, X0, X0
+	MOVQ $0x3ff0000000000000, DX
+	VMOVQ DX, X1
+	VDIVSD X0, X1, X1 // inv
+	VBROADCASTSD X1, Y6
+	XORQ AX, AX
+
+lnout:
+	VCVTPS2PD (SI)(AX*4), Y2
+	VCVTPS2PD 16(SI)(AX*4), Y3
+	VSUBPD Y5, Y2, Y2
+	VSUBPD Y5, Y3, Y3
+	VMULPD Y6, Y2, Y2
+	VMULPD Y6, Y3, Y3
+	VCVTPD2PSY Y2, X2
+	VCVTPD2PSY Y3, X3
+	VINSERTF128 $1, X3, Y2, Y2
+	VMULPS (R8)(AX*4), Y2, Y2
+	VADDPS (R9)(AX*4), Y2, Y2
+	VMOVUPS Y2, (DI)(AX*4)
+	ADDQ $8, AX
+	CMPQ AX, CX
+	JLT  lnout
+	VZEROUPPER
+	RET
