@@ -234,10 +234,11 @@ func (m *Model) forward(s *Scratch, seqs [][]int32, dst [][]float32) {
 
 // attention computes multi-head scaled dot-product attention within each
 // sequence; qkv holds rows of [q | k | v], each Hidden wide, heads side
-// by side within each. Queries and keys are read where they lie in qkv
-// (tensor.MulTStrided); each head's values are transposed once, so that
-// weights by values is a product of rows too, written straight into its
-// head's columns of dst.
+// by side within each. Each head's keys are transposed once, so that a
+// query is scored against eight keys at a time (tensor.Scores); its
+// weights then mix the values where they lie in qkv (tensor.Mix),
+// straight into the head's columns of dst. A query's scores live only
+// while its row is computed.
 func (s *Scratch) attention(dst, qkv []float32, seqs [][]int32) {
 	scale := float32(1 / math.Sqrt(headDim))
 	const stride = 3 * Hidden
@@ -249,22 +250,22 @@ func (s *Scratch) attention(dst, qkv []float32, seqs [][]int32) {
 		}
 		tp := (t + 7) &^ 7
 		s.vt = tensor.Grow(s.vt, headDim*tp)
-		s.scores = tensor.Grow(s.scores, t*tp)
+		s.scores = tensor.Grow(s.scores, tp)
 		clear(s.vt)
 		rows := qkv[base*stride:]
 		for h := range Heads {
 			qo, ko, vo := h*headDim, Hidden+h*headDim, 2*Hidden+h*headDim
 			for i := range t {
-				vi := rows[i*stride+vo : i*stride+vo+headDim]
-				for c, v := range vi {
+				ki := rows[i*stride+ko : i*stride+ko+headDim]
+				for c, v := range ki {
 					s.vt[c*tp+i] = v
 				}
 			}
-			tensor.MulTStrided(s.scores, tp, rows[qo:], stride, t, rows[ko:], stride, t, headDim)
 			for i := range t {
-				tensor.Softmax(s.scores[i*tp:(i+1)*tp], t, scale)
+				tensor.Scores(s.scores, rows[i*stride+qo:], s.vt, tp)
+				tensor.Softmax(s.scores, t, scale)
+				tensor.Mix(dst[(base+i)*Hidden+h*headDim:], s.scores, rows[vo:], stride, t)
 			}
-			tensor.MulTStrided(dst[base*Hidden+h*headDim:], Hidden, s.scores, tp, t, s.vt, tp, headDim, tp)
 		}
 		base += t
 	}

@@ -90,3 +90,13 @@ func axpy4AVX2(dst *float32, w *float32, out int, x *[4]float32)
 //
 //go:noescape
 func layerNormAVX2(dst, src *float32, d int, scale, bias *float32, eps float64)
+
+// scoresAVX2 is Scores for tp a multiple of 8.
+//
+//go:noescape
+func scoresAVX2(dst, q, kt *float32, tp int)
+
+// mixAVX2 is Mix.
+//
+//go:noescape
+func mixAVX2(dst, p, v *float32, vstride, t int)

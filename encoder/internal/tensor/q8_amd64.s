@@ -358,3 +358,109 @@ lnout:
 	JLT  lnout
 	VZEROUPPER
 	RET
+
+// func scoresAVX2(dst, q, kt *float32, tp int)
+// dst[j] = Σ_c q[c]·kt[c·tp+j] over c < 32, for j < tp (a multiple of
+// 8): a query's scores against a head's keys, transposed (kt, 32 rows of
+// tp). Four accumulators take c mod 4 and are summed ((a0+a1)+(a2+a3)).
+TEXT ·scoresAVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ q+8(FP), SI
+	MOVQ kt+16(FP), DX
+	MOVQ tp+24(FP), CX
+	LEAQ (CX*4), R8 // a row of kt
+
+scchunk:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ DX, AX
+	XORQ BX, BX
+
+scstep:
+	VBROADCASTSS 0(SI)(BX*4), Y4
+	VFMADD231PS (AX), Y4, Y0
+	ADDQ R8, AX
+	VBROADCASTSS 4(SI)(BX*4), Y5
+	VFMADD231PS (AX), Y5, Y1
+	ADDQ R8, AX
+	VBROADCASTSS 8(SI)(BX*4), Y6
+	VFMADD231PS (AX), Y6, Y2
+	ADDQ R8, AX
+	VBROADCASTSS 12(SI)(BX*4), Y7
+	VFMADD231PS (AX), Y7, Y3
+	ADDQ R8, AX
+	ADDQ $4, BX
+	CMPQ BX, $32
+	JLT  scstep
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, DI
+	ADDQ $32, DX
+	SUBQ $8, CX
+	JNZ  scchunk
+	VZEROUPPER
+	RET
+
+// func mixAVX2(dst, p, v *float32, vstride, t int)
+// dst[c] = Σ_j p[j]·v[j·vstride+c] over j < t, for c < 32: a query's
+// attention weights times a head's values (vstride floats apart). Even
+// and odd j build apart and are summed.
+TEXT ·mixAVX2(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ p+8(FP), SI
+	MOVQ v+16(FP), DX
+	MOVQ vstride+24(FP), R8
+	SHLQ $2, R8
+	MOVQ t+32(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+mxpair:
+	CMPQ CX, $2
+	JLT  mxlast
+	VBROADCASTSS (SI), Y8
+	VFMADD231PS (DX), Y8, Y0
+	VFMADD231PS 32(DX), Y8, Y1
+	VFMADD231PS 64(DX), Y8, Y2
+	VFMADD231PS 96(DX), Y8, Y3
+	ADDQ R8, DX
+	VBROADCASTSS 4(SI), Y9
+	VFMADD231PS (DX), Y9, Y4
+	VFMADD231PS 32(DX), Y9, Y5
+	VFMADD231PS 64(DX), Y9, Y6
+	VFMADD231PS 96(DX), Y9, Y7
+	ADDQ R8, DX
+	ADDQ $8, SI
+	SUBQ $2, CX
+	JMP  mxpair
+
+mxlast:
+	TESTQ CX, CX
+	JZ    mxdone
+	VBROADCASTSS (SI), Y8
+	VFMADD231PS (DX), Y8, Y0
+	VFMADD231PS 32(DX), Y8, Y1
+	VFMADD231PS 64(DX), Y8, Y2
+	VFMADD231PS 96(DX), Y8, Y3
+
+mxdone:
+	VADDPS Y4, Y0, Y0
+	VADDPS Y5, Y1, Y1
+	VADDPS Y6, Y2, Y2
+	VADDPS Y7, Y3, Y3
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VZEROUPPER
+	RET

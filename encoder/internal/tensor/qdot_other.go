@@ -35,3 +35,7 @@ func axpy4AVX2(dst *float32, w *float32, out int, x *[4]float32) { panic("unreac
 func layerNormAVX2(dst, src *float32, d int, scale, bias *float32, eps float64) {
 	panic("unreachable")
 }
+
+func scoresAVX2(dst, q, kt *float32, tp int) { panic("unreachable") }
+
+func mixAVX2(dst, p, v *float32, vstride, t int) { panic("unreachable") }
