@@ -23,7 +23,7 @@
 	VPDPBUSD Z1, Z22, Z7 \
 	VPDPBUSD Z0, Z23, Z8 \
 	VPDPBUSD Z1, Z23, Z9 \
-	PREFETCHT0 off(DI)(R10*2) \
+	PREFETCHT0 off(DI)(R10*4) \
 	PREFETCHT0 off(DI)(R14*1)
 
 // Q8FLUSH: a row's group sums (ia: block A, ib: block B), corrected by
@@ -68,7 +68,7 @@ TEXT ·qdot8VNNI(SB), NOSPLIT, $0-105
 	LEAQ (R8)(R8*2), R9
 	LEAQ (CX*8), R12 // a row of qp
 	LEAQ (R12)(R12*2), R13
-	LEAQ (R10)(R10*2), R14 // the next pair of blocks: R10·2, R14 on
+	LEAQ (R10)(R10*4), R14 // the pair of blocks after next: R10·4, R14 on
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
 	VPXORD Z12, Z12, Z12
