@@ -409,3 +409,24 @@ func TestPackWhenItPays(t *testing.T) {
 		t.Fatalf("not packed on a first pass of %d+ rows", packRows)
 	}
 }
+
+// BenchmarkPackLayers is what a process pays once, on the pass that packs
+// the layers: finding the outlier columns (the 8-bit kernel only) and
+// laying the weights out.
+func BenchmarkPackLayers(b *testing.B) {
+	t, err := tableOnce()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if !tensor.HaveAVX2 {
+		b.Skip("nothing is packed without AVX2")
+	}
+	for b.Loop() {
+		m, err := ReadTable(t)
+		if err != nil {
+			b.Fatal(err)
+		}
+		m.pack.passes.Store(1)
+		m.packLayers(0)
+	}
+}

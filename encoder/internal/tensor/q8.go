@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"unsafe"
 )
 
 // Products with int8 inputs. On a CPU with AVX-512 VNNI a layer's input
@@ -73,28 +74,42 @@ func (l *Linear) observe(src []float32, rows int) {
 
 // Outliers sets the input columns kept out of the 8-bit rounding: the
 // n (at most [MaxOutliers]) columns of largest magnitude that
-// [Linear.Observe] recorded, none if nothing was observed. Call it before
-// [Linear.Pack].
+// [Linear.Observe] recorded, none if nothing was observed. It may be
+// called before [Linear.Pack] or after (the layer must not be in use).
 func (l *Linear) Outliers(n int) {
 	l.cols = nil
-	if l.seen == nil || n <= 0 {
-		return
-	}
-	idx := make([]int, l.In)
-	for k := range idx {
-		idx[k] = k
-	}
-	slices.SortStableFunc(idx, func(a, b int) int {
-		switch {
-		case l.seen[a] > l.seen[b]:
-			return -1
-		case l.seen[a] < l.seen[b]:
-			return 1
+	if l.seen != nil && n > 0 {
+		idx := make([]int, l.In)
+		for k := range idx {
+			idx[k] = k
 		}
-		return 0
-	})
-	l.cols = slices.Clone(idx[:min(n, MaxOutliers, l.In)])
-	slices.Sort(l.cols)
+		slices.SortStableFunc(idx, func(a, b int) int {
+			switch {
+			case l.seen[a] > l.seen[b]:
+				return -1
+			case l.seen[a] < l.seen[b]:
+				return 1
+			}
+			return 0
+		})
+		l.cols = slices.Clone(idx[:min(n, MaxOutliers, l.In)])
+		slices.Sort(l.cols)
+	}
+	if l.P8 != nil {
+		l.P8.setOutliers(l, l.cols)
+	}
+}
+
+// setOutliers sets p's outlier columns of l and their float32 weights.
+func (p *Packed8) setOutliers(l *Linear, cols []int) {
+	in, out, groups := l.In, l.Out, l.In/Group
+	p.Cols = slices.Clone(cols)
+	clear(p.Wt)
+	for j, c := range p.Cols {
+		for o := range out {
+			p.Wt[j*out+o] = float32(int8(l.W.Q[o*in+c])) * l.W.Scale[o*groups+c/Group]
+		}
+	}
 }
 
 // pack8 lays l's int8 weights out for the 8-bit kernel.
@@ -105,12 +120,14 @@ func (l *Linear) pack8() {
 		Q:     make([]int8, in*out),
 		Scale: make([]float32, out*groups),
 		WSum:  make([]int32, out*groups),
-		Cols:  slices.Clone(l.cols),
 		Wt:    make([]float32, MaxOutliers*out),
 	}
+	// Quads of int8 move as one uint32.
+	src := unsafe.Slice((*uint32)(unsafe.Pointer(&l.W.Q[0])), in*out/4)
+	dst := unsafe.Slice((*uint32)(unsafe.Pointer(&p.Q[0])), in*out/4)
 	quads := in / 4
 	for b := 0; b < out/blockOut; b++ {
-		blk := p.Q[b*in*blockOut : (b+1)*in*blockOut]
+		blk := dst[b*quads*blockOut : (b+1)*quads*blockOut]
 		for o := range blockOut {
 			row := l.W.Q[(b*blockOut+o)*in : (b*blockOut+o+1)*in]
 			sc := l.W.Scale[(b*blockOut+o)*groups : (b*blockOut+o+1)*groups]
@@ -123,18 +140,13 @@ func (l *Linear) pack8() {
 				}
 				p.WSum[i] = int32(uint16(int16(s)))
 			}
-			for s := range quads {
-				for j := range 4 {
-					blk[s*4*blockOut+4*o+j] = int8(row[4*s+j])
-				}
+			r32 := src[(b*blockOut+o)*quads : (b*blockOut+o+1)*quads]
+			for s, q := range r32 {
+				blk[s*blockOut+o] = q
 			}
 		}
 	}
-	for j, c := range p.Cols {
-		for o := range out {
-			p.Wt[j*out+o] = float32(int8(l.W.Q[o*in+c])) * l.W.Scale[o*groups+c/Group]
-		}
-	}
+	p.setOutliers(l, l.cols)
 	l.P8 = p
 }
 
