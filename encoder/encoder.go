@@ -52,6 +52,7 @@ type Encoder struct {
 	m       *bert.Model
 	workers int
 	pool    sync.Pool // *bert.Scratch
+	batch   batcher   // see embedShared
 }
 
 var load = sync.OnceValues(func() (*bert.Model, error) {
@@ -116,6 +117,13 @@ func (e *Encoder) Embed(ctx context.Context, texts []string) ([][]float32, error
 	workers := e.workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
+	}
+	if len(passes) == 1 {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		e.embedShared(seqs, out, workers)
+		return out, nil
 	}
 	workers = min(workers, len(passes))
 	if workers <= 1 {
