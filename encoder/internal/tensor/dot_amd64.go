@@ -100,3 +100,14 @@ func scoresAVX2(dst, q, kt *float32, tp int)
 //
 //go:noescape
 func mixAVX2(dst, p, v *float32, vstride, t int)
+
+// scaleMaxAVX2 sets x[i] *= scale over n values (a multiple of 8) and
+// returns the largest.
+//
+//go:noescape
+func scaleMaxAVX2(x *float32, n int, scale float32) float32
+
+// mulAVX2 sets x[i] *= s over n values, a multiple of 8.
+//
+//go:noescape
+func mulAVX2(x *float32, n int, s float32)

@@ -467,3 +467,46 @@ mxdone:
 	VMOVUPS Y3, 96(DI)
 	VZEROUPPER
 	RET
+
+// func scaleMaxAVX2(x *float32, n int, scale float32) float32
+// x[i] *= scale over n values (a multiple of 8); returns their largest.
+TEXT ·scaleMaxAVX2(SB), NOSPLIT, $0-28
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VBROADCASTSS scale+16(FP), Y1
+	MOVL $0xff7fffff, AX // -MaxFloat32
+	VMOVD AX, X0
+	VBROADCASTSS X0, Y0
+
+smloop:
+	VMULPS (SI), Y1, Y2
+	VMOVUPS Y2, (SI)
+	VMAXPS Y2, Y0, Y0
+	ADDQ $32, SI
+	SUBQ $8, CX
+	JNZ  smloop
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS X1, X0, X0
+	VPERMILPS $0x4e, X0, X1
+	VMAXPS X1, X0, X0
+	VPERMILPS $0xb1, X0, X1
+	VMAXPS X1, X0, X0
+	MOVSS X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func mulAVX2(x *float32, n int, s float32)
+// x[i] *= s over n values, a multiple of 8.
+TEXT ·mulAVX2(SB), NOSPLIT, $0-20
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VBROADCASTSS s+16(FP), Y1
+
+muloop:
+	VMULPS (SI), Y1, Y2
+	VMOVUPS Y2, (SI)
+	ADDQ $32, SI
+	SUBQ $8, CX
+	JNZ  muloop
+	VZEROUPPER
+	RET

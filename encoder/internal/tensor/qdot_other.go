@@ -39,3 +39,7 @@ func layerNormAVX2(dst, src *float32, d int, scale, bias *float32, eps float64) 
 func scoresAVX2(dst, q, kt *float32, tp int) { panic("unreachable") }
 
 func mixAVX2(dst, p, v *float32, vstride, t int) { panic("unreachable") }
+
+func scaleMaxAVX2(x *float32, n int, scale float32) float32 { panic("unreachable") }
+
+func mulAVX2(x *float32, n int, s float32) { panic("unreachable") }
