@@ -68,22 +68,20 @@ func expAVX2(x *float32, n int, sub float32) float32
 // (u − z)·w, times the weight scale times the row's step (qp, per row
 // and group: the step's bits and −z), summed in float32 with one fused
 // multiply-add a group, plus bias[c] (plus what is there when add is
-// set), stored at dst + r·dstride bytes + 4c (see qdot8Go).
+// set), plus, when ncols > 0, each of the row's 4 outlier values (at xo,
+// 4 a row) times its weights (4 rows of wt, dstride bytes apart), one
+// fused multiply-add each, stored at dst + r·dstride bytes + 4c (see
+// qdot8Go).
 //
 //go:noescape
 func qdot8VNNI(u *uint8, ustride int, w *int8, bstride int, s *float32, ws *int32, sstride int, groups int,
-	qp *uint32, bias, dst *float32, dstride, n int, add bool)
+	qp *uint32, bias, dst *float32, dstride, n int, xo, wt *float32, ncols int, add bool)
 
 // quant8AVX2 is quantGroup8 over groups of 64 floats at x.
 //
 //go:noescape
 func quant8AVX2(u *uint8, x *float32, groups int, qp *uint32)
 
-// axpy4AVX2 sets dst[o] += x[j]·w[j·out+o], j = 0..3 in turn (fused),
-// over out floats, a multiple of 8.
-//
-//go:noescape
-func axpy4AVX2(dst *float32, w *float32, out int, x *[4]float32)
 
 // layerNormAVX2 is LayerNorm's loop over one row of d floats, d a
 // multiple of 8.

@@ -250,15 +250,14 @@ func (l *Linear) applyPacked8(dst, src []float32, rows int, add bool) {
 		if l.B != nil {
 			bias = l.B[j : j+2*blockOut]
 		}
+		xo, ncols := &zeros32[0], len(p.Cols)
 		for r0 := 0; r0 < rows; r0 += qrows {
 			n := min(qrows, rows-r0)
+			if ncols > 0 {
+				xo = &b.xo[r0*MaxOutliers]
+			}
 			qdot8VNNI(&b.u[r0*in], in, &w[0], bstride, &s[0], &ws[0], 4*sstride, groups,
-				&b.qp[2*r0*groups], &bias[0], &dst[r0*out+j], 4*out, n, add)
-		}
-	}
-	if len(p.Cols) > 0 {
-		for r := range rows {
-			axpy4AVX2(&dst[r*out], &p.Wt[0], out, (*[MaxOutliers]float32)(b.xo[r*MaxOutliers:]))
+				&b.qp[2*r0*groups], &bias[0], &dst[r0*out+j], 4*out, n, xo, &p.Wt[j], ncols, add)
 		}
 	}
 }

@@ -39,7 +39,9 @@
 	VCVTDQ2PS ib, ib \
 	VFMADD231PS Z27, ib, fb
 
-// Q8STORE: a row's sums plus the bias (plus dst) into dst.
+// Q8STORE: a row's sums plus the bias (plus dst), plus its outlier
+// columns' values (at R9, when R12 is set) times their weights (Z18..Z25),
+// into dst.
 #define Q8STORE(fa, fb) \
 	VADDPS Z0, fa, fa \
 	VADDPS Z1, fb, fb \
@@ -47,6 +49,21 @@
 	JZ    3(PC) \
 	VADDPS (DI), fa, fa \
 	VADDPS 64(DI), fb, fb \
+	TESTQ R12, R12 \
+	JZ    14(PC) \
+	VBROADCASTSS 0(R9), Z2 \
+	VFMADD231PS Z18, Z2, fa \
+	VFMADD231PS Z19, Z2, fb \
+	VBROADCASTSS 4(R9), Z2 \
+	VFMADD231PS Z20, Z2, fa \
+	VFMADD231PS Z21, Z2, fb \
+	VBROADCASTSS 8(R9), Z2 \
+	VFMADD231PS Z22, Z2, fa \
+	VFMADD231PS Z23, Z2, fb \
+	VBROADCASTSS 12(R9), Z2 \
+	VFMADD231PS Z24, Z2, fa \
+	VFMADD231PS Z25, Z2, fb \
+	ADDQ $16, R9 \
 	VMOVUPS fa, (DI) \
 	VMOVUPS fb, 64(DI) \
 	DECQ CX \
@@ -54,8 +71,8 @@
 	ADDQ R8, DI
 
 // func qdot8VNNI(u *uint8, ustride int, w *int8, bstride int, s *float32, ws *int32, sstride int, groups int,
-//	qp *uint32, bias, dst *float32, dstride, n int, add bool)
-TEXT ·qdot8VNNI(SB), NOSPLIT, $0-105
+//	qp *uint32, bias, dst *float32, dstride, n int, xo, wt *float32, ncols int, add bool)
+TEXT ·qdot8VNNI(SB), NOSPLIT, $0-129
 	MOVQ u+0(FP), SI
 	MOVQ ustride+8(FP), R8
 	MOVQ w+16(FP), DI
@@ -124,9 +141,25 @@ q8group:
 	MOVQ dst+80(FP), DI
 	MOVQ dstride+88(FP), R8
 	MOVQ n+96(FP), CX
-	MOVBQZX add+104(FP), BX
+	MOVBQZX add+128(FP), BX
 	VMOVUPS (R13), Z0
 	VMOVUPS 64(R13), Z1
+	MOVQ ncols+120(FP), R12
+	TESTQ R12, R12
+	JZ   q8store
+	MOVQ xo+104(FP), R9
+	MOVQ wt+112(FP), R10
+	LEAQ (R8)(R8*2), R11
+	VMOVUPS (R10), Z18
+	VMOVUPS 64(R10), Z19
+	VMOVUPS (R10)(R8*1), Z20
+	VMOVUPS 64(R10)(R8*1), Z21
+	VMOVUPS (R10)(R8*2), Z22
+	VMOVUPS 64(R10)(R8*2), Z23
+	VMOVUPS (R10)(R11*1), Z24
+	VMOVUPS 64(R10)(R11*1), Z25
+
+q8store:
 	Q8STORE(Z10, Z11)
 	Q8STORE(Z12, Z13)
 	Q8STORE(Z14, Z15)
@@ -255,35 +288,6 @@ q8qzero:
 	ADDQ $8, DX
 	DECQ CX
 	JNZ  q8qgroup
-	VZEROUPPER
-	RET
-
-// func axpy4AVX2(dst *float32, w *float32, out int, x *[4]float32)
-// dst[o] += x[j]·w[j·out+o] for j = 0..3 in turn (fused), o < out, out
-// a multiple of 8.
-TEXT ·axpy4AVX2(SB), NOSPLIT, $0-32
-	MOVQ dst+0(FP), DI
-	MOVQ w+8(FP), SI
-	MOVQ out+16(FP), CX
-	MOVQ x+24(FP), AX
-	VBROADCASTSS 0(AX), Y4
-	VBROADCASTSS 4(AX), Y5
-	VBROADCASTSS 8(AX), Y6
-	VBROADCASTSS 12(AX), Y7
-	LEAQ (CX*4), R8
-	LEAQ (R8)(R8*2), R9
-
-x4loop:
-	VMOVUPS (DI), Y0
-	VFMADD231PS (SI), Y4, Y0
-	VFMADD231PS (SI)(R8*1), Y5, Y0
-	VFMADD231PS (SI)(R8*2), Y6, Y0
-	VFMADD231PS (SI)(R9*1), Y7, Y0
-	VMOVUPS Y0, (DI)
-	ADDQ $32, DI
-	ADDQ $32, SI
-	SUBQ $8, CX
-	JNZ  x4loop
 	VZEROUPPER
 	RET
 

@@ -24,13 +24,11 @@ func geluAVX2(x *float32, n int, phi *float32) { panic("unreachable") }
 func expAVX2(x *float32, n int, sub float32) float32 { panic("unreachable") }
 
 func qdot8VNNI(u *uint8, ustride int, w *int8, bstride int, s *float32, ws *int32, sstride int, groups int,
-	qp *uint32, bias, dst *float32, dstride, n int, add bool) {
+	qp *uint32, bias, dst *float32, dstride, n int, xo, wt *float32, ncols int, add bool) {
 	panic("unreachable")
 }
 
 func quant8AVX2(u *uint8, x *float32, groups int, qp *uint32) { panic("unreachable") }
-
-func axpy4AVX2(dst *float32, w *float32, out int, x *[4]float32) { panic("unreachable") }
 
 func layerNormAVX2(dst, src *float32, d int, scale, bias *float32, eps float64) {
 	panic("unreachable")
