@@ -430,3 +430,49 @@ func BenchmarkPackLayers(b *testing.B) {
 		m.packLayers(0)
 	}
 }
+
+// TestPackWhileEmbedding embeds from several goroutines on a fresh model,
+// short texts first: the layers are packed (and, for the 8-bit kernel,
+// their outlier columns found) while other passes run, and every text
+// still gets the vector it gets alone once packed (run with -race: the
+// packing waits for passes in flight).
+func TestPackWhileEmbedding(t *testing.T) {
+	b, err := tableOnce()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := ReadTable(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := goldenTexts(t)[:12]
+	embed(ref, []string{strings.Repeat("read the file and write it back ", 10)}) // packs
+	want := make([][]float32, len(texts))
+	for i, x := range texts {
+		want[i] = embed(ref, []string{x})[0]
+	}
+	m, err := ReadTable(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for i, x := range texts {
+		wg.Go(func() {
+			for range 3 {
+				got := embed(m, []string{x})[0]
+				if c := dot(got, want[i]); c < 0.999 {
+					t.Errorf("%q: cosine %.5f with the packed model's vector", x, c)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for i, x := range texts {
+		got := embed(m, []string{x})[0]
+		for j := range got {
+			if math.Float32bits(got[j]) != math.Float32bits(want[i][j]) {
+				t.Fatalf("%q: coordinate %d is %v, %v on a model packed alone", x, j, got[j], want[i][j])
+			}
+		}
+	}
+}

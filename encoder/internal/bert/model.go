@@ -56,6 +56,10 @@ type Model struct {
 type packer struct {
 	once   sync.Once
 	passes atomic.Int64
+	// mu is held for reading by every pass and for writing while the
+	// layers are packed (and their outlier columns found), so no pass
+	// reads a layer being laid out or observed.
+	mu sync.RWMutex
 }
 
 // packRows is the least batch worth packing the layers for on the first
@@ -76,6 +80,8 @@ func (m *Model) packLayers(rows int) {
 		return
 	}
 	m.pack.once.Do(func() {
+		m.pack.mu.Lock()
+		defer m.pack.mu.Unlock()
 		for i := range m.Layers {
 			l := &m.Layers[i]
 			l.QKV.Pack()
@@ -159,6 +165,10 @@ func (m *Model) Forward(s *Scratch, seqs [][]int32, dst [][]float32) {
 		rows += len(q)
 	}
 	m.packLayers(rows)
+	if m.pack != nil {
+		m.pack.mu.RLock()
+		defer m.pack.mu.RUnlock()
+	}
 	m.forward(s, seqs, dst)
 }
 
