@@ -26,6 +26,8 @@ type job struct {
 	// lead receives true once the job is done by another's pass, false
 	// when this caller is to lead the next pass.
 	lead chan bool
+	// failed is what the pass that had the job panicked with, if it did.
+	failed any
 }
 
 // batcher queues the jobs waiting for a pass.
@@ -52,6 +54,9 @@ func (e *Encoder) embedShared(seqs [][]int32, out [][]float32, workers int) {
 	b.queue = append(b.queue, j)
 	b.mu.Unlock()
 	if done := <-j.lead; done {
+		if j.failed != nil {
+			panic(j.failed)
+		}
 		return
 	}
 	e.lead(j)
@@ -83,13 +88,27 @@ func (e *Encoder) lead(j *job) {
 			out = append(out, o.out...)
 		}
 	}
+	// However the pass ends, the jobs it took are answered and the lead
+	// moves on; a panic reaches every caller whose texts were in the pass.
+	defer func() {
+		r := recover()
+		for _, o := range jobs[1:] {
+			o.failed = r
+			o.lead <- true
+		}
+		e.handOn()
+		if r != nil {
+			panic(r)
+		}
+	}()
 	s := e.pool.Get().(*bert.Scratch)
 	e.m.Forward(s, seqs, out)
 	e.pool.Put(s)
-	for _, o := range jobs[1:] {
-		o.lead <- true
-	}
+}
 
+// handOn passes the lead to the first job queued, or ends a pass.
+func (e *Encoder) handOn() {
+	b := &e.batch
 	b.mu.Lock()
 	var next *job
 	if len(b.queue) > 0 {

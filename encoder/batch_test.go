@@ -68,3 +68,49 @@ func TestSharedPasses(t *testing.T) {
 	}
 	t.Error("no call shared another's pass in 20 rounds of 48 concurrent calls")
 }
+
+// TestSharedPassPanics: a pass that panics answers every caller whose
+// texts it took with the panic (policy turns a ranker's panic into an
+// error), and the encoder goes on embedding.
+func TestSharedPassPanics(t *testing.T) {
+	e, err := New(&Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	b := &e.batch
+	b.mu.Lock()
+	b.running = 1 // this test leads the pass
+	b.mu.Unlock()
+	caught := make(chan any)
+	go func() {
+		defer func() { caught <- recover() }()
+		e.Embed(ctx, []string{"read the file"})
+	}()
+	for queued := 0; queued == 0; {
+		b.mu.Lock()
+		queued = len(b.queue)
+		b.mu.Unlock()
+	}
+	bad := &job{seqs: [][]int32{{101, 1 << 30, 102}}, out: [][]float32{make([]float32, Dim)}}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("the pass over an id past the vocabulary did not panic")
+			}
+		}()
+		e.lead(bad)
+	}()
+	if r := <-caught; r == nil {
+		t.Error("the caller queued behind the pass did not get its panic")
+	}
+	b.mu.Lock()
+	running, queued := b.running, len(b.queue)
+	b.mu.Unlock()
+	if running != 0 || queued != 0 {
+		t.Fatalf("after the panic: %d passes running, %d queued", running, queued)
+	}
+	if v, err := e.Embed(ctx, []string{"read the file"}); err != nil || len(v) != 1 || v[0][0] == 0 {
+		t.Fatalf("embedding after the panic: %v, %v", v, err)
+	}
+}

@@ -76,14 +76,15 @@
 // passes: a pass reads all the weights whatever its rows, so callers
 // that find the passes busy queue and go together into the next one, up
 // to 256 pieces (batch.go); a quiet encoder runs a query at once. A text
-// gets the same vector shared as alone.
+// gets the same vector shared as alone; a pass that panics passes the
+// panic to every caller it took.
 //
 // # Cost
 //
 // One core of the 2-core test machine (AMD EPYC with AVX-512 VNNI, shared
 // and loaded; BenchmarkTask, BenchmarkCards, CPU time): a 17-piece task
-// in about 2.7-2.9 ms on the 8-bit kernel (3.9-4.2 on the int16 VNNI
-// one, 5.2 on the AVX2 one, 75-100 in Go loops), cards at about 7,000
+// in about 1.9-2.8 ms on the 8-bit kernel (3.2-3.6 on the int16 VNNI
+// one, 4.4-5.6 on the AVX2 one, 68-76 in Go loops), cards at about 7,000
 // pieces a second a core. A 20-piece text needs 212 M multiply-adds,
 // 1.1 ms at the core's 8-bit peak (one 64-lane VPDPBUSD a cycle); the
 // pass also reads the 10.6 MB of packed weights, which the kernel
