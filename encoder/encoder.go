@@ -76,6 +76,13 @@ func New(opts *Options) (*Encoder, error) {
 	return e, nil
 }
 
+// Prepare lays the weights out for the integer kernels now (about 30 ms
+// once a process, see the package doc) instead of on the second pass:
+// for a server, whose first query should not pay for it. It does
+// nothing where no integer kernel runs. dense.NewAuto calls it in the
+// background for long-running processes.
+func (e *Encoder) Prepare() { e.m.Prepare() }
+
 // Model returns [Model].
 func (e *Encoder) Model() string { return Model }
 

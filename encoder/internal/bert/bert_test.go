@@ -476,3 +476,26 @@ func TestPackWhileEmbedding(t *testing.T) {
 		}
 	}
 }
+
+// TestPrepare: Prepare packs the layers at once where the integer
+// kernels run, and a float model (converted, not read) has none to pack.
+func TestPrepare(t *testing.T) {
+	b, err := tableOnce()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := ReadTable(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Prepare()
+	packed := (m.Layers[0].QKV.P != nil || m.Layers[0].QKV.P8 != nil) && (m.Layers[5].FF2.P != nil || m.Layers[5].FF2.P8 != nil)
+	if packed != tensor.HaveAVX2 {
+		t.Fatalf("packed %v after Prepare, with AVX2 %v", packed, tensor.HaveAVX2)
+	}
+	if tensor.HaveVNNI && len(m.Layers[0].QKV.P8.Cols) != tensor.MaxOutliers {
+		t.Fatalf("outlier columns %v after Prepare", m.Layers[0].QKV.P8.Cols)
+	}
+	d := decoded(m) // float weights: nothing to pack
+	d.Prepare()
+}

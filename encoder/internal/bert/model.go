@@ -79,6 +79,20 @@ func (m *Model) packLayers(rows int) {
 	if m.pack.passes.Add(1) == 1 && rows < packRows {
 		return
 	}
+	m.packNow()
+}
+
+// Prepare packs the layers now if the integer kernels run here (a
+// server that will embed queries, so its first query does not pay).
+func (m *Model) Prepare() {
+	if m.pack == nil || !tensor.HaveAVX2 {
+		return
+	}
+	m.packNow()
+}
+
+// packNow packs the layers, once.
+func (m *Model) packNow() {
 	m.pack.once.Do(func() {
 		m.pack.mu.Lock()
 		defer m.pack.mu.Unlock()
