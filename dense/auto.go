@@ -118,10 +118,16 @@ func NewAuto(ctx context.Context, lex *rank.Index, cards []card.Card, e Embedder
 	switch {
 	case len(missing) == 0:
 		build(ctx)
+		if p, ok := e.(Preparer); ok && a.o.Background {
+			go p.Prepare()
+		}
 	case a.o.Background:
 		a.setWhy(fmt.Sprintf("%d of %d cards are being embedded in the background", len(missing), len(cards)))
 		go func() {
 			build(ctx)
+			if p, ok := e.(Preparer); ok {
+				p.Prepare()
+			}
 			// Embedding leaves garbage and free heap behind (the
 			// encoder's activations, the texts' pieces: 20 MiB and more
 			// for 1,000 cards) that the runtime would give back to the OS
@@ -148,6 +154,14 @@ func NewAuto(ctx context.Context, lex *rank.Index, cards []card.Card, e Embedder
 		build(bctx)
 	}
 	return a
+}
+
+// Preparer is an [Embedder] that can get ready for queries ahead of the
+// first (the built-in encoder lays its weights out for its kernels). A
+// long-running process's [Auto] (AutoOptions.Background) prepares its
+// embedder in the background once the card vectors are at hand.
+type Preparer interface {
+	Prepare()
 }
 
 // isCacheError reports whether err came from writing the cache rather

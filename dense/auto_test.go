@@ -211,3 +211,57 @@ func TestZScoreFusionByHand(t *testing.T) {
 		}
 	}
 }
+
+// preparingEmbedder is a wordEmbedder that counts its Prepare calls.
+type preparingEmbedder struct {
+	wordEmbedder
+	prepared chan struct{}
+}
+
+func (p *preparingEmbedder) Prepare() { p.prepared <- struct{}{} }
+
+// TestAutoPrepares: a long-running process's Auto prepares its embedder
+// once the card vectors are at hand, from the cache or embedded; a
+// one-shot build does not (its one query would pay for it).
+func TestAutoPrepares(t *testing.T) {
+	ctx := context.Background()
+	cards := toolCards()
+	cache, err := OpenCache(ctx, filepath.Join(t.TempDir(), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cache.Close()
+	waitPrepared := func(p *preparingEmbedder, what string) {
+		t.Helper()
+		select {
+		case <-p.prepared:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: the embedder was not prepared", what)
+		}
+	}
+	// Embedded in the background, then prepared.
+	p := &preparingEmbedder{prepared: make(chan struct{}, 4)}
+	a := NewAuto(ctx, rank.New(cards, nil), cards, p, &AutoOptions{Background: true, Cache: cache})
+	if err := a.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitPrepared(p, "cards embedded in the background")
+	// All cached: prepared as well.
+	p2 := &preparingEmbedder{prepared: make(chan struct{}, 4)}
+	b := NewAuto(ctx, rank.New(cards, nil), cards, p2, &AutoOptions{Background: true, Cache: cache})
+	if !b.Ready() || p2.calls.Load() != 0 {
+		t.Fatalf("warm start: ready %v, embed calls %d", b.Ready(), p2.calls.Load())
+	}
+	waitPrepared(p2, "cards from the cache")
+	// One-shot: not prepared.
+	p3 := &preparingEmbedder{prepared: make(chan struct{}, 4)}
+	c := NewAuto(ctx, rank.New(cards, nil), cards, p3, &AutoOptions{Cache: cache})
+	if !c.Ready() {
+		t.Fatalf("one-shot: not ready: %s", c.Why())
+	}
+	select {
+	case <-p3.prepared:
+		t.Error("a one-shot build prepared its embedder")
+	case <-time.After(200 * time.Millisecond):
+	}
+}

@@ -95,7 +95,9 @@
 // every card has a vector, the lexical ranking until then. It reads the
 // vectors it can from the cache; the missing ones are embedded in a
 // goroutine for a long-running process ([AutoOptions.Background], serve),
-// or before answering for a one-shot command when that fits
+// which then also gets its embedder ready for queries ([Preparer]: the
+// built-in encoder lays its weights out for its kernels, so the first
+// query does not pay for it), or before answering for a one-shot command when that fits
 // [AutoOptions.Budget] (about a second; the built-in encoder estimates
 // its cost, an endpoint is given at most the query timeout). Otherwise —
 // too many cards to embed now, an unreadable or unwritable cache, an

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/capbroker/capbroker/encoder/internal/bert"
 	"github.com/capbroker/capbroker/encoder/internal/tensor"
 
 	"github.com/capbroker/capbroker/internal/testenv"
@@ -15,39 +16,58 @@ import (
 const task20 = "find the open pull requests on the payments repository and summarize what each one changes"
 
 // kernels are the matrix kernels this CPU runs, best first, each with
-// a function that turns it on (see internal/tensor).
+// a function that turns it on for packing and one for running (see
+// internal/tensor): vnni (8-bit inputs, VPDPBUSD), vnni16 (int16 inputs,
+// VPDPWSSD: the layers packed for the int16 kernels, run with VNNI on),
+// avx2 (int16 inputs), go (the portable float loops).
 func kernels() []struct {
-	name string
-	on   func()
+	name      string
+	pack, run func()
 } {
 	type k = struct {
-		name string
-		on   func()
+		name      string
+		pack, run func()
+	}
+	set := func(vnni, avx bool) func() {
+		return func() { tensor.UseVNNI, tensor.UseAVX2 = vnni, avx }
 	}
 	var ks []k
 	if tensor.HaveVNNI {
-		ks = append(ks, k{"vnni", func() { tensor.UseVNNI, tensor.UseAVX2 = true, true }})
+		ks = append(ks, k{"vnni", set(true, true), set(true, true)}, k{"vnni16", set(false, true), set(true, true)})
 	}
 	if tensor.HaveAVX2 {
-		ks = append(ks, k{"avx2", func() { tensor.UseVNNI, tensor.UseAVX2 = false, true }})
+		ks = append(ks, k{"avx2", set(false, true), set(false, true)})
 	}
-	return append(ks, k{"go", func() { tensor.UseVNNI, tensor.UseAVX2 = false, false }})
+	return append(ks, k{"go", set(false, false), set(false, false)})
+}
+
+// fresh returns an encoder of one worker over a model of its own, its
+// layers packed for the kernels pack turns on.
+func fresh(tb testing.TB, pack func()) *Encoder {
+	m, err := bert.ReadTable(table)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	e := &Encoder{m: m, workers: 1}
+	e.pool.New = func() any { return new(bert.Scratch) }
+	pack()
+	long := strings.Repeat("read the file and write it back ", 10) // packs at once
+	if _, err := e.Embed(context.Background(), []string{long}); err != nil {
+		tb.Fatal(err)
+	}
+	return e
 }
 
 // BenchmarkTask embeds a task of 17 pieces on one worker, with each
-// matrix kernel this CPU runs (kernel=vnni: AVX-512 VNNI, avx2, go: the
-// portable loops).
+// matrix kernel this CPU runs (see kernels).
 func BenchmarkTask(b *testing.B) {
-	e, err := New(&Options{Workers: 1})
-	if err != nil {
-		b.Fatal(err)
-	}
 	defer func() { tensor.UseVNNI, tensor.UseAVX2 = tensor.HaveVNNI, tensor.HaveAVX2 }()
-	n := len(e.Tokens(task20))
 	ctx := context.Background()
 	for _, k := range kernels() {
+		e := fresh(b, k.pack)
+		n := len(e.Tokens(task20))
 		b.Run("kernel="+k.name, func(b *testing.B) {
-			k.on()
+			k.run()
 			b.ReportAllocs()
 			cpu0 := testenv.CPUTime()
 			for b.Loop() {

@@ -47,35 +47,50 @@
 //
 // The int8 weights stay where the binary holds them. On amd64 with AVX2
 // each layer's weights are laid out once in blocks of 16 outputs (10.6
-// MB of heap, about 10 ms; on a first pass of 64 rows or more, or on the
-// second pass, so a one-shot query does not pay for it), and each
-// product rounds its input rows to int16 (one scale a row) and sums
-// int8 × int16 products exactly in int32, a group of 64 at a time, with
-// VPDPWSSD (AVX-512 VNNI) or VPMADDWD (AVX2); each group's sum is scaled
-// into float32. Both kernels give the same bits. The int16 rounding of
-// the inputs moves the vectors by less than a cosine of 1e-5 (internal/
-// bert's TestInt8InPlace), so the golden worst case is unchanged
-// (0.99947); rounding the inputs to int8 instead, twice as fast again,
-// fell to 0.997 and was not taken. Elsewhere each product decodes a
-// weight row to float32 as it needs it and multiplies in float32 (Go
-// loops: that is faster in Go than integer lanes). [Model] names the
-// vectors of this forward pass, so a cache never mixes them with an
-// earlier one's. Loaded, the encoder takes those pages of the binary plus
-// about 3 MB of heap (scales, vocabulary), the packed layers once it
-// embeds, plus each worker's buffers while it embeds.
+// MB of heap; on a first pass of 64 rows or more, or on the second pass,
+// so a one-shot query does not pay for it) and multiplied in integers:
+//
+//   - with AVX-512 VNNI, each group of 64 inputs of a row is rounded to 8
+//     bits over its own range (smallest value to largest, zero included:
+//     255 steps and a zero point) and multiplied with VPDPBUSD; the four
+//     input columns of each layer that dwarf the rest (BERT's layer norms
+//     put values of 10 to 30 in the same dimensions whatever the text,
+//     against a median of 1.7) are kept out of the rounding and added in
+//     float32. The columns are found once, on a short calibration text,
+//     when the layers are packed (about 30 ms in all). This moves the
+//     golden worst case from 0.99947 to 0.99931; [Model] is then
+//     "builtin:minilm-l6-v2-int8-a8-v3";
+//   - with AVX2 only, each row is rounded to int16 (one scale a row) and
+//     multiplied with VPMADDWD: within cosine 1e-5 of the float products.
+//
+// Either way each group of 64 sums exactly in int32 and is scaled into
+// float32. Elsewhere each product decodes a weight row to float32 as it
+// needs it and multiplies in float32 (Go loops: that is faster in Go
+// than integer lanes). [Model] names the vectors of this forward pass,
+// so a cache never mixes them with another's. Loaded, the encoder takes
+// those pages of the binary plus about 3 MB of heap (scales,
+// vocabulary), the packed layers once it embeds, plus each worker's
+// buffers while it embeds.
+//
+// Concurrent calls of one pass each (a server's queries) share forward
+// passes: a pass reads all the weights whatever its rows, so callers
+// that find the passes busy queue and go together into the next one, up
+// to 256 pieces (batch.go); a quiet encoder runs a query at once. A text
+// gets the same vector shared as alone; a pass that panics passes the
+// panic to every caller it took.
 //
 // # Cost
 //
-// One core of the 2-core test machine (AMD EPYC with AVX-512 VNNI;
-// BenchmarkTask, BenchmarkCards, CPU time): a 17-piece task in about 4.5
-// ms on the VNNI kernel (6.2 ms on the AVX2 one; it took 8.8 ms before
-// the integer kernels), cards at about 4,700 pieces a second a core.
-// The matrix products run at 75-90 G multiply-adds a second, near the
-// core's int16 peak (one 32-lane VPDPWSSD a cycle, about 96 G a second):
-// a 20-piece text needs 212 M of them, 2.2 ms at that peak. Attention's
-// products use a 4-row × 2-output AVX2/FMA kernel on rows read where
-// they lie, its softmax and GELU run 8 values at a time (internal/
-// tensor). Embed spreads a batch over GOMAXPROCS goroutines
-// ([Options.Workers]). docs/speed.md has the figures and how to
-// reproduce them.
+// One core of the 2-core test machine (AMD EPYC with AVX-512 VNNI, shared
+// and loaded; BenchmarkTask, BenchmarkCards, CPU time): a 17-piece task
+// in about 1.9-2.8 ms on the 8-bit kernel (3.2-3.6 on the int16 VNNI
+// one, 4.4-5.6 on the AVX2 one, 68-76 in Go loops), cards at about 7,000
+// pieces a second a core. A 20-piece text needs 212 M multiply-adds,
+// 1.1 ms at the core's 8-bit peak (one 64-lane VPDPBUSD a cycle); the
+// pass also reads the 10.6 MB of packed weights, which the kernel
+// prefetches a pair of blocks ahead. Attention scores a query against
+// eight keys at a time and mixes the values where they lie; softmax,
+// GELU and layer norm run 8 values at a time (internal/tensor). Embed
+// spreads a long batch over GOMAXPROCS goroutines ([Options.Workers]).
+// docs/speed.md has the figures and how to reproduce them.
 package encoder

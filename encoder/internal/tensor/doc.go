@@ -2,12 +2,16 @@
 // matrices stored as float32 or as int8 with a float32 scale per 64
 // weights of a row ([Weights], [Quantize]); the dense layer
 // ([Linear.Apply]): int8 weights packed in blocks of 16 outputs
-// ([Linear.Pack]) times inputs rounded to int16, summed exactly in int32
-// per group of 64 by an AVX-512 VNNI (VPDPWSSD) or AVX2 (VPMADDWD)
-// kernel on amd64, or float32 products of rows decoded as needed (a
-// 4-row × 2-output AVX2/FMA kernel, a portable Go loop elsewhere);
-// products of rows read in place ([MulTStrided]), softmax ([Softmax])
-// and GELU ([GELU]) 8 values at a time on AVX2; layer normalization;
+// ([Linear.Pack]) times inputs rounded to 8 bits a group of 64 (with a
+// few outlier columns a layer added in float32: [Linear.Observe],
+// [Linear.Outliers]) by an AVX-512 VNNI VPDPBUSD kernel, or rounded to
+// int16 a row by an AVX2 (VPMADDWD) one, summed exactly in int32 per
+// group of 64 on amd64 (q8.go, qlinear.go), or float32 products of rows
+// decoded as needed (a 4-row × 2-output AVX2/FMA kernel, a portable Go
+// loop elsewhere); attention's products of a query with a head's keys
+// and values ([Scores], [Mix]) and of rows read in place
+// ([MulTStrided]), softmax ([Softmax]), GELU ([GELU]) and layer
+// normalization ([LayerNorm]) 8 values at a time on AVX2;
 // and the little-endian weight table format a model's generator writes
 // and the binary embeds ([Writer], [Reader]).
 //

@@ -60,3 +60,51 @@ func geluAVX2(x *float32, n int, phi *float32)
 //
 //go:noescape
 func expAVX2(x *float32, n int, sub float32) float32
+
+// qdot8VNNI computes, for rows r < n (n <= 4) of 8-bit inputs at u
+// (ustride bytes apart) and outputs c < 32 of two Packed8 blocks (at w
+// and w+bstride bytes; scales and weight sums at s and ws, the second
+// block's sstride bytes on), per group g the exact int32 sum of
+// (u − z)·w, times the weight scale times the row's step (qp, per row
+// and group: the step's bits and −z), summed in float32 with one fused
+// multiply-add a group, plus bias[c] (plus what is there when add is
+// set), plus, when ncols > 0, each of the row's 4 outlier values (at xo,
+// 4 a row) times its weights (4 rows of wt, dstride bytes apart), one
+// fused multiply-add each, stored at dst + r·dstride bytes + 4c (see
+// qdot8Go).
+//
+//go:noescape
+func qdot8VNNI(u *uint8, ustride int, w *int8, bstride int, s *float32, ws *int32, sstride int, groups int,
+	qp *uint32, bias, dst *float32, dstride, n int, xo, wt *float32, ncols int, add bool)
+
+// quant8AVX2 is quantGroup8 over groups of 64 floats at x.
+//
+//go:noescape
+func quant8AVX2(u *uint8, x *float32, groups int, qp *uint32)
+
+// layerNormAVX2 is LayerNorm's loop over one row of d floats, d a
+// multiple of 8.
+//
+//go:noescape
+func layerNormAVX2(dst, src *float32, d int, scale, bias *float32, eps float64)
+
+// scoresAVX2 is Scores for tp a multiple of 8.
+//
+//go:noescape
+func scoresAVX2(dst, q, kt *float32, tp int)
+
+// mixAVX2 is Mix.
+//
+//go:noescape
+func mixAVX2(dst, p, v *float32, vstride, t int)
+
+// scaleMaxAVX2 sets x[i] *= scale over n values (a multiple of 8) and
+// returns the largest.
+//
+//go:noescape
+func scaleMaxAVX2(x *float32, n int, scale float32) float32
+
+// mulAVX2 sets x[i] *= s over n values, a multiple of 8.
+//
+//go:noescape
+func mulAVX2(x *float32, n int, s float32)

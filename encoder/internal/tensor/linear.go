@@ -16,8 +16,13 @@ type Linear struct {
 	W       Weights   // Out×In
 	B       []float32 // Out
 	// P, once [Linear.Pack] has run, holds W laid out for the integer
-	// kernels, which Apply then uses.
-	P *Packed
+	// kernels, which Apply then uses; P8 instead where the 8-bit kernel
+	// runs (AVX-512 VNNI).
+	P  *Packed
+	P8 *Packed8
+
+	obs, seen []float32 // see Observe
+	cols      []int     // see Outliers
 }
 
 // Apply computes dst = src·Wᵀ + b over rows of src (dst += … when add is
@@ -27,6 +32,13 @@ type Linear struct {
 // A nil B adds no bias.
 func (l *Linear) Apply(dst, src []float32, rows int, add bool) {
 	in, out := l.In, l.Out
+	if l.obs != nil {
+		l.observe(src, rows)
+	}
+	if l.P8 != nil && UseVNNI && UseAVX2 && rows > 0 {
+		l.applyPacked8(dst, src, rows, add)
+		return
+	}
 	if l.P != nil && UseAVX2 && rows > 0 {
 		l.applyPacked(dst, src, rows, add)
 		return

@@ -22,3 +22,22 @@ func roundAVX2(q *int16, x *float32, n int, mul float32) { panic("unreachable") 
 func geluAVX2(x *float32, n int, phi *float32) { panic("unreachable") }
 
 func expAVX2(x *float32, n int, sub float32) float32 { panic("unreachable") }
+
+func qdot8VNNI(u *uint8, ustride int, w *int8, bstride int, s *float32, ws *int32, sstride int, groups int,
+	qp *uint32, bias, dst *float32, dstride, n int, xo, wt *float32, ncols int, add bool) {
+	panic("unreachable")
+}
+
+func quant8AVX2(u *uint8, x *float32, groups int, qp *uint32) { panic("unreachable") }
+
+func layerNormAVX2(dst, src *float32, d int, scale, bias *float32, eps float64) {
+	panic("unreachable")
+}
+
+func scoresAVX2(dst, q, kt *float32, tp int) { panic("unreachable") }
+
+func mixAVX2(dst, p, v *float32, vstride, t int) { panic("unreachable") }
+
+func scaleMaxAVX2(x *float32, n int, scale float32) float32 { panic("unreachable") }
+
+func mulAVX2(x *float32, n int, s float32) { panic("unreachable") }

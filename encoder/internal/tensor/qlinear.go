@@ -6,15 +6,18 @@ import (
 	"unsafe"
 )
 
-// Integer products. A layer whose weights are int8 (a weight table's)
+// Integer products with int16 inputs. A layer whose weights are int8 (a
+// weight table's) and that is packed with UseVNNI off (a CPU with AVX2
+// but no AVX-512 VNNI; VNNI CPUs take the 8-bit path of q8.go)
 // multiplies them by its input quantized to int16, one scale a row, with
-// integer multiply-adds: VPDPWSSD (AVX-512 VNNI) or VPMADDWD (AVX2) on
-// amd64. Without them the product stays in float32 (a Go loop over
-// decoded rows, faster in Go than integer lanes). Each group of 64 weights sums exactly in
-// int32 and is then scaled by its weight scale into a float32 lane, in
-// the same order on both kernels, so they agree bit for bit. The only
-// error beyond the int8 weights' is the input's rounding to int16 (a
-// 65,535th of a row's range, well inside the golden tolerance).
+// integer multiply-adds: VPMADDWD (AVX2), or VPDPWSSD where VNNI is on
+// again (tests, benchmarks). Without them the product stays in float32
+// (a Go loop over decoded rows, faster in Go than integer lanes). Each
+// group of 64 weights sums exactly in int32 and is then scaled by its
+// weight scale into a float32 lane, in the same order on both kernels,
+// so they agree bit for bit. The only error beyond the int8 weights' is
+// the input's rounding to int16 (a 65,535th of a row's range, well
+// inside the golden tolerance).
 
 // blockOut is how many outputs a packed block holds.
 const blockOut = 16
@@ -35,10 +38,15 @@ func (l *Linear) CanPack() bool {
 }
 
 // Pack lays l's int8 weights out for the integer kernels (once; a
-// model packs its layers on first use). It does nothing if they cannot
-// run there ([Linear.CanPack]).
+// model packs its layers on first use): for the 8-bit kernel where it
+// runs (UseVNNI), else for the int16 ones. It does nothing if they
+// cannot run there ([Linear.CanPack]).
 func (l *Linear) Pack() {
-	if l.P != nil || !l.CanPack() {
+	if l.P != nil || l.P8 != nil || !l.CanPack() {
+		return
+	}
+	if UseVNNI {
+		l.pack8()
 		return
 	}
 	in, out := l.In, l.Out

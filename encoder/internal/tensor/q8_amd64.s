@@ -1,0 +1,516 @@
+#include "textflag.h"
+
+// The 8-bit product (see q8.go): four rows of 8-bit inputs (SI,
+// SI+R8, SI+2·R8, SI+R9 where R9 = 3·R8) times packed int8 weights (see
+// Packed8): per quad of inputs, each row's four values are broadcast and
+// multiplied with the block's 16 outputs' four weights each (VPDPBUSD:
+// unsigned inputs, signed weights).
+
+// Q8STEP: one quad of inputs, two blocks (Z0: block A, Z1: block B),
+// accumulators Z2..Z9 (row r: Z(2+2r) block A, Z(3+2r) block B).
+#define Q8STEP(off) \
+	VMOVDQU32 off(DI), Z0 \
+	VMOVDQU32 off(DI)(R10*1), Z1 \
+	VPBROADCASTD (off/16)(SI), Z20 \
+	VPBROADCASTD (off/16)(SI)(R8*1), Z21 \
+	VPBROADCASTD (off/16)(SI)(R8*2), Z22 \
+	VPBROADCASTD (off/16)(SI)(R9*1), Z23 \
+	VPDPBUSD Z0, Z20, Z2 \
+	VPDPBUSD Z1, Z20, Z3 \
+	VPDPBUSD Z0, Z21, Z4 \
+	VPDPBUSD Z1, Z21, Z5 \
+	VPDPBUSD Z0, Z22, Z6 \
+	VPDPBUSD Z1, Z22, Z7 \
+	VPDPBUSD Z0, Z23, Z8 \
+	VPDPBUSD Z1, Z23, Z9 \
+	PREFETCHT0 off(DI)(R10*4) \
+	PREFETCHT0 off(DI)(R14*1)
+
+// Q8FLUSH: a row's group sums (ia: block A, ib: block B), corrected by
+// −z·Σw, scaled by the weight scales times the row's step (qp), into
+// its float accumulators fa, fb.
+#define Q8FLUSH(qp, qz, ia, ib, fa, fb) \
+	VPDPWSSD.BCST qz, Z24, ia \
+	VPDPWSSD.BCST qz, Z25, ib \
+	VMULPS.BCST qp, Z18, Z26 \
+	VMULPS.BCST qp, Z19, Z27 \
+	VCVTDQ2PS ia, ia \
+	VFMADD231PS Z26, ia, fa \
+	VCVTDQ2PS ib, ib \
+	VFMADD231PS Z27, ib, fb
+
+// Q8STORE: a row's sums plus the bias (plus dst), plus its outlier
+// columns' values (at R9, when R12 is set) times their weights (Z18..Z25),
+// into dst.
+#define Q8STORE(fa, fb) \
+	VADDPS Z0, fa, fa \
+	VADDPS Z1, fb, fb \
+	TESTQ BX, BX \
+	JZ    3(PC) \
+	VADDPS (DI), fa, fa \
+	VADDPS 64(DI), fb, fb \
+	TESTQ R12, R12 \
+	JZ    14(PC) \
+	VBROADCASTSS 0(R9), Z2 \
+	VFMADD231PS Z18, Z2, fa \
+	VFMADD231PS Z19, Z2, fb \
+	VBROADCASTSS 4(R9), Z2 \
+	VFMADD231PS Z20, Z2, fa \
+	VFMADD231PS Z21, Z2, fb \
+	VBROADCASTSS 8(R9), Z2 \
+	VFMADD231PS Z22, Z2, fa \
+	VFMADD231PS Z23, Z2, fb \
+	VBROADCASTSS 12(R9), Z2 \
+	VFMADD231PS Z24, Z2, fa \
+	VFMADD231PS Z25, Z2, fb \
+	ADDQ $16, R9 \
+	VMOVUPS fa, (DI) \
+	VMOVUPS fb, 64(DI) \
+	DECQ CX \
+	JZ   q8done \
+	ADDQ R8, DI
+
+// func qdot8VNNI(u *uint8, ustride int, w *int8, bstride int, s *float32, ws *int32, sstride int, groups int,
+//	qp *uint32, bias, dst *float32, dstride, n int, xo, wt *float32, ncols int, add bool)
+TEXT ·qdot8VNNI(SB), NOSPLIT, $0-129
+	MOVQ u+0(FP), SI
+	MOVQ ustride+8(FP), R8
+	MOVQ w+16(FP), DI
+	MOVQ bstride+24(FP), R10
+	MOVQ s+32(FP), DX
+	MOVQ ws+40(FP), BX
+	MOVQ sstride+48(FP), R11
+	MOVQ groups+56(FP), CX
+	MOVQ qp+64(FP), AX
+	LEAQ (R8)(R8*2), R9
+	LEAQ (CX*8), R12 // a row of qp
+	LEAQ (R12)(R12*2), R13
+	LEAQ (R10)(R10*4), R14 // the pair of blocks after next: R10·4, R14 on
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+
+q8group:
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	Q8STEP(0)
+	Q8STEP(64)
+	Q8STEP(128)
+	Q8STEP(192)
+	Q8STEP(256)
+	Q8STEP(320)
+	Q8STEP(384)
+	Q8STEP(448)
+	Q8STEP(512)
+	Q8STEP(576)
+	Q8STEP(640)
+	Q8STEP(704)
+	Q8STEP(768)
+	Q8STEP(832)
+	Q8STEP(896)
+	Q8STEP(960)
+	ADDQ $64, SI
+	ADDQ $1024, DI
+
+	VMOVDQU32 (BX), Z24
+	VMOVDQU32 (BX)(R11*1), Z25
+	VMOVUPS (DX), Z18
+	VMOVUPS (DX)(R11*1), Z19
+	Q8FLUSH((AX), 4(AX), Z2, Z3, Z10, Z11)
+	Q8FLUSH((AX)(R12*1), 4(AX)(R12*1), Z4, Z5, Z12, Z13)
+	Q8FLUSH((AX)(R12*2), 4(AX)(R12*2), Z6, Z7, Z14, Z15)
+	Q8FLUSH((AX)(R13*1), 4(AX)(R13*1), Z8, Z9, Z16, Z17)
+	ADDQ $64, DX
+	ADDQ $64, BX
+	ADDQ $8, AX
+	DECQ CX
+	JNZ  q8group
+
+	MOVQ bias+72(FP), R13
+	MOVQ dst+80(FP), DI
+	MOVQ dstride+88(FP), R8
+	MOVQ n+96(FP), CX
+	MOVBQZX add+128(FP), BX
+	VMOVUPS (R13), Z0
+	VMOVUPS 64(R13), Z1
+	MOVQ ncols+120(FP), R12
+	TESTQ R12, R12
+	JZ   q8store
+	MOVQ xo+104(FP), R9
+	MOVQ wt+112(FP), R10
+	LEAQ (R8)(R8*2), R11
+	VMOVUPS (R10), Z18
+	VMOVUPS 64(R10), Z19
+	VMOVUPS (R10)(R8*1), Z20
+	VMOVUPS 64(R10)(R8*1), Z21
+	VMOVUPS (R10)(R8*2), Z22
+	VMOVUPS 64(R10)(R8*2), Z23
+	VMOVUPS (R10)(R11*1), Z24
+	VMOVUPS 64(R10)(R11*1), Z25
+
+q8store:
+	Q8STORE(Z10, Z11)
+	Q8STORE(Z12, Z13)
+	Q8STORE(Z14, Z15)
+	Q8STORE(Z16, Z17)
+
+q8done:
+	VZEROUPPER
+	RET
+
+DATA q8perm<>+0(SB)/4, $0
+DATA q8perm<>+4(SB)/4, $4
+DATA q8perm<>+8(SB)/4, $1
+DATA q8perm<>+12(SB)/4, $5
+DATA q8perm<>+16(SB)/4, $2
+DATA q8perm<>+20(SB)/4, $6
+DATA q8perm<>+24(SB)/4, $3
+DATA q8perm<>+28(SB)/4, $7
+DATA q8perm<>+32(SB)/4, $255.0
+GLOBL q8perm<>(SB), RODATA|NOPTR, $36
+
+// func quant8AVX2(u *uint8, x *float32, groups int, qp *uint32)
+// quantGroup8 for each group of 64 floats at x.
+TEXT ·quant8AVX2(SB), NOSPLIT, $0-32
+	MOVQ u+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ groups+16(FP), CX
+	MOVQ qp+24(FP), DX
+	VXORPS Y15, Y15, Y15
+
+q8qgroup:
+	VMOVUPS 0(SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	VMOVUPS 128(SI), Y4
+	VMOVUPS 160(SI), Y5
+	VMOVUPS 192(SI), Y6
+	VMOVUPS 224(SI), Y7
+	VMINPS Y0, Y15, Y8
+	VMAXPS Y0, Y15, Y9
+	VMINPS Y1, Y8, Y8
+	VMAXPS Y1, Y9, Y9
+	VMINPS Y2, Y8, Y8
+	VMAXPS Y2, Y9, Y9
+	VMINPS Y3, Y8, Y8
+	VMAXPS Y3, Y9, Y9
+	VMINPS Y4, Y8, Y8
+	VMAXPS Y4, Y9, Y9
+	VMINPS Y5, Y8, Y8
+	VMAXPS Y5, Y9, Y9
+	VMINPS Y6, Y8, Y8
+	VMAXPS Y6, Y9, Y9
+	VMINPS Y7, Y8, Y8
+	VMAXPS Y7, Y9, Y9
+	VEXTRACTF128 $1, Y8, X10
+	VMINPS X10, X8, X8
+	VPERMILPS $0x4e, X8, X10
+	VMINPS X10, X8, X8
+	VPERMILPS $0xb1, X8, X10
+	VMINPS X10, X8, X8 // lo
+	VEXTRACTF128 $1, Y9, X10
+	VMAXPS X10, X9, X9
+	VPERMILPS $0x4e, X9, X10
+	VMAXPS X10, X9, X9
+	VPERMILPS $0xb1, X9, X10
+	VMAXPS X10, X9, X9 // hi
+	VSUBSS X8, X9, X11 // d = hi - lo
+	VXORPS X12, X12, X12 // step
+	VXORPS X13, X13, X13 // 255/d
+	VUCOMISS X15, X11
+	JEQ  q8qzero
+	VMOVSS q8perm<>+32(SB), X14
+	VDIVSS X14, X11, X12
+	VDIVSS X11, X14, X13
+
+q8qzero:
+	VSUBSS X8, X15, X10 // -lo
+	VMULSS X13, X10, X10
+	CVTSS2SL X10, R12 // z
+	VMOVSS X12, (DX)
+	MOVL R12, R13
+	NEGL R13
+	ANDL $0xffff, R13
+	MOVL R13, 4(DX)
+	VBROADCASTSS X13, Y13
+	VMOVD R12, X14
+	VPBROADCASTD X14, Y14
+	VMOVDQU q8perm<>+0(SB), Y8
+
+	VMULPS Y13, Y0, Y0
+	VMULPS Y13, Y1, Y1
+	VMULPS Y13, Y2, Y2
+	VMULPS Y13, Y3, Y3
+	VMULPS Y13, Y4, Y4
+	VMULPS Y13, Y5, Y5
+	VMULPS Y13, Y6, Y6
+	VMULPS Y13, Y7, Y7
+	VCVTPS2DQ Y0, Y0
+	VCVTPS2DQ Y1, Y1
+	VCVTPS2DQ Y2, Y2
+	VCVTPS2DQ Y3, Y3
+	VCVTPS2DQ Y4, Y4
+	VCVTPS2DQ Y5, Y5
+	VCVTPS2DQ Y6, Y6
+	VCVTPS2DQ Y7, Y7
+	VPADDD Y14, Y0, Y0
+	VPADDD Y14, Y1, Y1
+	VPADDD Y14, Y2, Y2
+	VPADDD Y14, Y3, Y3
+	VPADDD Y14, Y4, Y4
+	VPADDD Y14, Y5, Y5
+	VPADDD Y14, Y6, Y6
+	VPADDD Y14, Y7, Y7
+	VPACKSSDW Y1, Y0, Y0
+	VPACKSSDW Y3, Y2, Y2
+	VPACKUSWB Y2, Y0, Y0
+	VPERMD Y0, Y8, Y0
+	VPACKSSDW Y5, Y4, Y4
+	VPACKSSDW Y7, Y6, Y6
+	VPACKUSWB Y6, Y4, Y4
+	VPERMD Y4, Y8, Y4
+	VMOVDQU Y0, (DI)
+	VMOVDQU Y4, 32(DI)
+	ADDQ $256, SI
+	ADDQ $64, DI
+	ADDQ $8, DX
+	DECQ CX
+	JNZ  q8qgroup
+	VZEROUPPER
+	RET
+
+// func layerNormAVX2(dst, src *float32, d int, scale, bias *float32, eps float64)
+// LayerNorm of one row of d floats (a multiple of 8): the mean and the
+// variance summed in float64 (four lanes, two accumulators), then
+// float32((x-mean)·inv)·scale + bias, as the Go loop.
+TEXT ·layerNormAVX2(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ d+16(FP), CX
+	MOVQ scale+24(FP), R8
+	MOVQ bias+32(FP), R9
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	XORQ AX, AX
+
+lnsum:
+	VCVTPS2PD (SI)(AX*4), Y2
+	VCVTPS2PD 16(SI)(AX*4), Y3
+	VADDPD Y2, Y0, Y0
+	VADDPD Y3, Y1, Y1
+	ADDQ $8, AX
+	CMPQ AX, CX
+	JLT  lnsum
+	VADDPD Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPD X1, X0, X0
+	VHADDPD X0, X0, X0
+	CVTSQ2SD CX, X4
+	VDIVSD X4, X0, X0 // mean
+	VBROADCASTSD X0, Y5
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	XORQ AX, AX
+
+lnvar:
+	VCVTPS2PD (SI)(AX*4), Y2
+	VCVTPS2PD 16(SI)(AX*4), Y3
+	VSUBPD Y5, Y2, Y2
+	VSUBPD Y5, Y3, Y3
+	VFMADD231PD Y2, Y2, Y0
+	VFMADD231PD Y3, Y3, Y1
+	ADDQ $8, AX
+	CMPQ AX, CX
+	JLT  lnvar
+	VADDPD Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPD X1, X0, X0
+	VHADDPD X0, X0, X0
+	VDIVSD X4, X0, X0 // variance
+	VADDSD eps+40(FP), X0, X0
+	VSQRTSD X0, X0, X0
+	MOVQ $0x3ff0000000000000, DX
+	VMOVQ DX, X1
+	VDIVSD X0, X1, X1 // inv
+	VBROADCASTSD X1, Y6
+	XORQ AX, AX
+
+lnout:
+	VCVTPS2PD (SI)(AX*4), Y2
+	VCVTPS2PD 16(SI)(AX*4), Y3
+	VSUBPD Y5, Y2, Y2
+	VSUBPD Y5, Y3, Y3
+	VMULPD Y6, Y2, Y2
+	VMULPD Y6, Y3, Y3
+	VCVTPD2PSY Y2, X2
+	VCVTPD2PSY Y3, X3
+	VINSERTF128 $1, X3, Y2, Y2
+	VMULPS (R8)(AX*4), Y2, Y2
+	VADDPS (R9)(AX*4), Y2, Y2
+	VMOVUPS Y2, (DI)(AX*4)
+	ADDQ $8, AX
+	CMPQ AX, CX
+	JLT  lnout
+	VZEROUPPER
+	RET
+
+// func scoresAVX2(dst, q, kt *float32, tp int)
+// dst[j] = Σ_c q[c]·kt[c·tp+j] over c < 32, for j < tp (a multiple of
+// 8): a query's scores against a head's keys, transposed (kt, 32 rows of
+// tp). Four accumulators take c mod 4 and are summed ((a0+a1)+(a2+a3)).
+TEXT ·scoresAVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ q+8(FP), SI
+	MOVQ kt+16(FP), DX
+	MOVQ tp+24(FP), CX
+	LEAQ (CX*4), R8 // a row of kt
+
+scchunk:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ DX, AX
+	XORQ BX, BX
+
+scstep:
+	VBROADCASTSS 0(SI)(BX*4), Y4
+	VFMADD231PS (AX), Y4, Y0
+	ADDQ R8, AX
+	VBROADCASTSS 4(SI)(BX*4), Y5
+	VFMADD231PS (AX), Y5, Y1
+	ADDQ R8, AX
+	VBROADCASTSS 8(SI)(BX*4), Y6
+	VFMADD231PS (AX), Y6, Y2
+	ADDQ R8, AX
+	VBROADCASTSS 12(SI)(BX*4), Y7
+	VFMADD231PS (AX), Y7, Y3
+	ADDQ R8, AX
+	ADDQ $4, BX
+	CMPQ BX, $32
+	JLT  scstep
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, DI
+	ADDQ $32, DX
+	SUBQ $8, CX
+	JNZ  scchunk
+	VZEROUPPER
+	RET
+
+// func mixAVX2(dst, p, v *float32, vstride, t int)
+// dst[c] = Σ_j p[j]·v[j·vstride+c] over j < t, for c < 32: a query's
+// attention weights times a head's values (vstride floats apart). Even
+// and odd j build apart and are summed.
+TEXT ·mixAVX2(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ p+8(FP), SI
+	MOVQ v+16(FP), DX
+	MOVQ vstride+24(FP), R8
+	SHLQ $2, R8
+	MOVQ t+32(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+mxpair:
+	CMPQ CX, $2
+	JLT  mxlast
+	VBROADCASTSS (SI), Y8
+	VFMADD231PS (DX), Y8, Y0
+	VFMADD231PS 32(DX), Y8, Y1
+	VFMADD231PS 64(DX), Y8, Y2
+	VFMADD231PS 96(DX), Y8, Y3
+	ADDQ R8, DX
+	VBROADCASTSS 4(SI), Y9
+	VFMADD231PS (DX), Y9, Y4
+	VFMADD231PS 32(DX), Y9, Y5
+	VFMADD231PS 64(DX), Y9, Y6
+	VFMADD231PS 96(DX), Y9, Y7
+	ADDQ R8, DX
+	ADDQ $8, SI
+	SUBQ $2, CX
+	JMP  mxpair
+
+mxlast:
+	TESTQ CX, CX
+	JZ    mxdone
+	VBROADCASTSS (SI), Y8
+	VFMADD231PS (DX), Y8, Y0
+	VFMADD231PS 32(DX), Y8, Y1
+	VFMADD231PS 64(DX), Y8, Y2
+	VFMADD231PS 96(DX), Y8, Y3
+
+mxdone:
+	VADDPS Y4, Y0, Y0
+	VADDPS Y5, Y1, Y1
+	VADDPS Y6, Y2, Y2
+	VADDPS Y7, Y3, Y3
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VZEROUPPER
+	RET
+
+// func scaleMaxAVX2(x *float32, n int, scale float32) float32
+// x[i] *= scale over n values (a multiple of 8); returns their largest.
+TEXT ·scaleMaxAVX2(SB), NOSPLIT, $0-28
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VBROADCASTSS scale+16(FP), Y1
+	MOVL $0xff7fffff, AX // -MaxFloat32
+	VMOVD AX, X0
+	VBROADCASTSS X0, Y0
+
+smloop:
+	VMULPS (SI), Y1, Y2
+	VMOVUPS Y2, (SI)
+	VMAXPS Y2, Y0, Y0
+	ADDQ $32, SI
+	SUBQ $8, CX
+	JNZ  smloop
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS X1, X0, X0
+	VPERMILPS $0x4e, X0, X1
+	VMAXPS X1, X0, X0
+	VPERMILPS $0xb1, X0, X1
+	VMAXPS X1, X0, X0
+	MOVSS X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func mulAVX2(x *float32, n int, s float32)
+// x[i] *= s over n values, a multiple of 8.
+TEXT ·mulAVX2(SB), NOSPLIT, $0-20
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VBROADCASTSS s+16(FP), Y1
+
+muloop:
+	VMULPS (SI), Y1, Y2
+	VMOVUPS Y2, (SI)
+	ADDQ $32, SI
+	SUBQ $8, CX
+	JNZ  muloop
+	VZEROUPPER
+	RET

@@ -1,0 +1,273 @@
+package tensor
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// qdot8Go is the 8-bit kernel's product in Go, its specification (see
+// qdot8VNNI): rows of (u − z)·w summed exactly in int32 a group, each
+// group's sum times (weight scale × step) added to a float32 lane with
+// one rounding, then the bias, then dst when add is set.
+func qdot8Go(l *Linear, dst []float32, b *q8buf, rows int, add bool) {
+	in, out := l.In, l.Out
+	groups := in / Group
+	p := l.P8
+	for r := range rows {
+		u := b.u[r*in : (r+1)*in]
+		for o := range out {
+			blk, c := o/blockOut, o%blockOut
+			var f float32
+			for g := range groups {
+				nz := int32(int16(uint16(b.qp[2*(r*groups+g)+1])))
+				step := math.Float32frombits(b.qp[2*(r*groups+g)])
+				var acc int32
+				for k := g * Group; k < (g+1)*Group; k++ {
+					w := int32(p.Q[blk*in*blockOut+(k/4)*4*blockOut+4*c+k%4])
+					acc += (int32(u[k]) + nz) * w
+				}
+				t := p.Scale[(blk*groups+g)*blockOut+c] * step
+				f = float32(math.FMA(float64(float32(acc)), float64(t), float64(f)))
+			}
+			var bias float32
+			if l.B != nil {
+				bias = l.B[o]
+			}
+			v := f + bias
+			if add {
+				v = dst[r*out+o] + v
+			}
+			dst[r*out+o] = v
+		}
+		for j := range p.Cols {
+			x := b.xo[r*MaxOutliers+j]
+			for o := range out {
+				dst[r*out+o] = float32(math.FMA(float64(x), float64(p.Wt[j*out+o]), float64(dst[r*out+o])))
+			}
+		}
+	}
+}
+
+// packed8Go is applyPacked8 with the Go specifications of its parts.
+func packed8Go(l *Linear, dst, src []float32, rows int, add bool) {
+	defer func(v bool) { UseAVX2 = v }(UseAVX2)
+	UseAVX2 = false // quantGroup8
+	b := new(q8buf)
+	b.quantize8(src, rows, l.In, l.P8.Cols)
+	qdot8Go(l, dst, b, rows, add)
+}
+
+func pack8For(t testing.TB, l *Linear, cols int, src []float32, rows int) {
+	t.Helper()
+	defer restoreKernels()
+	UseVNNI, UseAVX2 = true, true
+	l.Observe(true)
+	l.observe(src, rows)
+	l.Observe(false)
+	l.Outliers(cols)
+	l.Pack()
+	if l.P8 == nil {
+		t.Fatalf("%dx%d not packed for the 8-bit kernel", l.In, l.Out)
+	}
+}
+
+// TestQuant8 checks the assembly rounding against quantGroup8, bit for
+// bit, on groups of every kind: mixed signs, one sign, zeros, outliers.
+func TestQuant8(t *testing.T) {
+	if !HaveAVX2 {
+		t.Skip("no AVX2 on this machine: quantGroup8 is all there is")
+	}
+	rng := rand.New(rand.NewPCG(31, 32))
+	for trial := range 400 {
+		x := make([]float32, 3*Group)
+		for i := range x {
+			switch trial % 4 {
+			case 0:
+				x[i] = float32(rng.NormFloat64())
+			case 1:
+				x[i] = float32(math.Abs(rng.NormFloat64())) - 0.17
+			case 2:
+				x[i] = -float32(rng.ExpFloat64())
+			case 3:
+				x[i] = float32(rng.NormFloat64()) * 1e-3
+			}
+		}
+		clear(x[Group : Group+Group/2]) // a half-empty group
+		if trial%5 == 0 {
+			clear(x[2*Group:]) // an empty group
+		}
+		x[rng.IntN(len(x))] = 40 * float32(rng.NormFloat64()) // an outlier
+		want, got := make([]uint8, len(x)), make([]uint8, len(x))
+		wqp, gqp := make([]uint32, 6), make([]uint32, 6)
+		for g := range 3 {
+			quantGroup8(want[g*Group:(g+1)*Group], x[g*Group:(g+1)*Group], wqp[2*g:2*g+2])
+		}
+		quant8AVX2(&got[0], &x[0], 3, &gqp[0])
+		if !slices.Equal(got, want) || !slices.Equal(gqp, wqp) {
+			for i := range got {
+				if got[i] != want[i] {
+					t.Fatalf("trial %d: u[%d] = %d, spec %d (x %v)", trial, i, got[i], want[i], x[i])
+				}
+			}
+			t.Fatalf("trial %d: qp %x, spec %x", trial, gqp, wqp)
+		}
+		// Each value is within half a step of its group's rounding.
+		for g := range 3 {
+			step := math.Float32frombits(wqp[2*g])
+			z := -int32(int16(uint16(wqp[2*g+1])))
+			for k := g * Group; k < (g+1)*Group; k++ {
+				back := float32(int32(want[k])-z) * step
+				if d := math.Abs(float64(back - x[k])); d > float64(step)*0.5001+1e-30 {
+					t.Fatalf("trial %d: x[%d] = %v rounds to %v (step %v)", trial, k, x[k], back, step)
+				}
+			}
+		}
+	}
+}
+
+// TestPacked8Spec: the 8-bit kernel gives exactly what its Go
+// specification gives, for every row remainder, with and without bias
+// and outlier columns, set and add.
+func TestPacked8Spec(t *testing.T) {
+	if !HaveVNNI {
+		t.Skip("no AVX-512 VNNI on this machine: the 8-bit kernel does not run")
+	}
+	defer restoreKernels()
+	rng := rand.New(rand.NewPCG(33, 34))
+	for _, shape := range [][3]int{{1536, 64, 2}, {384, 96, 4}, {64, 32, 0}} {
+		in, out, cols := shape[0], shape[1], shape[2]
+		f := randomLinear(rng, in, out)
+		q := *f
+		q.W = Quantize(f.W.F, out, in)
+		for rows := 1; rows <= 9; rows++ {
+			src := make([]float32, rows*in)
+			for i := range src {
+				src[i] = float32(rng.NormFloat64())
+			}
+			for r := range rows {
+				src[r*in+in/3] = 30 // an outlier column
+			}
+			l := q
+			l.P, l.P8 = nil, nil
+			pack8For(t, &l, cols, src, rows)
+			if len(l.P8.Cols) != cols || (cols > 0 && !slices.Contains(l.P8.Cols, in/3)) {
+				t.Fatalf("%dx%d: outlier columns %v", in, out, l.P8.Cols)
+			}
+			for _, add := range []bool{false, true} {
+				for _, bias := range []bool{true, false} {
+					l.B = f.B
+					if !bias {
+						l.B = nil
+					}
+					want := make([]float32, rows*out)
+					for i := range want {
+						want[i] = float32(i % 7)
+					}
+					got := slices.Clone(want)
+					packed8Go(&l, want, src, rows, add)
+					l.Apply(got, src, rows, add)
+					for i := range got {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("%dx%d rows %d add %v bias %v: [%d] = %v, spec %v", in, out, rows, add, bias, i, got[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestPacked8 bounds the 8-bit product's distance from the float product
+// of the same int8 weights: each input moves by at most half its group's
+// step, outlier columns not at all.
+func TestPacked8(t *testing.T) {
+	if !HaveVNNI {
+		t.Skip("no AVX-512 VNNI on this machine: the 8-bit kernel does not run")
+	}
+	defer restoreKernels()
+	rng := rand.New(rand.NewPCG(35, 36))
+	in, out, rows := 384, 96, 7
+	f := randomLinear(rng, in, out)
+	q := *f
+	q.W = Quantize(f.W.F, out, in)
+	src := make([]float32, rows*in)
+	for i := range src {
+		src[i] = float32(rng.NormFloat64())
+	}
+	for r := range rows {
+		src[r*in+99] = 28
+	}
+	want := make([]float32, rows*out)
+	UseVNNI, UseAVX2 = false, false
+	q.Apply(want, src, rows, false)
+	l := q
+	pack8For(t, &l, 4, src, rows)
+	got := make([]float32, rows*out)
+	l.Apply(got, src, rows, false)
+	w := make([]float32, in)
+	for i := range got {
+		r, o := i/out, i%out
+		wr := q.W.Row(w, o, in)
+		var bound float64
+		for g := range in / Group {
+			lo, hi := float32(0), float32(0)
+			for k := g * Group; k < (g+1)*Group; k++ {
+				if slices.Contains(l.P8.Cols, k) {
+					continue
+				}
+				lo, hi = min(lo, src[r*in+k]), max(hi, src[r*in+k])
+			}
+			var ws float64
+			for k := g * Group; k < (g+1)*Group; k++ {
+				ws += math.Abs(float64(wr[k]))
+			}
+			bound += float64(hi-lo) / 255 / 2 * ws
+		}
+		bound = bound*1.01 + 1e-4*(1+math.Abs(float64(want[i])))
+		if d := math.Abs(float64(got[i] - want[i])); d > bound {
+			t.Fatalf("[%d] = %v, float %v (bound %v)", i, got[i], want[i], bound)
+		}
+	}
+	if !slices.Contains(l.P8.Cols, 99) {
+		t.Errorf("outlier columns %v miss 99", l.P8.Cols)
+	}
+}
+
+func BenchmarkLinear8(b *testing.B) {
+	if !HaveVNNI {
+		b.Skip("no AVX-512 VNNI")
+	}
+	defer restoreKernels()
+	rng := rand.New(rand.NewPCG(13, 14))
+	for _, shape := range [][3]int{{384, 1536, 20}, {1536, 384, 20}, {384, 1536, 256}} {
+		in, out, rows := shape[0], shape[1], shape[2]
+		f := randomLinear(rng, in, out)
+		q := *f
+		q.W = Quantize(f.W.F, out, in)
+		src := make([]float32, rows*in)
+		for i := range src {
+			src[i] = float32(rng.NormFloat64())
+		}
+		dst := make([]float32, rows*out)
+		p16 := q
+		UseVNNI = false
+		p16.Pack()
+		UseVNNI = true
+		p8 := q
+		pack8For(b, &p8, 4, src, rows)
+		for _, k := range []struct {
+			name string
+			l    *Linear
+		}{{"int16-vnni", &p16}, {"int8-vnni", &p8}} {
+			b.Run(fmt.Sprintf("%dx%d/rows=%d/%s", in, out, rows, k.name), func(b *testing.B) {
+				for b.Loop() {
+					k.l.Apply(dst, src, rows, false)
+				}
+				b.ReportMetric(float64(in*out*rows)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
+			})
+		}
+	}
+}
