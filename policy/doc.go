@@ -54,7 +54,17 @@
 //     unit where its evidence is certain (a tool that serves one step
 //     fully is not low for its share of the whole task). The reason names
 //     the step it serves ("for 'tell the team on slack': matched ...").
-//     A task of one step is the task. A step whose evidence is plausible
+//     A task of one step is the task. The reason counts the steps
+//     covered ("1 of 2 steps covered") and names those no pick serves,
+//     with find_capability to look for them ([Selection.Uncovered]): a
+//     pick serves a step when, judged on the step's own ranking, it is
+//     plausible and either covers the step with medium confidence or
+//     better, matches the verb the step opens with (by its word or a
+//     related one), or is the card most like the step by meaning,
+//     standing [MeaningWeakZ] deviations out. A pick taken for a step as
+//     the best there was does not make it covered: create_directory,
+//     exposed for "recall who leads project X" because it shares
+//     "project", does not serve it. A step whose evidence is plausible
 //     but not strong (no certain hit of high confidence) is hedged: the
 //     weak hits among its first [HedgeDepth] that score
 //     [Options.PlausibleRelative] of its best are

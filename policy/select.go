@@ -237,6 +237,9 @@ type Selection struct {
 	// Aspects are the steps the task was split into, when there are
 	// several (see [Aspects]).
 	Aspects []string `json:"aspects,omitempty"`
+	// Uncovered are the steps (of Aspects) no pick serves: the agent
+	// should look for them with find_capability.
+	Uncovered []string `json:"uncovered,omitempty"`
 	// FloorFamily is the family whose floor applies ("coding" also for a
 	// task of another family that works on files); FloorMissing lists the
 	// floor names the catalog lacks.
