@@ -293,6 +293,12 @@ func (s *Selector) Select(ctx context.Context, task string, opts *Options) *Sele
 		if x.level != y.level {
 			return y.level - x.level
 		}
+		if c := cmp.Compare(tier(y.conf), tier(x.conf)); c != 0 {
+			// Of two certain hits, the one its step is surer of first
+			// (a medium pick for one step before a low one for another,
+			// whatever their shares of their steps' best scores).
+			return c
+		}
 		if c := cmp.Compare(y.rel, x.rel); c != 0 {
 			return c
 		}

@@ -156,6 +156,9 @@ func Stem(w string) string {
 	if len(w) <= 2 {
 		return w
 	}
+	if base, ok := irregularPast[w]; ok {
+		w = base
+	}
 	for i := 0; i < len(w); i++ {
 		if w[i] >= '0' && w[i] <= '9' {
 			return w
