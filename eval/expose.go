@@ -215,16 +215,9 @@ func scoredQueries(tools []card.Card, queries []Query, opts *Options) (*Report, 
 	}
 	rep := &Report{Tools: len(tools)}
 	var scored []*Query
-	selected := 0
-	for i := range queries {
-		q := &queries[i]
-		if opts.Filter != nil && !opts.Filter(q) {
-			continue
-		}
-		if opts.Limit > 0 && selected == opts.Limit {
-			break
-		}
-		selected++
+	chosen := chooseQueries(queries, opts.Filter, opts.Limit)
+	selected := len(chosen)
+	for _, q := range chosen {
 		if missing := unknownSlots(q.Slots(), known); len(missing) > 0 {
 			rep.Skipped = append(rep.Skipped, Skipped{ID: q.ID, Line: q.Line, Missing: missing})
 			continue
@@ -240,6 +233,23 @@ func scoredQueries(tools []card.Card, queries []Query, opts *Options) (*Report, 
 			selected, len(tools), rep.Skipped[0].ID, rep.Skipped[0].Missing)
 	}
 	return rep, scored, nil
+}
+
+// chooseQueries are the queries that pass filter (all when nil), the
+// first limit of them when limit is positive.
+func chooseQueries(queries []Query, filter func(*Query) bool, limit int) []*Query {
+	var chosen []*Query
+	for i := range queries {
+		q := &queries[i]
+		if filter != nil && !filter(q) {
+			continue
+		}
+		if limit > 0 && len(chosen) == limit {
+			break
+		}
+		chosen = append(chosen, q)
+	}
+	return chosen
 }
 
 // MinSlots returns a filter that keeps the queries with at least n gold

@@ -351,16 +351,9 @@ func (c *sessionCatalog) lookup(name string) *SessionTool {
 // those whose gold names no upstream tool.
 func scoredSessionQueries(c *sessionCatalog, queries []Query, opts *SessionOptions) (int, []*Query, error) {
 	var scored []*Query
-	selected, unknown := 0, 0
-	for i := range queries {
-		q := &queries[i]
-		if opts.Filter != nil && !opts.Filter(q) {
-			continue
-		}
-		if opts.Limit > 0 && selected == opts.Limit {
-			break
-		}
-		selected++
+	chosen := chooseQueries(queries, opts.Filter, opts.Limit)
+	selected, unknown := len(chosen), 0
+	for _, q := range chosen {
 		ok := true
 		for _, alts := range q.Slots() {
 			if !slices.ContainsFunc(alts, func(a string) bool { return c.byName[a] != nil }) {

@@ -1,13 +1,9 @@
 package payload_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/capbroker/capbroker/payload"
 )
@@ -25,26 +21,7 @@ func TestRenderDeferredGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var pretty bytes.Buffer
-			if err := json.Indent(&pretty, r.Body, "", "  "); err != nil {
-				t.Fatalf("invalid JSON: %v: %s", err, r.Body)
-			}
-			got := pretty.String() + "\n"
-			if len(r.Renamed) > 0 {
-				rn, _ := json.MarshalIndent(r.Renamed, "", "  ")
-				got += "renamed: " + string(rn) + "\n"
-			}
-			golden := filepath.Join("testdata", "render.anthropic-deferred-"+string(s)+".golden")
-			if *update {
-				os.WriteFile(golden, []byte(got), 0o644)
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test ./payload -update)", err)
-			}
-			if diff := cmp.Diff(string(want), got); diff != "" {
-				t.Errorf("%s (-want +got):\n%s", golden, diff)
-			}
+			checkRenderGolden(t, r, filepath.Join("testdata", "render.anthropic-deferred-"+string(s)+".golden"))
 		})
 	}
 }

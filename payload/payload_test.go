@@ -36,28 +36,35 @@ func TestRenderGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !json.Valid(r.Body) {
-				t.Fatalf("invalid JSON: %s", r.Body)
-			}
-			var pretty bytes.Buffer
-			json.Indent(&pretty, r.Body, "", "  ")
-			got := pretty.String() + "\n"
-			if len(r.Renamed) > 0 {
-				rn, _ := json.MarshalIndent(r.Renamed, "", "  ")
-				got += "renamed: " + string(rn) + "\n"
-			}
-			golden := filepath.Join("testdata", "render."+string(f)+".golden")
-			if *update {
-				os.WriteFile(golden, []byte(got), 0o644)
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test ./payload -update)", err)
-			}
-			if diff := cmp.Diff(string(want), got); diff != "" {
-				t.Errorf("%s (-want +got):\n%s", golden, diff)
-			}
+			checkRenderGolden(t, r, filepath.Join("testdata", "render."+string(f)+".golden"))
 		})
+	}
+}
+
+// checkRenderGolden compares a rendering, its body indented and its
+// renames listed, with the golden file (rewritten under -update).
+func checkRenderGolden(t *testing.T, r *payload.Rendered, golden string) {
+	t.Helper()
+	var pretty bytes.Buffer
+	if err := json.Indent(&pretty, r.Body, "", "  "); err != nil {
+		t.Fatalf("invalid JSON: %v: %s", err, r.Body)
+	}
+	got := pretty.String() + "\n"
+	if len(r.Renamed) > 0 {
+		rn, _ := json.MarshalIndent(r.Renamed, "", "  ")
+		got += "renamed: " + string(rn) + "\n"
+	}
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test ./payload -update)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", golden, diff)
 	}
 }
 

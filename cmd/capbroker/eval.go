@@ -236,15 +236,20 @@ call that ran is a query, its gold the tools it called (see capbroker replay).`,
 	return cmd
 }
 
-// traceQueries reads recorded sessions from a JSONL trace file as
-// benchmark queries (replay.Queries).
-func traceQueries(path string) ([]eval.Query, error) {
+// readTraceFile reads the trace records of a JSONL file.
+func readTraceFile(path string) ([]trace.Record, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading traces: %w", err)
 	}
 	defer f.Close()
-	recs, err := trace.ReadJSONL(f, path)
+	return trace.ReadJSONL(f, path)
+}
+
+// traceQueries reads recorded sessions from a JSONL trace file as
+// benchmark queries (replay.Queries).
+func traceQueries(path string) ([]eval.Query, error) {
+	recs, err := readTraceFile(path)
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -92,12 +91,7 @@ benchmark: each session's task, with the tools it called as gold.`,
 // session when set.
 func (m *Main) replayRecords(ctx context.Context, dbf *storeFlags, path, session string, limit int) ([]trace.Record, error) {
 	if path != "" {
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, fmt.Errorf("reading traces: %w", err)
-		}
-		defer f.Close()
-		recs, err := trace.ReadJSONL(f, path)
+		recs, err := readTraceFile(path)
 		if err != nil {
 			return nil, err
 		}

@@ -45,6 +45,54 @@ var errNoManager = errors.New("not installed here")
 // tests replace it.
 var serviceGOOS = runtime.GOOS
 
+// serviceSteps are the service manager's commands for one operating
+// system: each step a program and its arguments.
+type serviceSteps struct {
+	start       [][]string // after the file is written
+	tolerant    bool       // whether start's first step may fail (launchctl bootout when not loaded)
+	status      []string
+	stop        [][]string // before the file is removed
+	afterRemove [][]string
+}
+
+// serviceManagerSteps are the commands of this system's service manager
+// for the service file at path.
+func serviceManagerSteps(path string) serviceSteps {
+	if serviceGOOS == "darwin" {
+		domain := "gui/" + strconv.Itoa(os.Getuid())
+		return serviceSteps{
+			start:    [][]string{{"launchctl", "bootout", domain + "/" + launchdLabel}, {"launchctl", "bootstrap", domain, path}},
+			tolerant: true,
+			status:   []string{"launchctl", "print", domain + "/" + launchdLabel},
+			stop:     [][]string{{"launchctl", "bootout", domain + "/" + launchdLabel}},
+		}
+	}
+	return serviceSteps{
+		start:       [][]string{{"systemctl", "--user", "daemon-reload"}, {"systemctl", "--user", "enable", "--now", systemdUnit}, {"systemctl", "--user", "restart", systemdUnit}},
+		status:      []string{"systemctl", "--user", "is-active", systemdUnit},
+		stop:        [][]string{{"systemctl", "--user", "disable", "--now", systemdUnit}},
+		afterRemove: [][]string{{"systemctl", "--user", "daemon-reload"}},
+	}
+}
+
+// newServiceSubcmd is a `service` subcommand without arguments whose run
+// needs the service file's path.
+func (m *Main) newServiceSubcmd(use, short, example string, run func(ctx context.Context, path string) error) *cobra.Command {
+	return &cobra.Command{
+		Use:     use,
+		Short:   short,
+		Example: example,
+		Args:    exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			path, err := m.serviceFile()
+			if err != nil {
+				return err
+			}
+			return run(cmd.Context(), path)
+		},
+	}
+}
+
 // serviceFile is the unit (Linux: a systemd user unit under
 // $XDG_CONFIG_HOME/systemd/user) or agent (macOS: a launchd agent under
 // ~/Library/LaunchAgents) that runs the shared gateway.
@@ -162,17 +210,9 @@ func (m *Main) newServiceInstallCmd() *cobra.Command {
 		command string
 		configs []string
 	)
-	cmd := &cobra.Command{
-		Use:     "install",
-		Short:   "Write the shared gateway's user service and start it",
-		Example: "  capbroker service install\n  capbroker service install --addr 127.0.0.1:9000",
-		Args:    exactArgs(0, "no arguments"),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			path, err := m.serviceFile()
-			if err != nil {
-				return err
-			}
+	cmd := m.newServiceSubcmd("install", "Write the shared gateway's user service and start it",
+		"  capbroker service install\n  capbroker service install --addr 127.0.0.1:9000",
+		func(ctx context.Context, path string) error {
 			bin, warns, err := m.gatewayCommand(command)
 			if err != nil {
 				return err
@@ -202,27 +242,20 @@ func (m *Main) newServiceInstallCmd() *cobra.Command {
 				return fmt.Errorf("service: writing %s: %w", path, err)
 			}
 			fmt.Fprintf(m.Stdout, "wrote %s\n", path)
-			var steps [][]string
-			if serviceGOOS == "darwin" {
-				uid := strconv.Itoa(os.Getuid())
-				steps = [][]string{{"launchctl", "bootout", "gui/" + uid + "/" + launchdLabel}, {"launchctl", "bootstrap", "gui/" + uid, path}}
-			} else {
-				steps = [][]string{{"systemctl", "--user", "daemon-reload"}, {"systemctl", "--user", "enable", "--now", systemdUnit}, {"systemctl", "--user", "restart", systemdUnit}}
-			}
-			for i, s := range steps {
+			steps := serviceManagerSteps(path)
+			for i, s := range steps.start {
 				out, err := serviceRunner(ctx, s[0], s[1:]...)
 				if errors.Is(err, errNoManager) {
 					fmt.Fprintf(m.Stdout, "%s is %v: start the gateway yourself (%s %s), or run %s where it is\n", s[0], err, bin, strings.Join(args, " "), strings.Join(s, " "))
 					return nil
 				}
-				if err != nil && !(serviceGOOS == "darwin" && i == 0) { // bootout fails when not loaded
+				if err != nil && !(steps.tolerant && i == 0) {
 					return fmt.Errorf("service: %s: %v: %s", strings.Join(s, " "), err, strings.TrimSpace(string(out)))
 				}
 			}
 			fmt.Fprintf(m.Stdout, "the shared gateway runs at http://%s/mcp; wire a client to it with: capbroker client add CLIENT --shared\n", addr)
 			return nil
-		},
-	}
+		})
 	cmd.Flags().StringVar(&addr, "addr", DefaultSharedAddr, "address the shared gateway listens on (loopback)")
 	cmd.Flags().StringVar(&command, "command", "", "the capbroker the service runs (default: this executable, or the capbroker on $PATH)")
 	cmd.Flags().StringArrayVar(&configs, "mcp-config", nil, "servers file the gateway serves (repeatable; default: the places every command reads)")
@@ -231,27 +264,14 @@ func (m *Main) newServiceInstallCmd() *cobra.Command {
 
 func (m *Main) newServiceStatusCmd() *cobra.Command {
 	var addr string
-	cmd := &cobra.Command{
-		Use:     "status",
-		Short:   "Whether the shared gateway's service is installed and running",
-		Example: "  capbroker service status",
-		Args:    exactArgs(0, "no arguments"),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			path, err := m.serviceFile()
-			if err != nil {
-				return err
-			}
+	cmd := m.newServiceSubcmd("status", "Whether the shared gateway's service is installed and running", "  capbroker service status",
+		func(ctx context.Context, path string) error {
 			if !fileExists(path) {
 				fmt.Fprintf(m.Stdout, "service: not installed (no %s); capbroker service install writes it\n", path)
 			} else {
 				fmt.Fprintf(m.Stdout, "service: installed (%s)\n", path)
-				var out []byte
-				if serviceGOOS == "darwin" {
-					out, err = serviceRunner(ctx, "launchctl", "print", "gui/"+strconv.Itoa(os.Getuid())+"/"+launchdLabel)
-				} else {
-					out, err = serviceRunner(ctx, "systemctl", "--user", "is-active", systemdUnit)
-				}
+				st := serviceManagerSteps(path).status
+				out, err := serviceRunner(ctx, st[0], st[1:]...)
 				state := strings.TrimSpace(string(out))
 				if errors.Is(err, errNoManager) {
 					state = "unknown (the service manager is not installed here)"
@@ -267,8 +287,7 @@ func (m *Main) newServiceStatusCmd() *cobra.Command {
 			}
 			fmt.Fprintf(m.Stdout, "gateway: answering at http://%s/mcp: %s\n", addr, st)
 			return nil
-		},
-	}
+		})
 	cmd.Flags().StringVar(&addr, "addr", DefaultSharedAddr, "address of the shared gateway")
 	return cmd
 }
@@ -294,28 +313,14 @@ func sharedGatewayStatus(ctx context.Context, addr string) (string, error) {
 }
 
 func (m *Main) newServiceUninstallCmd() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:     "uninstall",
-		Short:   "Stop the shared gateway's service and remove it",
-		Example: "  capbroker service uninstall",
-		Args:    exactArgs(0, "no arguments"),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			path, err := m.serviceFile()
-			if err != nil {
-				return err
-			}
+	return m.newServiceSubcmd("uninstall", "Stop the shared gateway's service and remove it", "  capbroker service uninstall",
+		func(ctx context.Context, path string) error {
 			if !fileExists(path) {
 				fmt.Fprintf(m.Stdout, "service: not installed (no %s); nothing to do\n", path)
 				return nil
 			}
-			var steps [][]string
-			if serviceGOOS == "darwin" {
-				steps = [][]string{{"launchctl", "bootout", "gui/" + strconv.Itoa(os.Getuid()) + "/" + launchdLabel}}
-			} else {
-				steps = [][]string{{"systemctl", "--user", "disable", "--now", systemdUnit}}
-			}
-			for _, s := range steps {
+			steps := serviceManagerSteps(path)
+			for _, s := range steps.stop {
 				if out, err := serviceRunner(ctx, s[0], s[1:]...); err != nil && !errors.Is(err, errNoManager) {
 					fmt.Fprintf(m.Stderr, "warning: %s: %v: %s\n", strings.Join(s, " "), err, strings.TrimSpace(string(out)))
 				}
@@ -323,12 +328,10 @@ func (m *Main) newServiceUninstallCmd() *cobra.Command {
 			if err := os.Remove(path); err != nil {
 				return fmt.Errorf("service: removing %s: %w", path, err)
 			}
-			if serviceGOOS != "darwin" {
-				serviceRunner(ctx, "systemctl", "--user", "daemon-reload")
+			for _, s := range steps.afterRemove {
+				serviceRunner(ctx, s[0], s[1:]...)
 			}
 			fmt.Fprintf(m.Stdout, "removed %s; clients wired with --shared need: capbroker client remove CLIENT (or client add CLIENT without --shared)\n", path)
 			return nil
-		},
-	}
-	return cmd
+		})
 }
