@@ -122,3 +122,25 @@ func TestSubstitution(t *testing.T) {
 		t.Errorf("catalog has remember: knowledge weighs %v, want %v", got, want)
 	}
 }
+
+// A name of short parts joined by an ampersand is also one word: "H&M"
+// in a task matches the card that names H&M, not only cards with an "m".
+func TestAmpersandName(t *testing.T) {
+	var got []string
+	for _, tok := range Tokens("coupons for H&M and AT&T") {
+		got = append(got, tok.Stem)
+	}
+	for _, w := range []string{"hm", "att"} {
+		if !slices.Contains(got, w) {
+			t.Errorf("Tokens: %v lack %q", got, w)
+		}
+	}
+	cards := []card.Card{
+		{Name: "store_coupons", Description: "Coupon codes for H&M, Zara and Uniqlo."},
+		{Name: "mail_merge", Description: "Merge a mail template with M fields and coupons."},
+	}
+	hits := New(cards, nil).Search("any coupon codes for H&M?", 10)
+	if len(hits) == 0 || hits[0].Name != "store_coupons" {
+		t.Errorf("H&M: %v, want store_coupons first", hitNames(hits))
+	}
+}
