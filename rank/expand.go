@@ -357,12 +357,12 @@ func (ix *Index) expand(q []QueryTerm, cache map[expansionKey]*wordExpansion) []
 // the parts of a compound the catalog lacks, and its nearest catalog
 // words by word vectors, once looked for.
 type wordExpansion struct {
-	related  []Related // in the table's order, only the catalog's
+	related []Related // in the table's order, only the catalog's
 	// everyday is where the everyday relations start in related (after
 	// WordNet's): made for words that name what tools do, they stand in
 	// for a word the catalog lacks as its own match ([Match.StandsIn]).
 	everyday int
-	parts    []string  // stems
+	parts    []string // stems
 	near     []neighbour
 	nearDone bool
 }

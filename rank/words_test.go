@@ -144,3 +144,34 @@ func TestAmpersandName(t *testing.T) {
 		t.Errorf("H&M: %v, want store_coupons first", hitNames(hits))
 	}
 }
+
+// A word only one card has, that the word vectors do not know, says which
+// tool is meant more surely than two generic words a name shares with the
+// task: "homestays" finds the Airbnb search before find_free_time.
+func TestRareWord(t *testing.T) {
+	cards := []card.Card{
+		{Name: "find_free_time", Description: "Find free time slots shared by several people's calendars for a meeting next week or weekend."},
+		{Name: "airbnb_search", Description: "Search for Airbnb listings with various filters and pagination. Provide direct links to the user. Covers homestays."},
+		{Name: "datum_conversion", Description: "Convert coordinates between geodetic datums such as WGS84 and NAD83."},
+		{Name: "geocode_address", Description: "Convert a street address into coordinates, and coordinates into an address."},
+	}
+	for _, w := range []string{"email", "calendar", "weather", "news", "file", "folder", "issue", "branch", "invoice", "payment",
+		"ticket", "song", "movie", "recipe", "flight", "hotel", "stock", "tweet"} {
+		cards = append(cards, card.Card{Name: "get_" + w, Description: "Find and get a " + w + " for the user, next or previous."})
+	}
+	if n := len(cards); n < rareMinCards {
+		t.Fatalf("%d cards, want %d", n, rareMinCards)
+	}
+	for _, tt := range []struct {
+		task, want, off string
+	}{
+		{"find homestays in Lisbon for next weekend", "airbnb_search", "find_free_time"},
+	} {
+		if hits := New(cards, nil).Search(tt.task, 5); len(hits) == 0 || hits[0].Name != tt.want {
+			t.Errorf("%q: %v, want %s first", tt.task, hitNames(hits), tt.want)
+		}
+		if hits := New(cards, &Options{Rare: 1}).Search(tt.task, 5); len(hits) == 0 || hits[0].Name != tt.off {
+			t.Errorf("%q without rarity: %v, want %s first (the test no longer shows the miss)", tt.task, hitNames(hits), tt.off)
+		}
+	}
+}
