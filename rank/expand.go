@@ -396,7 +396,7 @@ func (ix *Index) expansionOf(t QueryTerm, alpha float64, cache map[expansionKey]
 			}
 		}
 		// The everyday relations go last; one WordNet also makes
-		// moves there, with the stronger weight of the two.
+		// moves there, with the everyday weight (written for this).
 		var every [8]Related
 		days := every[:0]
 		for _, r := range everydayRelated(t.Stem) {
@@ -404,7 +404,6 @@ func (ix *Index) expansionOf(t QueryTerm, alpha float64, cache map[expansionKey]
 				continue
 			}
 			if k := slices.IndexFunc(e.related, func(x Related) bool { return x.Stem == r.Stem }); k >= 0 {
-				r.Weight = max(r.Weight, e.related[k].Weight)
 				e.related = slices.Delete(e.related, k, k+1)
 			}
 			days = append(days, r)
