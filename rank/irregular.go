@@ -5,7 +5,9 @@ package rank
 // regular endings, so "found" (of find) would meet "founded" (of found)
 // at "found", and "wrote" would never meet "write". A form that is more
 // often another word is left out ("left", "saw", "rose", "wound",
-// "lay"), and so are forms the stop words cover ("did", "went", "had").
+// "lay", and "got", mostly of "have got": "what have I got uncommitted"
+// is no get_* tool), and so are forms the stop words cover ("did",
+// "went", "had").
 var irregularPast = map[string]string{
 	"became": "become", "began": "begin", "begun": "begin", "bought": "buy",
 	"broke": "break", "broken": "break", "brought": "bring", "built": "build",
@@ -13,7 +15,7 @@ var irregularPast = map[string]string{
 	"drawn": "draw", "drove": "drive", "driven": "drive", "fed": "feed",
 	"felt": "feel", "flew": "fly", "forgot": "forget", "forgotten": "forget",
 	"fought": "fight", "found": "find", "froze": "freeze", "frozen": "freeze",
-	"gave": "give", "given": "give", "got": "get", "gotten": "get",
+	"gave": "give", "given": "give",
 	"grew": "grow", "grown": "grow", "heard": "hear", "held": "hold",
 	"hid": "hide", "hidden": "hide", "hung": "hang", "kept": "keep",
 	"knew": "know", "known": "know", "led": "lead", "lost": "lose",
