@@ -42,8 +42,11 @@
 //     by meaning, when it is the card most like the step and covers
 //     IrreversibleMinCoverage of it ("give the customer their money back
 //     for order 1234" and stripe_create_refund). A hit that matched only words
-//     related to the task's needs more too ([IndirectMinCoverage]). Risk
-//     informs the choice; it never grants approval.
+//     related to the task's needs more too ([IndirectMinCoverage]), unless
+//     a word it matched stands in for a task word the catalog lacks by an
+//     everyday relation ([rank.Match.StandsIn]: "memory" for "remember"
+//     against the memory server's tools), the only match that word can
+//     have. Risk informs the choice; it never grants approval.
 //  4. The set is chosen, not cut from a list: first each step gets its
 //     best plausible hit; then hits are added, certain before plausible,
 //     each by its share of its step's best score, with at most
