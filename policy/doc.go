@@ -42,8 +42,11 @@
 //     by meaning, when it is the card most like the step and covers
 //     IrreversibleMinCoverage of it ("give the customer their money back
 //     for order 1234" and stripe_create_refund). A hit that matched only words
-//     related to the task's needs more too ([IndirectMinCoverage]). Risk
-//     informs the choice; it never grants approval.
+//     related to the task's needs more too ([IndirectMinCoverage]), unless
+//     a word it matched stands in for a task word the catalog lacks by an
+//     everyday relation ([rank.Match.StandsIn]: "memory" for "remember"
+//     against the memory server's tools), the only match that word can
+//     have. Risk informs the choice; it never grants approval.
 //  4. The set is chosen, not cut from a list: first each step gets its
 //     best plausible hit; then hits are added, certain before plausible,
 //     each by its share of its step's best score, with at most
@@ -54,7 +57,17 @@
 //     unit where its evidence is certain (a tool that serves one step
 //     fully is not low for its share of the whole task). The reason names
 //     the step it serves ("for 'tell the team on slack': matched ...").
-//     A task of one step is the task. A step whose evidence is plausible
+//     A task of one step is the task. The reason counts the steps
+//     covered ("1 of 2 steps covered") and names those no pick serves,
+//     with find_capability to look for them ([Selection.Uncovered]): a
+//     pick serves a step when, judged on the step's own ranking, it is
+//     plausible and either covers the step with medium confidence or
+//     better, matches the verb the step opens with (by its word or a
+//     related one), or is the card most like the step by meaning,
+//     standing [MeaningWeakZ] deviations out. A pick taken for a step as
+//     the best there was does not make it covered: create_directory,
+//     exposed for "recall who leads project X" because it shares
+//     "project", does not serve it. A step whose evidence is plausible
 //     but not strong (no certain hit of high confidence) is hedged: the
 //     weak hits among its first [HedgeDepth] that score
 //     [Options.PlausibleRelative] of its best are

@@ -237,6 +237,9 @@ type Selection struct {
 	// Aspects are the steps the task was split into, when there are
 	// several (see [Aspects]).
 	Aspects []string `json:"aspects,omitempty"`
+	// Uncovered are the steps (of Aspects) no pick serves: the agent
+	// should look for them with find_capability.
+	Uncovered []string `json:"uncovered,omitempty"`
 	// FloorFamily is the family whose floor applies ("coding" also for a
 	// task of another family that works on files); FloorMissing lists the
 	// floor names the catalog lacks.
@@ -367,10 +370,13 @@ func (s *Selector) reject(c *card.Card, h *rank.Hit, top float64, o *Options) st
 // indirectOnly reports whether h's words matched only words related to
 // the task's (or implied by its values), none of the task's own. A hit
 // with no word matches at all (found by meaning alone, by a dense ranker)
-// is not judged here.
+// is not judged here. A related word that stands in for a task's word
+// the catalog lacks ([rank.Match.StandsIn]: "memory" for "remember"
+// against the memory server's tools) counts as that word's own match:
+// it is the only one the word can have.
 func indirectOnly(h *rank.Hit) bool {
 	for _, m := range h.Matches {
-		if m.Via == "" {
+		if m.Via == "" || m.StandsIn {
 			return false
 		}
 	}

@@ -293,6 +293,12 @@ func (s *Selector) Select(ctx context.Context, task string, opts *Options) *Sele
 		if x.level != y.level {
 			return y.level - x.level
 		}
+		if c := cmp.Compare(tier(y.conf), tier(x.conf)); c != 0 {
+			// Of two certain hits, the one its step is surer of first
+			// (a medium pick for one step before a low one for another,
+			// whatever their shares of their steps' best scores).
+			return c
+		}
 		if c := cmp.Compare(y.rel, x.rel); c != 0 {
 			return c
 		}
@@ -410,15 +416,18 @@ func (b *builder) cover(u int, cands []*candidate) {
 		if c == nil {
 			continue
 		}
-		if c.picked {
-			b.markCovered(a)
-			return
-		}
 		// Judge it on this aspect, the one it would cover.
 		sh, top := un.scaled(*h)
 		lvl, why := b.s.level(b.s.cat.At(i), &sh, top, un, b.o)
 		if lvl < levelPlausible {
+			// Not even plausible here; a pick for another step that
+			// ranks first here only because little else does covers
+			// nothing, so the search goes on.
 			continue
+		}
+		if c.picked {
+			b.markCovered(a)
+			return
 		}
 		if b.inFloor[i] {
 			b.markCovered(a)
@@ -695,13 +704,22 @@ func (b *builder) finish(floor []int) {
 	default:
 		sel.Reason = fmt.Sprintf("%d matched for %s task (best: %s, %s)", b.ranked, sel.Family.withArticle(), first.Name, first.Confidence)
 		if n := len(b.aspects); n > 1 {
-			cov := 0
-			for _, c := range b.covered {
-				if c {
-					cov++
+			b.uncovered()
+			sel.Reason += fmt.Sprintf("; %d of %d steps covered", n-len(sel.Uncovered), n)
+			if len(sel.Uncovered) > 0 {
+				sel.Reason += " (not: "
+				for k, t := range sel.Uncovered {
+					if k > 0 {
+						sel.Reason += ", "
+					}
+					sel.Reason += quoteAspect(t)
+				}
+				if len(sel.Uncovered) == 1 {
+					sel.Reason += "; " + HatchName + " can look for it)"
+				} else {
+					sel.Reason += "; " + HatchName + " can look for them)"
 				}
 			}
-			sel.Reason += fmt.Sprintf("; %d of %d steps covered", cov, n)
 		}
 		if len(floor) > 0 {
 			sel.Reason += fmt.Sprintf(", plus the %s floor", sel.FloorFamily)
@@ -714,6 +732,86 @@ func (b *builder) finish(floor []int) {
 		sel.Reason += fmt.Sprintf("; the floor and the hatch alone take %d tokens, over the budget of %d", b.floorTok, o.TokenBudget)
 	}
 	b.s.countTokens(sel, o.Format)
+}
+
+// uncovered lists in the selection the steps no pick serves (see
+// [servesStep]). Which step a pick was taken for does not decide it: a
+// pick taken for one step may serve another, and a pick taken for a step
+// as the best there was (a hedge, a weak match) may not serve it.
+func (b *builder) uncovered() {
+	picked := make(map[int]bool, len(b.sel.Tools))
+	for _, p := range b.sel.Tools {
+		if i := b.s.cat.Index(p.Name); i >= 0 {
+			picked[i] = true
+		}
+	}
+	for u := 1; u < len(b.units); u++ {
+		un := &b.units[u]
+		served := false
+		for k := range un.hits {
+			h := &un.hits[k]
+			if i := b.s.hitIndex(h); i >= 0 && picked[i] && b.servesStep(un, i, h) {
+				served = true
+				break
+			}
+		}
+		if !served && un.aspect >= 0 {
+			b.sel.Uncovered = append(b.sel.Uncovered, un.text)
+		}
+	}
+}
+
+// servesStep reports whether hit h, of card i, serves the step of unit
+// un. Judged against the step's own ranking, it must be plausible (clear
+// the lower bar of coverage of the step's words and share of its best
+// score that exposes a hit), and then either be the card most like the
+// step by meaning, standing out from the catalog ([MeaningWeakZ]), or:
+// for a step that opens with a verb, match that verb (by its word or a
+// related one) or cover the step with high confidence; for any other
+// step, cover it with medium confidence or better. A tool that shares
+// only a noun with the step ("project" in "recall who leads project X"
+// and create_directory) does not serve it.
+func (b *builder) servesStep(un *unit, i int, h *rank.Hit) bool {
+	sh, top := un.scaled(*h)
+	if lvl, _ := b.s.level(b.s.cat.At(i), &sh, top, un, b.o); lvl < levelPlausible {
+		return false
+	}
+	if h.SimilarityZ >= MeaningWeakZ && h.SimilarityZ >= un.topZ {
+		return true
+	}
+	conf := tier(confidence(sh, top))
+	verb := stepVerb(un.text)
+	if verb == "" {
+		return conf >= tier(Medium)
+	}
+	for _, m := range h.Matches {
+		if strings.EqualFold(m.Term, verb) || strings.EqualFold(m.Via, verb) {
+			return true
+		}
+	}
+	return conf >= tier(High)
+}
+
+// stepVerb returns the verb a step opens with (past "please", "then"
+// and the like), lower case, or "" when its first word is no verb or a
+// light one (get, grab, find, check, show, ...).
+func stepVerb(text string) string {
+	for _, w := range rank.Words(text) {
+		switch w = strings.ToLower(w); w {
+		case "please", "kindly", "just", "now", "then", "also", "and", "first", "finally", "next", "can", "could", "you", "i", "we":
+			continue
+		case "get", "grab", "find", "figure", "check", "look", "make", "take", "show", "give", "put", "see", "let", "want", "need":
+			// A light verb: its object says what is wanted ("grab its
+			// logs", "figure out which pod").
+			return ""
+		default:
+			if steps.IsVerb(w) {
+				return w
+			}
+			return ""
+		}
+	}
+	return ""
 }
 
 // namesAction reports whether text opens with the action that opens the

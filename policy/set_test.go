@@ -116,6 +116,35 @@ func TestSetSelection(t *testing.T) {
 	}
 }
 
+// TestStepCoverageHonest: a step counts as covered only when a pick
+// serves it. create_directory is exposed for "recall who leads project X"
+// because it shares "project" with it, but it does not serve it: the
+// selection says that step is not covered and names find_capability.
+func TestStepCoverageHonest(t *testing.T) {
+	cards := []card.Card{
+		tool("create_directory", "Create a new directory, with its parents. Use it to set up the folder structure of a project.", card.RiskWrite),
+		tool("list_directory", "List the files and folders in a directory.", card.RiskReadOnly),
+		tool("read_file", "Read the contents of a file.", card.RiskReadOnly),
+		tool("send_email", "Send an email message to a recipient.", card.RiskWrite),
+	}
+	s := newSelector(t, cards, nil)
+	for _, tt := range []struct {
+		task, reason string
+		uncovered    []string
+	}{
+		{"list the files in the project folder, then recall who leads project X", "1 of 2 steps covered (not: 'recall who leads project X'; find_capability can look for it)", []string{"recall who leads project X"}},
+		{"list the files in the project folder, then email them to Bob", "2 of 2 steps covered", nil},
+	} {
+		sel := s.Select(context.Background(), tt.task, nil)
+		if !strings.Contains(sel.Reason, tt.reason) {
+			t.Errorf("%q: reason %q lacks %q", tt.task, sel.Reason, tt.reason)
+		}
+		if !slices.Equal(sel.Uncovered, tt.uncovered) {
+			t.Errorf("%q: uncovered %q, want %q", tt.task, sel.Uncovered, tt.uncovered)
+		}
+	}
+}
+
 // TestSiblingLimit: no more than the limit of picks serve one step, so
 // the other step keeps its place.
 func TestSiblingLimit(t *testing.T) {

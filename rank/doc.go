@@ -104,7 +104,37 @@
 // A related word joins the query with weight [Options.Expansion] (0.3)
 // times its strength — well below a word the user wrote — and only if the
 // catalog has it. Its matches are explained with [Match.Via], the query
-// word it came from.
+// word it came from. For a query word the catalog lacks ("remember"
+// against tools that speak of memory), the related words are all the
+// evidence the word can have and stand in for it at
+// [Options.Substitution] (0.5). A word is never expanded to its opposite
+// (read/write, create/delete, ...), and a few everyday relations WordNet
+// does not make are added (everyday.go): the verbs of memory (remember,
+// recall, memorize, forget → memory, knowledge, observation, note) and
+// "lookup" (search, find). Those stand in for a word the catalog lacks as
+// its own match ([Match.StandsIn]), which a selection policy reads.
+//
+// A few words are read as the phrase they make. "look up" is one verb, a
+// lookup ("look" alone mostly means to seem: "how's CPU looked").
+// Short parts joined by an ampersand are also one word ("H&M" → h, m,
+// hm). The clause a verb of memory opens ("remember that Alice leads
+// project X", "recall who leads project X") is what is remembered, the
+// data a tool stores or looks for, so its words weigh as a quoted value's
+// do. Irregular past forms stem as their verb (irregular.go: "found" →
+// find, "told" → tell, "wrote" → write), so "who founded Nvidia" does not
+// meet the problems a linter "found".
+//
+// # Rare words
+//
+// A query word that only one card of a catalog of 20 or more has, and
+// that the word vectors do not know ("homestays", "WGS84"), weighs
+// [Options.Rare] (2) times as much in the first stage: it says which tool
+// is meant more surely than its IDF alone tells against two generic words
+// a name shares with the task ("find homestays in Lisbon for next
+// weekend" and find_free_time), and the third stage cannot speak for it.
+// Weighing every rare word more (IDF^1.25) was tried and left out: it
+// spread the fused scores of hybrid ranking and cost the held-out halves
+// .008 and .009 of NDCG@10 (docs/learning.md).
 //
 // # Query expansion by word vectors
 //

@@ -29,10 +29,11 @@ var opposites = [][2]string{
 // memory, knowledge, notes and observations. Weights as in the WordNet
 // table.
 var everyday = map[string][]Related{
-	"remember": {{"memory", 0.8}, {"knowledge", 0.6}, {"observation", 0.6}, {"note", 0.6}, {"store", 0.5}, {"save", 0.5}},
-	"memorize": {{"memory", 0.8}, {"remember", 0.8}, {"knowledge", 0.6}, {"observation", 0.6}, {"note", 0.6}, {"store", 0.5}},
-	"recall":   {{"memory", 0.8}, {"knowledge", 0.6}, {"observation", 0.6}, {"note", 0.5}, {"retrieve", 0.8}},
+	"remember": {{"memory", 1}, {"knowledge", 0.8}, {"observation", 0.6}, {"note", 0.6}, {"store", 0.5}, {"save", 0.5}},
+	"memorize": {{"memory", 1}, {"remember", 0.8}, {"knowledge", 0.8}, {"observation", 0.6}, {"note", 0.6}, {"store", 0.5}},
+	"recall":   {{"memory", 1}, {"knowledge", 0.8}, {"observation", 0.6}, {"note", 0.5}, {"retrieve", 0.8}},
 	"forget":   {{"memory", 0.6}, {"observation", 0.5}, {"delete", 0.5}, {"remove", 0.5}},
+	"lookup":   {{"search", 0.6}, {"find", 0.5}, {"retrieve", 0.5}},
 }
 
 var (

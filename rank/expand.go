@@ -271,7 +271,8 @@ func parseRelated(text []byte) (map[string][]Related, error) {
 
 // Expand adds to q the indexed stems related to its terms: for each of
 // the query's own words, the words WordNet relates to it (weighted by
-// [Options.Expansion] times the relation's strength) and, when the
+// [Options.Expansion] times the relation's strength, or
+// [Options.Substitution] for a word the catalog lacks) and, when the
 // catalog lacks the word, the parts of a compound ("codebase" -> code,
 // base; weighted compoundPartWeight; see splitCompound) and the catalog's
 // words nearest to it in meaning by word vectors (weighted by
@@ -299,15 +300,15 @@ func (ix *Index) expand(q []QueryTerm, cache map[expansionKey]*wordExpansion) []
 		in[t.Stem] = i
 	}
 	out := q[:len(q):len(q)]
-	add := func(stem string, w, strength float64, from string) {
+	add := func(stem string, w, strength float64, from string, standsIn bool) {
 		if i, ok := in[stem]; ok {
 			if out[i].From != "" && w > out[i].Weight {
-				out[i].Weight, out[i].Strength, out[i].From = w, strength, from
+				out[i].Weight, out[i].Strength, out[i].From, out[i].StandsIn = w, strength, from, standsIn
 			}
 			return
 		}
 		in[stem] = len(out)
-		out = append(out, QueryTerm{Stem: stem, Word: ix.words[stem], Weight: w, Strength: strength, From: from})
+		out = append(out, QueryTerm{Stem: stem, Word: ix.words[stem], Weight: w, Strength: strength, From: from, StandsIn: standsIn})
 	}
 	var buf wordExpansion // a word's expansion, when there is no cache to keep it
 	lacking := 0
@@ -316,11 +317,15 @@ func (ix *Index) expand(q []QueryTerm, cache map[expansionKey]*wordExpansion) []
 			continue
 		}
 		e := ix.expansionOf(t, alpha, cache, &buf)
-		for _, r := range e.related {
-			add(r.Stem, alpha*r.Weight*t.Weight, r.Weight, t.Word)
+		a, lacks := alpha, ix.terms[t.Stem] == nil
+		if lacks {
+			a = ix.opts.Substitution // it stands in for a word the catalog lacks
+		}
+		for k, r := range e.related {
+			add(r.Stem, a*r.Weight*t.Weight, r.Weight, t.Word, lacks && k >= e.everyday)
 		}
 		for _, st := range e.parts {
-			add(st, compoundPartWeight*t.Weight, compoundPartWeight, t.Word)
+			add(st, compoundPartWeight*t.Weight, compoundPartWeight, t.Word, false)
 		}
 		if beta <= 0 || ix.terms[t.Stem] != nil || lacking == maxNeighbourWords {
 			continue
@@ -331,7 +336,7 @@ func (ix *Index) expand(q []QueryTerm, cache map[expansionKey]*wordExpansion) []
 		}
 		for _, n := range e.near {
 			if !opposite(t.Stem, n.stem) {
-				add(n.stem, beta*n.sim*min(t.Weight, 1), n.sim, t.Word)
+				add(n.stem, beta*n.sim*min(t.Weight, 1), n.sim, t.Word, false)
 			}
 		}
 	}
@@ -343,8 +348,12 @@ func (ix *Index) expand(q []QueryTerm, cache map[expansionKey]*wordExpansion) []
 // the parts of a compound the catalog lacks, and its nearest catalog
 // words by word vectors, once looked for.
 type wordExpansion struct {
-	related  []Related // in the table's order, only the catalog's
-	parts    []string  // stems
+	related []Related // in the table's order, only the catalog's
+	// everyday is where the everyday relations start in related (after
+	// WordNet's): made for words that name what tools do, they stand in
+	// for a word the catalog lacks as its own match ([Match.StandsIn]).
+	everyday int
+	parts    []string // stems
 	near     []neighbour
 	nearDone bool
 }
@@ -366,7 +375,7 @@ func (ix *Index) expansionOf(t QueryTerm, alpha float64, cache map[expansionKey]
 		e = &wordExpansion{}
 		cache[key] = e
 	}
-	e.related, e.parts, e.nearDone = e.related[:0], e.parts[:0], false
+	e.related, e.parts, e.nearDone, e.everyday = e.related[:0], e.parts[:0], false, 0
 	if alpha > 0 {
 		// A table that fails to load only turns WordNet off.
 		if table, _ := loadRelated(); table != nil {
@@ -377,11 +386,21 @@ func (ix *Index) expansionOf(t QueryTerm, alpha float64, cache map[expansionKey]
 				}
 			}
 		}
+		// The everyday relations go last; one WordNet also makes
+		// moves there, with the everyday weight (written for this).
+		var every [8]Related
+		days := every[:0]
 		for _, r := range everydayRelated(t.Stem) {
-			if _, ok := ix.terms[r.Stem]; ok && !slices.ContainsFunc(e.related, func(x Related) bool { return x.Stem == r.Stem }) {
-				e.related = append(e.related, r)
+			if _, ok := ix.terms[r.Stem]; !ok {
+				continue
 			}
+			if k := slices.IndexFunc(e.related, func(x Related) bool { return x.Stem == r.Stem }); k >= 0 {
+				e.related = slices.Delete(e.related, k, k+1)
+			}
+			days = append(days, r)
 		}
+		e.everyday = len(e.related)
+		e.related = append(e.related, days...)
 	}
 	if ix.vec != nil && ix.terms[t.Stem] == nil {
 		// A compound the catalog lacks ("codebase"): its parts.

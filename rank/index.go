@@ -57,6 +57,16 @@ type Options struct {
 	// relation's strength. If zero, DefaultExpansion; negative turns
 	// expansion off.
 	Expansion float64
+	// Substitution replaces Expansion for a query word the catalog lacks
+	// ("remember" against tools that speak of memory): its related words
+	// stand in for it, the only evidence it can have, so they count more
+	// than beside a word that matches itself. If zero,
+	// DefaultSubstitution; negative uses Expansion.
+	Substitution float64
+	// Rare multiplies the first-stage weight of a query word only one
+	// card has and the word vectors do not know (see rarity). If zero,
+	// DefaultRare; 1 or less turns it off.
+	Rare float64
 	// Coverage weighs the second-stage bonus for matching much of the
 	// query: a card's score is multiplied by 1 + Coverage × the share of
 	// the query's IDF weight it matches (its own words only, in any
@@ -126,10 +136,12 @@ const DefaultK1 = 1.2
 // Defaults of the query expansion and the second stage, chosen on the
 // development benchmarks (see doc.go).
 const (
-	DefaultExpansion = 0.3
-	DefaultCoverage  = 1.0
-	DefaultPhrase    = 0.2
-	DefaultRerank    = 20
+	DefaultExpansion    = 0.3
+	DefaultSubstitution = 0.5
+	DefaultRare         = 2.0
+	DefaultCoverage     = 1.0
+	DefaultPhrase       = 0.2
+	DefaultRerank       = 20
 
 	DefaultSimilar      = 3.0
 	DefaultNameFit      = 1.5
@@ -158,6 +170,15 @@ func (o *Options) resolved() Options {
 	}
 	if r.Expansion == 0 {
 		r.Expansion = DefaultExpansion
+	}
+	if r.Rare == 0 {
+		r.Rare = DefaultRare
+	}
+	if r.Substitution == 0 {
+		r.Substitution = DefaultSubstitution
+	}
+	if r.Substitution < 0 {
+		r.Substitution = r.Expansion
 	}
 	if r.Coverage == 0 {
 		r.Coverage = DefaultCoverage

@@ -165,6 +165,11 @@ func splitWordsByRunes(s string, joined bool) []string {
 				camel = true
 				continue
 			}
+			if r == '&' && len(cur) > 0 && len(cur) <= 2 && i+1 < len(rs) && unicode.IsLetter(rs[i+1]) && shortNext(rs[i+1:]) {
+				flush()
+				camel = true
+				continue
+			}
 			endRun()
 			continue
 		}

@@ -31,9 +31,10 @@ type Token struct {
 func Words(s string) []string { return splitWords(s, false) }
 
 // splitWords is [Words]; with joined, a run of letters and digits split at
-// case changes ("GitHub"), or at a hyphen next to a part of one or two
-// letters ("e-mail", "log-in"), is also given whole after its parts (git,
-// hub, github; e, mail, email), as it is also written. [Tokens] asks for
+// case changes ("GitHub"), at a hyphen next to a part of one or two
+// letters ("e-mail", "log-in"), or at an ampersand between two such parts
+// ("H&M", "AT&T"), is also given whole after its parts (git, hub, github;
+// e, mail, email; h, m, hm), as it is also written. [Tokens] asks for
 // that, so that "github" in a task matches "GitHub" in a card and the
 // reverse.
 //
@@ -73,6 +74,11 @@ func splitWords(s string, joined bool) []string {
 			if r == '-' && n > 0 && unicode.IsLetter(next) && (n <= 2 || shortNext(s[i+size:])) {
 				// "e-mail", "to-do", "log-in": a short part joined by a
 				// hyphen is also one word, as when written without it.
+				flush(i)
+				camel = true
+			} else if r == '&' && n > 0 && n <= 2 && unicode.IsLetter(next) && shortNext(s[i+size:]) {
+				// "H&M", "AT&T", "R&D": short parts joined by an
+				// ampersand name one thing, also matched whole (hm).
 				flush(i)
 				camel = true
 			} else {
@@ -155,6 +161,9 @@ var stemCache sync.Map // string -> string
 func Stem(w string) string {
 	if len(w) <= 2 {
 		return w
+	}
+	if base, ok := irregularPast[w]; ok {
+		w = base
 	}
 	for i := 0; i < len(w); i++ {
 		if w[i] >= '0' && w[i] <= '9' {

@@ -623,7 +623,7 @@ drop edit email enable encode encrypt estimate evaluate execute explain export e
 fill filter find fix flag forecast format forward generate get grab graph grep identify import inform insert
 inspect install invite kill label launch list load locate log look lookup make map mark measure merge message
 migrate modify monitor move notify open order organize organise outline paste pay ping plan play plot post predict
-prepare print process provide publish pull purchase push put query read rebase recommend record redeploy
+prepare print process provide publish pull purchase push put query read rebase recall recommend record redeploy
 refactor refresh refund register reload remember remind remove rename render reopen reply report request
 reserve reset resize resolve restart restore resume retrieve return revert review rewrite roll rollback
 run save scale scan schedule scrape screenshot search select send set share show sign simulate sort split
