@@ -77,10 +77,11 @@ func expAVX2(x *float32, n int, sub float32) float32
 func qdot8VNNI(u *uint8, ustride int, w *int8, bstride int, s *float32, ws *int32, sstride int, groups int,
 	qp *uint32, bias, dst *float32, dstride, n int, xo, wt *float32, ncols int, add bool)
 
-// quant8AVX2 is quantGroup8 over groups of 64 floats at x.
+// quant8AVX2 is quantGroup8 over groups of 64 floats at x, to 0..levels
+// (255 or 127).
 //
 //go:noescape
-func quant8AVX2(u *uint8, x *float32, groups int, qp *uint32)
+func quant8AVX2(u *uint8, x *float32, groups int, qp *uint32, levels float32)
 
 // layerNormAVX2 is LayerNorm's loop over one row of d floats, d a
 // multiple of 8.

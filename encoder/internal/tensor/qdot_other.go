@@ -28,7 +28,9 @@ func qdot8VNNI(u *uint8, ustride int, w *int8, bstride int, s *float32, ws *int3
 	panic("unreachable")
 }
 
-func quant8AVX2(u *uint8, x *float32, groups int, qp *uint32) { panic("unreachable") }
+func quant8AVX2(u *uint8, x *float32, groups int, qp *uint32, levels float32) {
+	panic("unreachable")
+}
 
 func layerNormAVX2(dst, src *float32, d int, scale, bias *float32, eps float64) {
 	panic("unreachable")

@@ -46,7 +46,11 @@ func (l *Linear) Pack() {
 		return
 	}
 	if UseVNNI {
-		l.pack8()
+		l.pack8(255)
+		return
+	}
+	if UseU7 && UseAVX2 {
+		l.pack8(levels7)
 		return
 	}
 	in, out := l.In, l.Out
