@@ -42,7 +42,7 @@ type Packed8 struct {
 	// VNNI kernel, 127 for the AVX2 one (q7.go).
 	Levels int
 	Q      []int8
-	Scale []float32
+	Scale  []float32
 	// WSum holds each output's sum of its group's int8 weights, as the
 	// low half of an int32 (the kernel multiplies it by −z with
 	// VPDPWSSD).
@@ -122,10 +122,10 @@ func (l *Linear) pack8(levels int) {
 	groups := in / Group
 	p := &Packed8{
 		Levels: levels,
-		Q:     make([]int8, in*out),
-		Scale: make([]float32, out*groups),
-		WSum:  make([]int32, out*groups),
-		Wt:    make([]float32, MaxOutliers*out),
+		Q:      make([]int8, in*out),
+		Scale:  make([]float32, out*groups),
+		WSum:   make([]int32, out*groups),
+		Wt:     make([]float32, MaxOutliers*out),
 	}
 	// Quads of int8 move as one uint32.
 	src := unsafe.Slice((*uint32)(unsafe.Pointer(&l.W.Q[0])), in*out/4)

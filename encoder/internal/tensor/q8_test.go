@@ -270,8 +270,8 @@ func BenchmarkLinear8(b *testing.B) {
 		p7 := q
 		pack7For(b, &p7, 4, src, rows)
 		type kernel struct {
-			name      string
-			l         *Linear
+			name string
+			l    *Linear
 			vnni bool
 		}
 		ks := []kernel{{"int16-avx2", &p16, false}, {"int7-avx2", &p7, false}}
