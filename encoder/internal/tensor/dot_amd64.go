@@ -31,11 +31,12 @@ var HaveVNNI = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VNN
 func qdotVNNI(x *int16, xstride int, w *int8, bstride int, s *float32, sstride int, groups int, acc *[qrows * 2 * blockOut]float32,
 	xs, bias, dst *float32, dstride, n int, add bool)
 
-// qdotAVX2 is qdotVNNI for one packed block of 16 outputs.
+// qdotAVX2 is qdotVNNI for one packed block of 16 outputs; each line of
+// weights it reads prefetches the one pf bytes on.
 //
 //go:noescape
 func qdotAVX2(x *int16, xstride int, w *int8, s *float32, groups int, acc *[qrows * 2 * blockOut]float32,
-	xs, bias, dst *float32, dstride, n int, add bool)
+	xs, bias, dst *float32, dstride, n int, add bool, pf int)
 
 // absMaxAVX2 returns the largest magnitude of n floats at x, n a
 // multiple of 16.

@@ -58,7 +58,7 @@ func (l *Linear) applyPacked7(dst, src []float32, rows int, add bool) {
 				xo = &b.xo[r0*MaxOutliers]
 			}
 			qdot7AVX2(&b.u[r0*in], in, &p.Q[blk*bstride], &p.Scale[blk*sstride], &p.WSum[blk*sstride], groups,
-				&b.qp[2*r0*groups], &acc, &bias[0], &dst[r0*out+j], 4*out, n, xo, &p.Wt[j], ncols, add)
+				&b.qp[2*r0*groups], &acc, &bias[0], &dst[r0*out+j], 4*out, n, xo, &p.Wt[j], ncols, add, prefetchBlocks*bstride)
 		}
 	}
 }

@@ -9,8 +9,9 @@ package tensor
 // multiply-add a group (in acc, 4 rows of 16), plus bias[c] (plus dst
 // when add is set), plus, when ncols > 0, each of the row's 4 outlier
 // values (at xo) times its weights (4 rows of wt, dstride bytes apart),
-// stored at dst + r·dstride bytes + 4c.
+// stored at dst + r·dstride bytes + 4c. Each line of weights it reads
+// prefetches the one pf bytes on.
 //
 //go:noescape
 func qdot7AVX2(u *uint8, ustride int, w *int8, s *float32, ws *int32, groups int, qp *uint32, acc *[qrows * blockOut]float32,
-	bias, dst *float32, dstride, n int, xo, wt *float32, ncols int, add bool)
+	bias, dst *float32, dstride, n int, xo, wt *float32, ncols int, add bool, pf int)

@@ -21,6 +21,7 @@
 #define Q7STEP(off) \
 	VMOVDQU off(DI), Y8 \
 	VMOVDQU (off+32)(DI), Y9 \
+	PREFETCHT0 off(DI)(R14*1) \
 	Q7ROW((off/16)(SI), Y0, Y1) \
 	Q7ROW((off/16)(SI)(R8*1), Y2, Y3) \
 	Q7ROW((off/16)(SI)(R8*2), Y4, Y5) \
@@ -47,8 +48,9 @@
 	VMOVUPS a1, (off+32)(R10)
 
 // func qdot7AVX2(u *uint8, ustride int, w *int8, s *float32, ws *int32, groups int, qp *uint32, acc *[64]float32,
-//	bias, dst *float32, dstride, n int, xo, wt *float32, ncols int, add bool)
-TEXT ·qdot7AVX2(SB), NOSPLIT, $0-121
+//	bias, dst *float32, dstride, n int, xo, wt *float32, ncols int, add bool, pf int)
+// Each line of weights read prefetches the one pf bytes on (R14).
+TEXT ·qdot7AVX2(SB), NOSPLIT, $0-136
 	MOVQ u+0(FP), SI
 	MOVQ ustride+8(FP), R8
 	MOVQ w+16(FP), DI
@@ -57,6 +59,7 @@ TEXT ·qdot7AVX2(SB), NOSPLIT, $0-121
 	MOVQ groups+40(FP), CX
 	MOVQ qp+48(FP), AX
 	MOVQ acc+56(FP), R10
+	MOVQ pf+128(FP), R14
 	LEAQ (R8)(R8*2), R9
 	LEAQ (CX*8), R12 // a row of qp
 	LEAQ (R12)(R12*2), R13

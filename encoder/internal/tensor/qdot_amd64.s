@@ -151,15 +151,17 @@ vstore:
 	VMOVUPS Y10, off(AX)
 
 // func qdotAVX2(x *int16, xstride int, w *int8, s *float32, groups int, acc *[128]float32,
-//	xs, bias, dst *float32, dstride, n int, add bool)
-// acc's first 64 floats hold the four rows' 16 sums while they build.
-TEXT ·qdotAVX2(SB), NOSPLIT, $0-89
+//	xs, bias, dst *float32, dstride, n int, add bool, pf int)
+// acc's first 64 floats hold the four rows' 16 sums while they build;
+// each line of weights read prefetches the one pf bytes on (R11).
+TEXT ·qdotAVX2(SB), NOSPLIT, $0-104
 	MOVQ x+0(FP), SI
 	MOVQ xstride+8(FP), R8
 	MOVQ w+16(FP), DI
 	MOVQ s+24(FP), DX
 	MOVQ groups+32(FP), CX
 	MOVQ acc+40(FP), AX
+	MOVQ pf+96(FP), R11
 	LEAQ (R8)(R8*2), R9
 	VXORPS Y10, Y10, Y10
 	MOVQ $0, BX
@@ -184,6 +186,7 @@ agroup:
 astep:
 	ASTEP(0)
 	ASTEP(32)
+	PREFETCHT0 (DI)(R11*1)
 	ADDQ $8, SI
 	ADDQ $64, DI
 	DECQ BX

@@ -11,7 +11,7 @@ func qdotVNNI(x *int16, xstride int, w *int8, bstride int, s *float32, sstride i
 }
 
 func qdotAVX2(x *int16, xstride int, w *int8, s *float32, groups int, acc *[qrows * 2 * blockOut]float32,
-	xs, bias, dst *float32, dstride, n int, add bool) {
+	xs, bias, dst *float32, dstride, n int, add bool, pf int) {
 	panic("unreachable")
 }
 
