@@ -38,6 +38,11 @@ func qdotVNNI(x *int16, xstride int, w *int8, bstride int, s *float32, sstride i
 func qdotAVX2(x *int16, xstride int, w *int8, s *float32, groups int, acc *[qrows * 2 * blockOut]float32,
 	xs, bias, dst *float32, dstride, n int, add bool, pf int)
 
+// qdot1AVX2 is qdotAVX2 for one row (n = 1, no acc).
+//
+//go:noescape
+func qdot1AVX2(x *int16, w *int8, s *float32, groups int, xs, bias, dst *float32, add bool, pf int)
+
 // absMaxAVX2 returns the largest magnitude of n floats at x, n a
 // multiple of 16.
 //

@@ -247,14 +247,15 @@ func TestPacked8(t *testing.T) {
 // BenchmarkLinear8 compares, in one run, the kernels of int8 weights
 // this CPU runs: int16 inputs (VPMADDWD on AVX2, VPDPWSSD with VNNI),
 // 7-bit inputs on AVX2 (VPMADDUBSW, q7.go), 8-bit inputs with VNNI
-// (VPDPBUSD).
+// (VPDPBUSD); rows=17 (a task's pieces) against rows=20 shows what the
+// rows past a multiple of four cost.
 func BenchmarkLinear8(b *testing.B) {
 	if !HaveAVX2 {
 		b.Skip("no AVX2")
 	}
 	defer restoreKernels()
 	rng := rand.New(rand.NewPCG(13, 14))
-	for _, shape := range [][3]int{{384, 1536, 20}, {1536, 384, 20}, {384, 1536, 256}} {
+	for _, shape := range [][3]int{{384, 1536, 20}, {384, 1536, 17}, {1536, 384, 20}, {384, 1536, 256}} {
 		in, out, rows := shape[0], shape[1], shape[2]
 		f := randomLinear(rng, in, out)
 		q := *f

@@ -15,6 +15,10 @@ func qdotAVX2(x *int16, xstride int, w *int8, s *float32, groups int, acc *[qrow
 	panic("unreachable")
 }
 
+func qdot1AVX2(x *int16, w *int8, s *float32, groups int, xs, bias, dst *float32, add bool, pf int) {
+	panic("unreachable")
+}
+
 func absMaxAVX2(x *float32, n int) float32 { panic("unreachable") }
 
 func roundAVX2(q *int16, x *float32, n int, mul float32) { panic("unreachable") }

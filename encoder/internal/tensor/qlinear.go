@@ -178,6 +178,16 @@ func (l *Linear) applyPacked(dst, src []float32, rows int, add bool) {
 			case UseVNNI:
 				qdotVNNI(&x[0], 2*in, &w[0], bstride, &s[0], 4*sstride, groups, &b.out,
 					&xs[0], &bias[0], &o[0], 4*out, n, add)
+			case UseAVX2 && n <= 2:
+				// One row at a time: the four-row kernel would multiply
+				// two or three rows of zeros.
+				for r := range n {
+					xr := x[r*in:]
+					or := o[r*out:]
+					qdot1AVX2(&xr[0], &w[0], &s[0], groups, &xs[r], &bias[0], &or[0], add, prefetchBlocks*bstride)
+					qdot1AVX2(&xr[0], &w[bstride], &s[sstride], groups, &xs[r], &bias[blockOut], &or[blockOut], add,
+						prefetchBlocks*bstride)
+				}
 			case UseAVX2:
 				qdotAVX2(&x[0], 2*in, &w[0], &s[0], groups, &b.out,
 					&xs[0], &bias[0], &o[0], 4*out, n, add, prefetchBlocks*bstride)
