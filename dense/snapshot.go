@@ -1,20 +1,18 @@
 package dense
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
-	"github.com/capbroker/capbroker/internal/atomicfile"
-	"github.com/capbroker/capbroker/internal/safefile"
+	"github.com/capbroker/capbroker/internal/sumfile"
 )
 
 // A snapshot is the answer of one whole lookup (Cache.Get of a model and
@@ -31,10 +29,10 @@ import (
 // lookup refuses by their text_sha, embeds again and Puts, removing that
 // snapshot.)
 //
-// File: the magic line, the body's length (8 bytes, big-endian) and
-// SHA-256 (32), then the body: the model, the number of entries, and per
-// entry its digest, text SHA-256, dimension and vector (little-endian
-// float32), strings length-prefixed (uvarint).
+// File: a checksummed file (see package sumfile) whose body holds the
+// model, the number of entries, and per entry its digest, text SHA-256,
+// dimension and vector (little-endian float32), strings length-prefixed
+// (uvarint).
 
 // snapshotSuffix names the snapshots' folder after the database file.
 const snapshotSuffix = "-vectors"
@@ -42,7 +40,7 @@ const snapshotSuffix = "-vectors"
 // maxSnapshots bounds the snapshots kept: the most recently written.
 const maxSnapshots = 16
 
-var snapshotMagic = []byte("capbroker-vectors/1\n")
+const snapshotMagic = "capbroker-vectors/1\n"
 
 // snapshotFile is the file of the lookup of digests under model, or ""
 // when the cache keeps no snapshots.
@@ -64,42 +62,34 @@ func readSnapshot(file, model string, digests []string) (map[string]Entry, bool)
 	if file == "" {
 		return nil, false
 	}
-	data, err := safefile.ReadFile(file, 1<<30)
-	if err != nil || !bytes.HasPrefix(data, snapshotMagic) || len(data) < len(snapshotMagic)+8+sha256.Size {
+	body, err := sumfile.Read(file, snapshotMagic)
+	if err != nil {
 		return nil, false
 	}
-	h := data[len(snapshotMagic):]
-	body := h[8+sha256.Size:]
-	if binary.BigEndian.Uint64(h) != uint64(len(body)) {
+	r := sumfile.NewReader(body)
+	if r.String() != model {
 		return nil, false
 	}
-	if sum := sha256.Sum256(body); !bytes.Equal(sum[:], h[8:8+sha256.Size]) {
-		return nil, false
-	}
-	r := snapReader{b: body}
-	if r.str() != model {
-		return nil, false
-	}
-	n := r.uint()
-	if r.bad || n == 0 || n > uint64(len(digests)) {
+	n := r.Uint()
+	if r.Bad() || n == 0 || n > uint64(len(digests)) {
 		return nil, false
 	}
 	out := make(map[string]Entry, n)
 	for range n {
-		e := Entry{Digest: r.str(), TextSHA: r.str()}
-		dim := r.uint()
-		if r.bad || dim == 0 || dim > uint64(len(r.b)-r.off)/4 {
+		// Digests and text SHAs are kept: copied out of the file's body.
+		e := Entry{Digest: strings.Clone(r.String()), TextSHA: strings.Clone(r.String())}
+		dim := r.Uint()
+		if r.Bad() || dim == 0 || dim > uint64(r.Left())/4 {
 			return nil, false
 		}
-		v, ok := decodeVector(r.b[r.off:r.off+4*int(dim)], int(dim))
-		r.off += 4 * int(dim)
+		v, ok := decodeVector(r.Bytes(4*int(dim)), int(dim))
 		if !ok {
 			return nil, false
 		}
 		e.Vector = v
 		out[e.Digest] = e
 	}
-	if r.bad || r.off != len(r.b) {
+	if !r.Done() {
 		return nil, false
 	}
 	for _, d := range digests {
@@ -117,12 +107,7 @@ func (c *Cache) writeSnapshot(file, model string, digests []string, got map[stri
 	if file == "" {
 		return
 	}
-	var body []byte
-	str := func(s string) {
-		body = binary.AppendUvarint(body, uint64(len(s)))
-		body = append(body, s...)
-	}
-	str(model)
+	body := sumfile.AppendString(nil, model)
 	seen := make(map[string]bool, len(got))
 	var order []string
 	for _, d := range digests {
@@ -137,8 +122,8 @@ func (c *Cache) writeSnapshot(file, model string, digests []string, got map[stri
 	body = binary.AppendUvarint(body, uint64(len(order)))
 	for _, d := range order {
 		e := got[d]
-		str(e.Digest)
-		str(e.TextSHA)
+		body = sumfile.AppendString(body, e.Digest)
+		body = sumfile.AppendString(body, e.TextSHA)
 		body = binary.AppendUvarint(body, uint64(len(e.Vector)))
 		for _, x := range e.Vector {
 			body = binary.LittleEndian.AppendUint32(body, math.Float32bits(x))
@@ -147,18 +132,7 @@ func (c *Cache) writeSnapshot(file, model string, digests []string, got map[stri
 	if err := os.MkdirAll(c.snapDir, 0o700); err != nil {
 		return
 	}
-	sum := sha256.Sum256(body)
-	err := atomicfile.WritePrivate(file, func(w io.Writer) error {
-		hdr := append([]byte{}, snapshotMagic...)
-		hdr = binary.BigEndian.AppendUint64(hdr, uint64(len(body)))
-		hdr = append(hdr, sum[:]...)
-		if _, err := w.Write(hdr); err != nil {
-			return err
-		}
-		_, err := w.Write(body)
-		return err
-	})
-	if err != nil {
+	if err := sumfile.Write(file, snapshotMagic, body); err != nil {
 		return
 	}
 	c.trimSnapshots()
@@ -195,35 +169,4 @@ func (c *Cache) dropSnapshots() {
 	for _, f := range files {
 		os.Remove(f)
 	}
-}
-
-// snapReader reads a snapshot's body.
-type snapReader struct {
-	b   []byte
-	off int
-	bad bool
-}
-
-func (r *snapReader) uint() uint64 {
-	if r.bad {
-		return 0
-	}
-	v, n := binary.Uvarint(r.b[r.off:])
-	if n <= 0 {
-		r.bad = true
-		return 0
-	}
-	r.off += n
-	return v
-}
-
-func (r *snapReader) str() string {
-	n := r.uint()
-	if r.bad || n > uint64(len(r.b)-r.off) {
-		r.bad = true
-		return ""
-	}
-	s := string(r.b[r.off : r.off+int(n)])
-	r.off += int(n)
-	return s
 }

@@ -1,7 +1,6 @@
 package rank
 
 import (
-	"bytes"
 	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
@@ -14,9 +13,9 @@ import (
 	"sync"
 
 	"github.com/capbroker/capbroker/card"
-	"github.com/capbroker/capbroker/internal/atomicfile"
 	"github.com/capbroker/capbroker/internal/buildinfo"
 	"github.com/capbroker/capbroker/internal/safefile"
+	"github.com/capbroker/capbroker/internal/sumfile"
 )
 
 // Memo remembers, from one process to the next, how [New] read each card:
@@ -54,12 +53,12 @@ type memoKey [16]byte
 // their keys, not the decoding of every token.
 type memoCard struct {
 	fields [FieldUsage][]Token
-	raw    string
+	raw    []byte // part of the file read
 	order  uint32
 	used   bool
 }
 
-var memoMagic = []byte("capbroker-rankmemo/2\n")
+const memoMagic = "capbroker-rankmemo/2\n"
 
 // OpenMemo reads the memo in path. A missing file, or one another program
 // wrote, gives an empty memo; so does a file that cannot be read or
@@ -82,35 +81,27 @@ func OpenMemo(path string) (*Memo, error) {
 	return m, nil
 }
 
-// decode reads a memo file: the magic line, the body's length (8 bytes)
-// and SHA-256 (32), then the body: the program, the number of cards, and
-// per card its key and its fields' encoding (see decodeFields), strings
-// length-prefixed (uvarint). A memo of another program
-// decodes to nothing, without error.
+// decode reads a memo file (see package sumfile) whose body holds the
+// program, the number of cards, and per card its key and its fields'
+// encoding (see decodeFields), strings length-prefixed (uvarint). A memo
+// of another program decodes to nothing, without error.
 func (m *Memo) decode(data []byte) error {
-	if !bytes.HasPrefix(data, memoMagic) || len(data) < len(memoMagic)+8+sha256.Size {
-		return errors.New("not a memo of card words")
+	body, err := sumfile.Decode(data, memoMagic)
+	if err != nil {
+		return err
 	}
-	h := data[len(memoMagic):]
-	body := h[8+sha256.Size:]
-	if n := binary.BigEndian.Uint64(h); n != uint64(len(body)) {
-		return fmt.Errorf("%d bytes of %d (truncated?)", len(body), n)
-	}
-	if sum := sha256.Sum256(body); !bytes.Equal(sum[:], h[8:8+sha256.Size]) {
-		return errors.New("checksum mismatch")
-	}
-	r := memoReader{s: string(body)}
-	if r.str() != m.program || m.program == "" {
+	r := sumfile.NewReader(body)
+	if r.String() != m.program || m.program == "" {
 		return nil
 	}
-	n := r.uint()
-	for i := uint64(0); i < n && !r.bad; i++ {
+	n := r.Uint()
+	for i := uint64(0); i < n && !r.Bad(); i++ {
 		var k memoKey
-		copy(k[:], r.raw(len(k)))
-		m.cards[k] = &memoCard{raw: r.str(), order: m.seq}
+		copy(k[:], r.Bytes(len(k)))
+		m.cards[k] = &memoCard{raw: r.Prefixed(), order: m.seq}
 		m.seq++
 	}
-	if r.bad || r.off != len(r.s) {
+	if !r.Done() {
 		return errors.New("undecodable")
 	}
 	return nil
@@ -118,36 +109,34 @@ func (m *Memo) decode(data []byte) error {
 
 // decodeFields reads a card's fields from its encoding: for each field
 // but usage, the number of tokens, then each token's stem and word.
-func decodeFields(raw string) ([FieldUsage][]Token, bool) {
+func decodeFields(raw []byte) ([FieldUsage][]Token, bool) {
 	var fields [FieldUsage][]Token
-	r := memoReader{s: raw}
+	r := sumfile.NewReader(raw)
 	for f := range fields {
-		nt := r.uint()
-		if r.bad || nt > uint64(len(r.s)) {
+		nt := r.Uint()
+		if r.Bad() || nt > uint64(r.Left()) {
 			return fields, false
 		}
 		toks := make([]Token, nt)
 		for j := range toks {
-			toks[j] = Token{Stem: r.str(), Word: r.str()}
+			toks[j] = Token{Stem: r.String(), Word: r.String()}
 		}
 		fields[f] = toks
 	}
-	return fields, !r.bad && r.off == len(r.s)
+	return fields, r.Done()
 }
 
 // encodeFields is decodeFields' inverse.
-func encodeFields(fields *[FieldUsage][]Token) string {
+func encodeFields(fields *[FieldUsage][]Token) []byte {
 	var b []byte
 	for _, toks := range fields {
 		b = binary.AppendUvarint(b, uint64(len(toks)))
 		for _, t := range toks {
-			b = binary.AppendUvarint(b, uint64(len(t.Stem)))
-			b = append(b, t.Stem...)
-			b = binary.AppendUvarint(b, uint64(len(t.Word)))
-			b = append(b, t.Word...)
+			b = sumfile.AppendString(b, t.Stem)
+			b = sumfile.AppendString(b, t.Word)
 		}
 	}
-	return string(b)
+	return b
 }
 
 // Path returns the memo's file.
@@ -168,14 +157,14 @@ func (m *Memo) lookup(k memoKey) (*[FieldUsage][]Token, bool) {
 	if !ok {
 		return nil, false
 	}
-	if c.raw != "" {
+	if c.raw != nil {
 		fields, ok := decodeFields(c.raw)
 		if !ok {
 			// A damaged card (the file's checksum held): read it again.
 			delete(m.cards, k)
 			return nil, false
 		}
-		c.fields, c.raw = fields, ""
+		c.fields, c.raw = fields, nil
 	}
 	if !c.used {
 		c.used, c.order = true, m.seq
@@ -220,33 +209,18 @@ func (m *Memo) Save() error {
 	if len(recs) > MaxMemoCards {
 		recs = recs[len(recs)-MaxMemoCards:]
 	}
-	var body []byte
-	str := func(s string) {
-		body = binary.AppendUvarint(body, uint64(len(s)))
-		body = append(body, s...)
-	}
-	str(m.program)
+	body := sumfile.AppendString(nil, m.program)
 	body = binary.AppendUvarint(body, uint64(len(recs)))
 	for _, r := range recs {
 		body = append(body, r.k[:]...)
-		if r.c.raw != "" {
-			str(r.c.raw)
-		} else {
-			str(encodeFields(&r.c.fields))
+		raw := r.c.raw
+		if raw == nil {
+			raw = encodeFields(&r.c.fields)
 		}
+		body = binary.AppendUvarint(body, uint64(len(raw)))
+		body = append(body, raw...)
 	}
-	sum := sha256.Sum256(body)
-	err := atomicfile.WritePrivate(m.path, func(w io.Writer) error {
-		hdr := append([]byte{}, memoMagic...)
-		hdr = binary.BigEndian.AppendUint64(hdr, uint64(len(body)))
-		hdr = append(hdr, sum[:]...)
-		if _, err := w.Write(hdr); err != nil {
-			return err
-		}
-		_, err := w.Write(body)
-		return err
-	})
-	if err != nil {
+	if err := sumfile.Write(m.path, memoMagic, body); err != nil {
 		return fmt.Errorf("saving the words of cards: %w", err)
 	}
 	m.added = false
@@ -272,45 +246,4 @@ func memoKeyOf(c *card.Card, compounds bool) memoKey {
 	var k memoKey
 	copy(k[:], h.Sum(nil))
 	return k
-}
-
-// memoReader reads a memo's body, slicing strings out of it.
-type memoReader struct {
-	s   string
-	off int
-	bad bool
-}
-
-func (r *memoReader) uint() uint64 {
-	if r.bad {
-		return 0
-	}
-	v, n := binary.Uvarint([]byte(r.s[r.off:min(len(r.s), r.off+binary.MaxVarintLen64)]))
-	if n <= 0 {
-		r.bad = true
-		return 0
-	}
-	r.off += n
-	return v
-}
-
-func (r *memoReader) str() string {
-	n := r.uint()
-	if r.bad || n > uint64(len(r.s)-r.off) {
-		r.bad = true
-		return ""
-	}
-	s := r.s[r.off : r.off+int(n)]
-	r.off += int(n)
-	return s
-}
-
-func (r *memoReader) raw(n int) string {
-	if r.bad || n > len(r.s)-r.off {
-		r.bad = true
-		return ""
-	}
-	s := r.s[r.off : r.off+n]
-	r.off += n
-	return s
 }

@@ -123,7 +123,7 @@ func TestMemoFiles(t *testing.T) {
 	for _, tt := range []struct{ name, text, want string }{
 		{"damaged", string(flip), "checksum mismatch"},
 		{"truncated", string(data[:len(data)-5]), "truncated"},
-		{"other", "hello", "not a memo of card words"},
+		{"other", "hello", "not a capbroker-rankmemo/2 file"},
 	} {
 		path := filepath.Join(dir, tt.name)
 		os.WriteFile(path, []byte(tt.text), 0o600)

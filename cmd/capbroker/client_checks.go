@@ -21,32 +21,37 @@ import (
 // gatewayCommand is the capbroker a client will run, as an absolute path,
 // and warnings about it. named is --command ("" for this executable). It
 // fails when the client could not start it: a name not on $PATH, a path
-// that does not exist or is not executable, or a temporary "go run"
-// build with no installed capbroker to use instead.
+// that does not exist or is not executable, or a "go run" (or test)
+// build, which Go removes when it exits, with no installed capbroker to
+// use instead. A capbroker built into the temporary folder is used, with
+// a warning: it lasts until the folder is cleared.
 func (m *Main) gatewayCommand(named string) (string, []string, error) {
 	var warns []string
 	path := named
 	if path == "" {
-		exe, err := os.Executable()
+		executable := m.executable
+		if executable == nil {
+			executable = os.Executable
+		}
+		exe, err := executable()
 		if err != nil {
 			return "", nil, fmt.Errorf("finding this executable: %w; give the capbroker the client should run with --command", err)
 		}
 		if r, err := filepath.EvalSymlinks(exe); err == nil {
 			exe = r
 		}
-		base := strings.TrimSuffix(filepath.Base(exe), ".exe")
-		if base == "capbroker" && !underTemp(exe, m.Getenv) {
-			return exe, nil, nil
+		path = exe
+		if base := strings.TrimSuffix(filepath.Base(exe), ".exe"); base != "capbroker" || goBuildDir(exe) {
+			// A "go run" or test build: the installed capbroker, if any.
+			p, err := lookPath("capbroker", m.Getenv("PATH"))
+			if err != nil {
+				return "", nil, fmt.Errorf("this capbroker is a temporary build (%s) that will be gone when the client starts, and no capbroker is on $PATH; "+
+					"install it (go install github.com/capbroker/capbroker/cmd/capbroker@latest, or go build -o ~/.local/bin/capbroker ./cmd/capbroker), "+
+					"or give its path with --command; nothing written", exe)
+			}
+			path = p
+			warns = append(warns, fmt.Sprintf("this capbroker is a temporary build (%s); the client will run %s, found on $PATH", exe, p))
 		}
-		// A "go run" or test build: the installed capbroker, if any.
-		p, err := lookPath("capbroker", m.Getenv("PATH"))
-		if err != nil {
-			return "", nil, fmt.Errorf("this capbroker is a temporary build (%s) that will be gone when the client starts, and no capbroker is on $PATH; "+
-				"install it (go install github.com/capbroker/capbroker/cmd/capbroker@latest, or go build -o ~/.local/bin/capbroker ./cmd/capbroker), "+
-				"or give its path with --command; nothing written", exe)
-		}
-		path = p
-		warns = append(warns, fmt.Sprintf("this capbroker is a temporary build (%s); the client will run %s, found on $PATH", exe, p))
 	}
 	if !filepath.IsAbs(path) && !strings.ContainsRune(path, filepath.Separator) {
 		p, err := lookPath(path, m.Getenv("PATH"))
@@ -72,6 +77,18 @@ func (m *Main) gatewayCommand(named string) (string, []string, error) {
 		warns = append(warns, fmt.Sprintf("%s is under the temporary folder and may be gone after a reboot; the client would then fail to start capbroker", abs))
 	}
 	return abs, warns, nil
+}
+
+// goBuildDir reports whether path lies in a work folder of the go
+// command ("go run" builds into $GOTMPDIR/go-build123/b001/exe/), which it
+// removes when the program exits.
+func goBuildDir(path string) bool {
+	for _, part := range strings.Split(filepath.ToSlash(filepath.Dir(path)), "/") {
+		if strings.HasPrefix(part, "go-build") {
+			return true
+		}
+	}
+	return false
 }
 
 // underTemp reports whether path is inside the temporary folder ($TMPDIR,

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -202,5 +204,60 @@ func TestClientAddReadOnly(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(home, ".config", "capbroker", "clients", "claude-code.json")); err == nil {
 		t.Error("the servers file was written")
+	}
+}
+
+// TestClientAddExecutable: client add writes the capbroker that runs it
+// when that one lasts, even built into the temporary folder (with a
+// warning), and refuses a "go run" build, which Go removes on exit,
+// unless a capbroker is on $PATH.
+func TestClientAddExecutable(t *testing.T) {
+	built := fakeCapbroker(t) // under the temporary folder, as `go build -o $TMPDIR/...` makes
+	goRun := filepath.Join(t.TempDir(), "go-build2854", "b001", "exe", "capbroker")
+	os.MkdirAll(filepath.Dir(goRun), 0o755)
+	writeFile(t, goRun, "#!/bin/sh\n")
+	os.Chmod(goRun, 0o755)
+	installed := fakeCapbroker(t)
+	emptyPath := t.TempDir()
+	for _, tc := range []struct {
+		name, exe, path string
+		code            int
+		want            string // in stderr
+		command         string // written, when it succeeds
+	}{
+		{"built under the temporary folder", built, emptyPath, 0, "under the temporary folder", built},
+		{"go run, none on PATH", goRun, emptyPath, 1, "temporary build", ""},
+		{"go run, capbroker on PATH", goRun, filepath.Dir(installed), 0, "temporary build", installed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			home := t.TempDir()
+			claudeJSON := filepath.Join(home, ".claude.json")
+			orig := `{"mcpServers": {"web": {"type": "http", "url": "https://example.com/mcp"}}}`
+			writeFile(t, claudeJSON, orig)
+			env := map[string]string{"HOME": home, "PATH": tc.path}
+			var out, stderr bytes.Buffer
+			m := &Main{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &stderr, Getenv: func(k string) string { return env[k] },
+				executable: func() (string, error) { return tc.exe, nil }}
+			code := m.ExitCode(m.Run(context.Background(), []string{"client", "add", "claude-code"}))
+			if code != tc.code || !strings.Contains(stderr.String(), tc.want) {
+				t.Fatalf("exit %d, want %d and %q in stderr\n%s\n%s", code, tc.code, tc.want, out.String(), stderr.String())
+			}
+			now, _ := os.ReadFile(claudeJSON)
+			if tc.code != 0 {
+				if string(now) != orig {
+					t.Errorf("refused, but ~/.claude.json changed:\n%s", now)
+				}
+				return
+			}
+			var doc struct {
+				MCPServers map[string]struct{ Command string } `json:"mcpServers"`
+			}
+			if err := json.Unmarshal(now, &doc); err != nil {
+				t.Fatal(err)
+			}
+			if got := doc.MCPServers["capbroker"].Command; got != tc.command {
+				t.Errorf("command written %q, want %q", got, tc.command)
+			}
+		})
 	}
 }

@@ -32,16 +32,17 @@ type Main struct {
 	// there only then.
 	StderrTerminal bool
 
-	trust           *trust.Policy // read once per run
-	notedUnapproved bool          // the note on unapproved servers was printed
-	notedFailed     bool          // the note on failed servers was printed
-	span            trace.Span    // the command's span, when traced
-	warned          sync.Map      // keys warnOnce has warned about
-	tokenMemos      sync.Map      // payload.Encoding -> *payload.CountMemo (memo.go)
-	rankMemoOnce    sync.Once     // rankMemoVal is opened (memo.go)
-	rankMemoVal     *rank.Memo    // the memo of how cards were read, once opened
-	prof            profiler      // the hidden --cpuprofile (profile.go)
-	tuneGC          bool          // the process is the command's own: oneShotGC may tune the collector
+	trust           *trust.Policy          // read once per run
+	notedUnapproved bool                   // the note on unapproved servers was printed
+	notedFailed     bool                   // the note on failed servers was printed
+	span            trace.Span             // the command's span, when traced
+	warned          sync.Map               // keys warnOnce has warned about
+	tokenMemos      sync.Map               // payload.Encoding -> *payload.CountMemo (memo.go)
+	rankMemoOnce    sync.Once              // rankMemoVal is opened (memo.go)
+	rankMemoVal     *rank.Memo             // the memo of how cards were read, once opened
+	prof            profiler               // the hidden --cpuprofile (cpuprofile.go)
+	executable      func() (string, error) // os.Executable unless a test replaces it
+	tuneGC          bool                   // the process is the command's own: oneShotGC may tune the collector
 }
 
 // NewMain returns a Main wired to the process's streams and environment.
