@@ -31,8 +31,9 @@ var HaveVNNI = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VNN
 func qdotVNNI(x *int16, xstride int, w *int8, bstride int, s *float32, sstride int, groups int, acc *[qrows * 2 * blockOut]float32,
 	xs, bias, dst *float32, dstride, n int, add bool)
 
-// qdotAVX2 is qdotVNNI for one packed block of 16 outputs; each line of
-// weights it reads prefetches the one pf bytes on.
+// qdotAVX2 is qdotVNNI for one packed block of 16 outputs (with n = 3
+// it computes three rows, else four); each line of weights it reads
+// prefetches the one pf bytes on.
 //
 //go:noescape
 func qdotAVX2(x *int16, xstride int, w *int8, s *float32, groups int, acc *[qrows * 2 * blockOut]float32,

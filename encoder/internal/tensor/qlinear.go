@@ -180,7 +180,8 @@ func (l *Linear) applyPacked(dst, src []float32, rows int, add bool) {
 					&xs[0], &bias[0], &o[0], 4*out, n, add)
 			case UseAVX2 && n <= 2:
 				// One row at a time: the four-row kernel would multiply
-				// two or three rows of zeros.
+				// two or three rows of zeros (with three it skips the
+				// fourth).
 				for r := range n {
 					xr := x[r*in:]
 					or := o[r*out:]
