@@ -19,7 +19,8 @@ const task20 = "find the open pull requests on the payments repository and summa
 // a function that turns it on for packing and one for running (see
 // internal/tensor): vnni (8-bit inputs, VPDPBUSD), vnni16 (int16 inputs,
 // VPDPWSSD: the layers packed for the int16 kernels, run with VNNI on),
-// avx2 (int16 inputs), go (the portable float loops).
+// avx2 (int16 inputs), avx2u7 (7-bit inputs, VPMADDUBSW: off by default,
+// see tensor's q7.go), go (the portable float loops).
 func kernels() []struct {
 	name      string
 	pack, run func()
@@ -28,17 +29,24 @@ func kernels() []struct {
 		name      string
 		pack, run func()
 	}
-	set := func(vnni, avx bool) func() {
-		return func() { tensor.UseVNNI, tensor.UseAVX2 = vnni, avx }
+	set := func(vnni, avx, u7 bool) func() {
+		return func() { tensor.UseVNNI, tensor.UseAVX2, tensor.UseU7 = vnni, avx, u7 }
 	}
 	var ks []k
 	if tensor.HaveVNNI {
-		ks = append(ks, k{"vnni", set(true, true), set(true, true)}, k{"vnni16", set(false, true), set(true, true)})
+		ks = append(ks, k{"vnni", set(true, true, false), set(true, true, false)},
+			k{"vnni16", set(false, true, false), set(true, true, false)})
 	}
 	if tensor.HaveAVX2 {
-		ks = append(ks, k{"avx2", set(false, true), set(false, true)})
+		ks = append(ks, k{"avx2", set(false, true, false), set(false, true, false)},
+			k{"avx2u7", set(false, true, true), set(false, true, false)})
 	}
-	return append(ks, k{"go", set(false, false), set(false, false)})
+	return append(ks, k{"go", set(false, false, false), set(false, false, false)})
+}
+
+// restoreKernels turns this CPU's default kernels back on.
+func restoreKernels() {
+	tensor.UseVNNI, tensor.UseAVX2, tensor.UseU7 = tensor.HaveVNNI, tensor.HaveAVX2, false
 }
 
 // fresh returns an encoder of one worker over a model of its own, its
@@ -61,7 +69,7 @@ func fresh(tb testing.TB, pack func()) *Encoder {
 // BenchmarkTask embeds a task of 17 pieces on one worker, with each
 // matrix kernel this CPU runs (see kernels).
 func BenchmarkTask(b *testing.B) {
-	defer func() { tensor.UseVNNI, tensor.UseAVX2 = tensor.HaveVNNI, tensor.HaveAVX2 }()
+	defer restoreKernels()
 	ctx := context.Background()
 	for _, k := range kernels() {
 		e := fresh(b, k.pack)

@@ -62,6 +62,9 @@
 //     "builtin:minilm-l6-v2-int8-a8-v3";
 //   - with AVX2 only, each row is rounded to int16 (one scale a row) and
 //     multiplied with VPMADDWD: within cosine 1e-5 of the float products.
+//     (AVX2's 8-bit product, VPMADDUBSW, saturates its pair sums unless
+//     the inputs are rounded to 7 bits, which puts the golden worst case
+//     at 0.99876; that kernel exists, off, for measurement.)
 //
 // Either way each group of 64 sums exactly in int32 and is scaled into
 // float32. Elsewhere each product decodes a weight row to float32 as it
@@ -83,12 +86,12 @@
 //
 // One core of the 2-core test machine (AMD EPYC with AVX-512 VNNI, shared
 // and loaded; BenchmarkTask, BenchmarkCards, CPU time): a 17-piece task
-// in about 1.9-2.8 ms on the 8-bit kernel (3.2-3.6 on the int16 VNNI
-// one, 4.4-5.6 on the AVX2 one, 68-76 in Go loops), cards at about 7,000
+// in about 1.9-2.8 ms on the 8-bit kernel (3.0-3.5 on the int16 VNNI
+// one, 3.8-4.3 on the AVX2 one, 68-76 in Go loops), cards at about 7,000
 // pieces a second a core. A 20-piece text needs 212 M multiply-adds,
 // 1.1 ms at the core's 8-bit peak (one 64-lane VPDPBUSD a cycle); the
-// pass also reads the 10.6 MB of packed weights, which the kernel
-// prefetches a pair of blocks ahead. Attention scores a query against
+// pass also reads the 10.6 MB of packed weights, which the kernels
+// prefetch two pairs of blocks ahead. Attention scores a query against
 // eight keys at a time and mixes the values where they lie; softmax,
 // GELU and layer norm run 8 values at a time (internal/tensor). Embed
 // spreads a long batch over GOMAXPROCS goroutines ([Options.Workers]).

@@ -135,16 +135,18 @@ func decoded(m *Model) *Model {
 // pass needs them give the very vectors (bit for bit) of the same weights
 // decoded up front, with the float kernels; the int16 kernels give them
 // to within cosine 0.99999, the 8-bit kernel (AVX-512 VNNI) to within
-// 0.9995; a batch gives each text the vector it gets alone.
+// 0.9995, the 7-bit one (AVX2, off by default) to within 0.999; a batch
+// gives each text the vector it gets alone.
 func TestInt8InPlace(t *testing.T) {
 	f32 := decoded(int8Model(t))
 	texts := goldenTexts(t)[:20]
-	defer func() { tensor.UseAVX2, tensor.UseVNNI = tensor.HaveAVX2, tensor.HaveVNNI }()
+	defer func() { tensor.UseAVX2, tensor.UseVNNI, tensor.UseU7 = tensor.HaveAVX2, tensor.HaveVNNI, false }()
 	for _, k := range []struct {
-		name      string
-		avx, vnni bool
-		want      float64
-	}{{"go", false, false, 0.99999}, {"avx2", true, false, 0.99999}, {"vnni", true, true, 0.9995}} {
+		name          string
+		avx, vnni, u7 bool
+		want          float64
+	}{{"go", false, false, false, 0.99999}, {"avx2", true, false, false, 0.99999},
+		{"avx2u7", true, false, true, 0.999}, {"vnni", true, true, false, 0.9995}} {
 		if k.avx && !tensor.HaveAVX2 || k.vnni && !tensor.HaveVNNI {
 			continue
 		}
@@ -152,7 +154,7 @@ func TestInt8InPlace(t *testing.T) {
 		if q8.Layers[0].QKV.W.F != nil || q8.Word.F != nil {
 			t.Fatal("ReadTable decoded the weights to float32")
 		}
-		tensor.UseAVX2, tensor.UseVNNI = k.avx, k.vnni
+		tensor.UseAVX2, tensor.UseVNNI, tensor.UseU7 = k.avx, k.vnni, k.u7
 		a := embed(q8, texts)
 		tensor.UseVNNI = false
 		b := embed(f32, texts)

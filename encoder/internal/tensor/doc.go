@@ -5,8 +5,11 @@
 // ([Linear.Pack]) times inputs rounded to 8 bits a group of 64 (with a
 // few outlier columns a layer added in float32: [Linear.Observe],
 // [Linear.Outliers]) by an AVX-512 VNNI VPDPBUSD kernel, or rounded to
-// int16 a row by an AVX2 (VPMADDWD) one, summed exactly in int32 per
-// group of 64 on amd64 (q8.go, qlinear.go), or float32 products of rows
+// int16 a row by an AVX2 (VPMADDWD) one (four rows a call, one at a time
+// past the last multiple of four), summed exactly in int32 per group of
+// 64 on amd64 (q8.go, qlinear.go); a 7-bit AVX2 kernel (VPMADDUBSW, exact
+// in its ranges, off by default: [UseU7], q7.go) for measurement; or
+// float32 products of rows
 // decoded as needed (a 4-row × 2-output AVX2/FMA kernel, a portable Go
 // loop elsewhere); attention's products of a query with a head's keys
 // and values ([Scores], [Mix]) and of rows read in place

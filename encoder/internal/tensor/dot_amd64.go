@@ -31,11 +31,18 @@ var HaveVNNI = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VNN
 func qdotVNNI(x *int16, xstride int, w *int8, bstride int, s *float32, sstride int, groups int, acc *[qrows * 2 * blockOut]float32,
 	xs, bias, dst *float32, dstride, n int, add bool)
 
-// qdotAVX2 is qdotVNNI for one packed block of 16 outputs.
+// qdotAVX2 is qdotVNNI for one packed block of 16 outputs (with n = 3
+// it computes three rows, else four); each line of weights it reads
+// prefetches the one pf bytes on.
 //
 //go:noescape
 func qdotAVX2(x *int16, xstride int, w *int8, s *float32, groups int, acc *[qrows * 2 * blockOut]float32,
-	xs, bias, dst *float32, dstride, n int, add bool)
+	xs, bias, dst *float32, dstride, n int, add bool, pf int)
+
+// qdot1AVX2 is qdotAVX2 for one row (n = 1, no acc).
+//
+//go:noescape
+func qdot1AVX2(x *int16, w *int8, s *float32, groups int, xs, bias, dst *float32, add bool, pf int)
 
 // absMaxAVX2 returns the largest magnitude of n floats at x, n a
 // multiple of 16.
@@ -77,10 +84,11 @@ func expAVX2(x *float32, n int, sub float32) float32
 func qdot8VNNI(u *uint8, ustride int, w *int8, bstride int, s *float32, ws *int32, sstride int, groups int,
 	qp *uint32, bias, dst *float32, dstride, n int, xo, wt *float32, ncols int, add bool)
 
-// quant8AVX2 is quantGroup8 over groups of 64 floats at x.
+// quant8AVX2 is quantGroup8 over groups of 64 floats at x, to 0..levels
+// (255 or 127).
 //
 //go:noescape
-func quant8AVX2(u *uint8, x *float32, groups int, qp *uint32)
+func quant8AVX2(u *uint8, x *float32, groups int, qp *uint32, levels float32)
 
 // layerNormAVX2 is LayerNorm's loop over one row of d floats, d a
 // multiple of 8.

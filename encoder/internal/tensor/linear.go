@@ -17,7 +17,7 @@ type Linear struct {
 	B       []float32 // Out
 	// P, once [Linear.Pack] has run, holds W laid out for the integer
 	// kernels, which Apply then uses; P8 instead where the 8-bit kernel
-	// runs (AVX-512 VNNI).
+	// runs (AVX-512 VNNI), or the 7-bit one is turned on (UseU7).
 	P  *Packed
 	P8 *Packed8
 
@@ -34,6 +34,10 @@ func (l *Linear) Apply(dst, src []float32, rows int, add bool) {
 	in, out := l.In, l.Out
 	if l.obs != nil {
 		l.observe(src, rows)
+	}
+	if l.P8 != nil && l.P8.Levels == levels7 && UseAVX2 && rows > 0 {
+		l.applyPacked7(dst, src, rows, add)
+		return
 	}
 	if l.P8 != nil && UseVNNI && UseAVX2 && rows > 0 {
 		l.applyPacked8(dst, src, rows, add)

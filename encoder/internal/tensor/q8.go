@@ -38,8 +38,11 @@ const MaxOutliers = 4
 // outputs' four weights side by side (64 bytes), quads in input order.
 // Scale and WSum follow the blocks: per block, per group, 16 values.
 type Packed8 struct {
-	Q     []int8
-	Scale []float32
+	// Levels is the largest 8-bit input the kernel takes: 255 for the
+	// VNNI kernel, 127 for the AVX2 one (q7.go).
+	Levels int
+	Q      []int8
+	Scale  []float32
 	// WSum holds each output's sum of its group's int8 weights, as the
 	// low half of an int32 (the kernel multiplies it by −z with
 	// VPDPWSSD).
@@ -112,15 +115,17 @@ func (p *Packed8) setOutliers(l *Linear, cols []int) {
 	}
 }
 
-// pack8 lays l's int8 weights out for the 8-bit kernel.
-func (l *Linear) pack8() {
+// pack8 lays l's int8 weights out for the 8-bit kernel (levels 255) or
+// the 7-bit one (127: q7.go); the layout is the same.
+func (l *Linear) pack8(levels int) {
 	in, out := l.In, l.Out
 	groups := in / Group
 	p := &Packed8{
-		Q:     make([]int8, in*out),
-		Scale: make([]float32, out*groups),
-		WSum:  make([]int32, out*groups),
-		Wt:    make([]float32, MaxOutliers*out),
+		Levels: levels,
+		Q:      make([]int8, in*out),
+		Scale:  make([]float32, out*groups),
+		WSum:   make([]int32, out*groups),
+		Wt:     make([]float32, MaxOutliers*out),
 	}
 	// Quads of int8 move as one uint32.
 	src := unsafe.Slice((*uint32)(unsafe.Pointer(&l.W.Q[0])), in*out/4)
@@ -166,7 +171,7 @@ var q8bufs = sync.Pool{New: func() any { return new(q8buf) }}
 // group (see [quantGroup8]), into b, the outlier columns cols taken out
 // (rounded as zeros, their values kept in b.xo); rows is padded to a
 // multiple of qrows with rows of zeros.
-func (b *q8buf) quantize8(src []float32, rows, in int, cols []int) {
+func (b *q8buf) quantize8(src []float32, rows, in int, cols []int, levels int) {
 	padded := (rows + qrows - 1) / qrows * qrows
 	groups := in / Group
 	b.u = slices.Grow(b.u[:0], padded*in)[:padded*in]
@@ -186,30 +191,33 @@ func (b *q8buf) quantize8(src []float32, rows, in int, cols []int) {
 			}
 			x = b.tmp
 		}
-		quantRow8(b.u[r*in:(r+1)*in], x, b.qp[2*r*groups:2*(r+1)*groups])
+		quantRow8(b.u[r*in:(r+1)*in], x, b.qp[2*r*groups:2*(r+1)*groups], levels)
 	}
 	clear(b.u[rows*in:])
 	clear(b.qp[2*rows*groups:])
 }
 
-// quantRow8 rounds a row, a group of 64 at a time.
-func quantRow8(u []uint8, x []float32, qp []uint32) {
+// quantRow8 rounds a row, a group of 64 at a time, to 0..levels (255
+// or 127).
+func quantRow8(u []uint8, x []float32, qp []uint32, levels int) {
 	if UseAVX2 {
-		quant8AVX2(&u[0], &x[0], len(x)/Group, &qp[0])
+		quant8AVX2(&u[0], &x[0], len(x)/Group, &qp[0], float32(levels))
 		return
 	}
 	for g := range len(x) / Group {
-		quantGroup8(u[g*Group:(g+1)*Group], x[g*Group:(g+1)*Group], qp[2*g:2*g+2])
+		quantGroup8(u[g*Group:(g+1)*Group], x[g*Group:(g+1)*Group], qp[2*g:2*g+2], levels)
 	}
 }
 
 // quantGroup8 is the 8-bit rounding of a group, the specification of the
 // assembly: the range [lo, hi] holds the group's values and zero; its
-// step is (hi−lo)/255, the zero point z = round(−lo/step), and each value
-// becomes u = round(x/step) + z, clamped to [0, 255] (rounding to the
-// nearest, ties to even, of x times the float32 255/(hi−lo)). A group of
-// zeros gets step 0 and u = 0. qp gets the step's bits and −z.
-func quantGroup8(u []uint8, x []float32, qp []uint32) {
+// step is (hi−lo)/L (L = levels: 255, or 127 for the AVX2 kernel), the
+// zero point z = round(−lo/step), and each value becomes u =
+// round(x/step) + z, clamped to [0, L] (rounding to the nearest, ties to
+// even, of x times the float32 L/(hi−lo)). A group of zeros gets step 0
+// and u = 0. qp gets the step's bits and −z.
+func quantGroup8(u []uint8, x []float32, qp []uint32, levels int) {
+	lv := float32(levels)
 	var lo, hi float32
 	for _, v := range x {
 		lo, hi = min(lo, v), max(hi, v)
@@ -217,13 +225,13 @@ func quantGroup8(u []uint8, x []float32, qp []uint32) {
 	d := hi - lo
 	var step, inv float32
 	if d != 0 {
-		step, inv = d/255, 255/d
+		step, inv = d/lv, lv/d
 	}
 	nlo := 0 - lo
 	z := int32(math.RoundToEven(float64(nlo * inv)))
 	for i, v := range x {
 		q := int32(math.RoundToEven(float64(v*inv))) + z
-		u[i] = uint8(max(0, min(255, q)))
+		u[i] = uint8(max(0, min(int32(levels), q)))
 	}
 	qp[0] = math.Float32bits(step)
 	qp[1] = uint32(uint16(int16(-z)))
@@ -237,7 +245,7 @@ func (l *Linear) applyPacked8(dst, src []float32, rows int, add bool) {
 	p := l.P8
 	b := q8bufs.Get().(*q8buf)
 	defer q8bufs.Put(b)
-	b.quantize8(src, rows, in, p.Cols)
+	b.quantize8(src, rows, in, p.Cols, p.Levels)
 	groups := in / Group
 	bstride := in * blockOut
 	sstride := groups * blockOut

@@ -177,16 +177,16 @@ DATA q8perm<>+16(SB)/4, $2
 DATA q8perm<>+20(SB)/4, $6
 DATA q8perm<>+24(SB)/4, $3
 DATA q8perm<>+28(SB)/4, $7
-DATA q8perm<>+32(SB)/4, $255.0
-GLOBL q8perm<>(SB), RODATA|NOPTR, $36
+GLOBL q8perm<>(SB), RODATA|NOPTR, $32
 
-// func quant8AVX2(u *uint8, x *float32, groups int, qp *uint32)
-// quantGroup8 for each group of 64 floats at x.
-TEXT ·quant8AVX2(SB), NOSPLIT, $0-32
+// func quant8AVX2(u *uint8, x *float32, groups int, qp *uint32, levels float32)
+// quantGroup8 for each group of 64 floats at x, to 0..levels (R14).
+TEXT ·quant8AVX2(SB), NOSPLIT, $0-36
 	MOVQ u+0(FP), DI
 	MOVQ x+8(FP), SI
 	MOVQ groups+16(FP), CX
 	MOVQ qp+24(FP), DX
+	CVTTSS2SL levels+32(FP), R14
 	VXORPS Y15, Y15, Y15
 
 q8qgroup:
@@ -231,7 +231,7 @@ q8qgroup:
 	VXORPS X13, X13, X13 // 255/d
 	VUCOMISS X15, X11
 	JEQ  q8qzero
-	VMOVSS q8perm<>+32(SB), X14
+	VMOVSS levels+32(FP), X14
 	VDIVSS X14, X11, X12
 	VDIVSS X11, X14, X13
 
@@ -248,6 +248,8 @@ q8qzero:
 	VMOVD R12, X14
 	VPBROADCASTD X14, Y14
 	VMOVDQU q8perm<>+0(SB), Y8
+	VMOVD R14, X9
+	VPBROADCASTB X9, Y9 // the largest u
 
 	VMULPS Y13, Y0, Y0
 	VMULPS Y13, Y1, Y1
@@ -277,10 +279,12 @@ q8qzero:
 	VPACKSSDW Y3, Y2, Y2
 	VPACKUSWB Y2, Y0, Y0
 	VPERMD Y0, Y8, Y0
+	VPMINUB Y9, Y0, Y0
 	VPACKSSDW Y5, Y4, Y4
 	VPACKSSDW Y7, Y6, Y6
 	VPACKUSWB Y6, Y4, Y4
 	VPERMD Y4, Y8, Y4
+	VPMINUB Y9, Y4, Y4
 	VMOVDQU Y0, (DI)
 	VMOVDQU Y4, 32(DI)
 	ADDQ $256, SI

@@ -56,7 +56,7 @@ func packed8Go(l *Linear, dst, src []float32, rows int, add bool) {
 	defer func(v bool) { UseAVX2 = v }(UseAVX2)
 	UseAVX2 = false // quantGroup8
 	b := new(q8buf)
-	b.quantize8(src, rows, l.In, l.P8.Cols)
+	b.quantize8(src, rows, l.In, l.P8.Cols, l.P8.Levels)
 	qdot8Go(l, dst, b, rows, add)
 }
 
@@ -75,13 +75,18 @@ func pack8For(t testing.TB, l *Linear, cols int, src []float32, rows int) {
 }
 
 // TestQuant8 checks the assembly rounding against quantGroup8, bit for
-// bit, on groups of every kind: mixed signs, one sign, zeros, outliers.
+// bit, on groups of every kind: mixed signs, one sign, zeros, outliers;
+// to 8 bits (the VNNI kernel's) and to 7 (the AVX2 one's).
 func TestQuant8(t *testing.T) {
 	if !HaveAVX2 {
 		t.Skip("no AVX2 on this machine: quantGroup8 is all there is")
 	}
 	rng := rand.New(rand.NewPCG(31, 32))
 	for trial := range 400 {
+		levels := 255
+		if trial%8 >= 4 {
+			levels = 127
+		}
 		x := make([]float32, 3*Group)
 		for i := range x {
 			switch trial % 4 {
@@ -103,22 +108,25 @@ func TestQuant8(t *testing.T) {
 		want, got := make([]uint8, len(x)), make([]uint8, len(x))
 		wqp, gqp := make([]uint32, 6), make([]uint32, 6)
 		for g := range 3 {
-			quantGroup8(want[g*Group:(g+1)*Group], x[g*Group:(g+1)*Group], wqp[2*g:2*g+2])
+			quantGroup8(want[g*Group:(g+1)*Group], x[g*Group:(g+1)*Group], wqp[2*g:2*g+2], levels)
 		}
-		quant8AVX2(&got[0], &x[0], 3, &gqp[0])
+		quant8AVX2(&got[0], &x[0], 3, &gqp[0], float32(levels))
 		if !slices.Equal(got, want) || !slices.Equal(gqp, wqp) {
 			for i := range got {
 				if got[i] != want[i] {
-					t.Fatalf("trial %d: u[%d] = %d, spec %d (x %v)", trial, i, got[i], want[i], x[i])
+					t.Fatalf("trial %d (0..%d): u[%d] = %d, spec %d (x %v)", trial, levels, i, got[i], want[i], x[i])
 				}
 			}
-			t.Fatalf("trial %d: qp %x, spec %x", trial, gqp, wqp)
+			t.Fatalf("trial %d (0..%d): qp %x, spec %x", trial, levels, gqp, wqp)
 		}
 		// Each value is within half a step of its group's rounding.
 		for g := range 3 {
 			step := math.Float32frombits(wqp[2*g])
 			z := -int32(int16(uint16(wqp[2*g+1])))
 			for k := g * Group; k < (g+1)*Group; k++ {
+				if int(want[k]) > levels {
+					t.Fatalf("trial %d: u[%d] = %d > %d", trial, k, want[k], levels)
+				}
 				back := float32(int32(want[k])-z) * step
 				if d := math.Abs(float64(back - x[k])); d > float64(step)*0.5001+1e-30 {
 					t.Fatalf("trial %d: x[%d] = %v rounds to %v (step %v)", trial, k, x[k], back, step)
@@ -236,13 +244,18 @@ func TestPacked8(t *testing.T) {
 	}
 }
 
+// BenchmarkLinear8 compares, in one run, the kernels of int8 weights
+// this CPU runs: int16 inputs (VPMADDWD on AVX2, VPDPWSSD with VNNI),
+// 7-bit inputs on AVX2 (VPMADDUBSW, q7.go), 8-bit inputs with VNNI
+// (VPDPBUSD); rows=17 (a task's pieces) against rows=20 shows what the
+// rows past a multiple of four cost.
 func BenchmarkLinear8(b *testing.B) {
-	if !HaveVNNI {
-		b.Skip("no AVX-512 VNNI")
+	if !HaveAVX2 {
+		b.Skip("no AVX2")
 	}
 	defer restoreKernels()
 	rng := rand.New(rand.NewPCG(13, 14))
-	for _, shape := range [][3]int{{384, 1536, 20}, {1536, 384, 20}, {384, 1536, 256}} {
+	for _, shape := range [][3]int{{384, 1536, 20}, {384, 1536, 17}, {1536, 384, 20}, {384, 1536, 256}} {
 		in, out, rows := shape[0], shape[1], shape[2]
 		f := randomLinear(rng, in, out)
 		q := *f
@@ -255,14 +268,23 @@ func BenchmarkLinear8(b *testing.B) {
 		p16 := q
 		UseVNNI = false
 		p16.Pack()
-		UseVNNI = true
-		p8 := q
-		pack8For(b, &p8, 4, src, rows)
-		for _, k := range []struct {
+		p7 := q
+		pack7For(b, &p7, 4, src, rows)
+		type kernel struct {
 			name string
 			l    *Linear
-		}{{"int16-vnni", &p16}, {"int8-vnni", &p8}} {
+			vnni bool
+		}
+		ks := []kernel{{"int16-avx2", &p16, false}, {"int7-avx2", &p7, false}}
+		if HaveVNNI {
+			p8 := q
+			pack8For(b, &p8, 4, src, rows)
+			ks = append(ks, kernel{"int16-vnni", &p16, true}, kernel{"int8-vnni", &p8, true})
+		}
+		for _, k := range ks {
 			b.Run(fmt.Sprintf("%dx%d/rows=%d/%s", in, out, rows, k.name), func(b *testing.B) {
+				UseVNNI, UseAVX2 = k.vnni, true
+				defer restoreKernels()
 				for b.Loop() {
 					k.l.Apply(dst, src, rows, false)
 				}

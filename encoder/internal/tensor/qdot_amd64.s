@@ -142,6 +142,14 @@ vstore:
 	AROW((off/8)(SI)(R8*2), Y4, Y5) \
 	AROW((off/8)(SI)(R9*1), Y6, Y7)
 
+// ASTEP3 is ASTEP for three rows.
+#define ASTEP3(off) \
+	VPMOVSXBW off(DI), Y8 \
+	VPMOVSXBW (off+16)(DI), Y9 \
+	AROW((off/8)(SI), Y0, Y1) \
+	AROW((off/8)(SI)(R8*1), Y2, Y3) \
+	AROW((off/8)(SI)(R8*2), Y4, Y5)
+
 // AFLUSH adds the group's sums of one row half (acc), scaled by sc, to
 // the floats at off(AX).
 #define AFLUSH(acc, sc, off) \
@@ -151,15 +159,18 @@ vstore:
 	VMOVUPS Y10, off(AX)
 
 // func qdotAVX2(x *int16, xstride int, w *int8, s *float32, groups int, acc *[128]float32,
-//	xs, bias, dst *float32, dstride, n int, add bool)
-// acc's first 64 floats hold the four rows' 16 sums while they build.
-TEXT ·qdotAVX2(SB), NOSPLIT, $0-89
+//	xs, bias, dst *float32, dstride, n int, add bool, pf int)
+// acc's first 64 floats hold the four rows' 16 sums while they build;
+// each line of weights read prefetches the one pf bytes on (R11). With
+// n = 3 the fourth row is not computed (agroup3).
+TEXT ·qdotAVX2(SB), NOSPLIT, $0-104
 	MOVQ x+0(FP), SI
 	MOVQ xstride+8(FP), R8
 	MOVQ w+16(FP), DI
 	MOVQ s+24(FP), DX
 	MOVQ groups+32(FP), CX
 	MOVQ acc+40(FP), AX
+	MOVQ pf+96(FP), R11
 	LEAQ (R8)(R8*2), R9
 	VXORPS Y10, Y10, Y10
 	MOVQ $0, BX
@@ -169,6 +180,9 @@ azero:
 	ADDQ $32, BX
 	CMPQ BX, $256
 	JLT  azero
+	MOVQ n+80(FP), R10
+	CMPQ R10, $3
+	JEQ  agroup3
 
 agroup:
 	VPXOR Y0, Y0, Y0
@@ -184,6 +198,7 @@ agroup:
 astep:
 	ASTEP(0)
 	ASTEP(32)
+	PREFETCHT0 (DI)(R11*1)
 	ADDQ $8, SI
 	ADDQ $64, DI
 	DECQ BX
@@ -203,6 +218,7 @@ astep:
 	DECQ CX
 	JNZ  agroup
 
+afinish:
 	MOVQ xs+48(FP), R12
 	MOVQ bias+56(FP), R13
 	MOVQ dst+64(FP), DI
@@ -233,6 +249,37 @@ astore:
 	JNZ  arow
 	VZEROUPPER
 	RET
+
+agroup3:
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	MOVQ $16, BX
+
+astep3:
+	ASTEP3(0)
+	ASTEP3(32)
+	PREFETCHT0 (DI)(R11*1)
+	ADDQ $8, SI
+	ADDQ $64, DI
+	DECQ BX
+	JNZ  astep3
+
+	VMOVUPS (DX), Y8
+	VMOVUPS 32(DX), Y9
+	AFLUSH(Y0, Y8, 0)
+	AFLUSH(Y1, Y9, 32)
+	AFLUSH(Y2, Y8, 64)
+	AFLUSH(Y3, Y9, 96)
+	AFLUSH(Y4, Y8, 128)
+	AFLUSH(Y5, Y9, 160)
+	ADDQ $64, DX
+	DECQ CX
+	JNZ  agroup3
+	JMP  afinish
 
 // func absMaxAVX2(x *float32, n int) float32
 // The largest |x[i]| over n floats, n a multiple of 16.

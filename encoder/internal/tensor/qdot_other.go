@@ -11,7 +11,11 @@ func qdotVNNI(x *int16, xstride int, w *int8, bstride int, s *float32, sstride i
 }
 
 func qdotAVX2(x *int16, xstride int, w *int8, s *float32, groups int, acc *[qrows * 2 * blockOut]float32,
-	xs, bias, dst *float32, dstride, n int, add bool) {
+	xs, bias, dst *float32, dstride, n int, add bool, pf int) {
+	panic("unreachable")
+}
+
+func qdot1AVX2(x *int16, w *int8, s *float32, groups int, xs, bias, dst *float32, add bool, pf int) {
 	panic("unreachable")
 }
 
@@ -28,7 +32,9 @@ func qdot8VNNI(u *uint8, ustride int, w *int8, bstride int, s *float32, ws *int3
 	panic("unreachable")
 }
 
-func quant8AVX2(u *uint8, x *float32, groups int, qp *uint32) { panic("unreachable") }
+func quant8AVX2(u *uint8, x *float32, groups int, qp *uint32, levels float32) {
+	panic("unreachable")
+}
 
 func layerNormAVX2(dst, src *float32, d int, scale, bias *float32, eps float64) {
 	panic("unreachable")

@@ -46,7 +46,11 @@ func (l *Linear) Pack() {
 		return
 	}
 	if UseVNNI {
-		l.pack8()
+		l.pack8(255)
+		return
+	}
+	if UseU7 && UseAVX2 {
+		l.pack8(levels7)
 		return
 	}
 	in, out := l.In, l.Out
@@ -174,15 +178,32 @@ func (l *Linear) applyPacked(dst, src []float32, rows int, add bool) {
 			case UseVNNI:
 				qdotVNNI(&x[0], 2*in, &w[0], bstride, &s[0], 4*sstride, groups, &b.out,
 					&xs[0], &bias[0], &o[0], 4*out, n, add)
+			case UseAVX2 && n <= 2:
+				// One row at a time: the four-row kernel would multiply
+				// two or three rows of zeros (with three it skips the
+				// fourth).
+				for r := range n {
+					xr := x[r*in:]
+					or := o[r*out:]
+					qdot1AVX2(&xr[0], &w[0], &s[0], groups, &xs[r], &bias[0], &or[0], add, prefetchBlocks*bstride)
+					qdot1AVX2(&xr[0], &w[bstride], &s[sstride], groups, &xs[r], &bias[blockOut], &or[blockOut], add,
+						prefetchBlocks*bstride)
+				}
 			case UseAVX2:
 				qdotAVX2(&x[0], 2*in, &w[0], &s[0], groups, &b.out,
-					&xs[0], &bias[0], &o[0], 4*out, n, add)
+					&xs[0], &bias[0], &o[0], 4*out, n, add, prefetchBlocks*bstride)
 				qdotAVX2(&x[0], 2*in, &w[bstride], &s[sstride], groups, &b.out,
-					&xs[0], &bias[blockOut], &o[blockOut], 4*out, n, add)
+					&xs[0], &bias[blockOut], &o[blockOut], 4*out, n, add, prefetchBlocks*bstride)
 			}
 		}
 	}
 }
+
+// prefetchBlocks is how many blocks ahead of the one they read the AVX2
+// kernels prefetch: a layer's weights (10.6 MB for MiniLM) do not stay
+// in cache from one text to the next, and the block read two pairs of
+// blocks on is the one the kernel reads next but one.
+const prefetchBlocks = 4
 
 // zeros32 is the bias of a layer without one.
 var zeros32 [2 * blockOut]float32

@@ -23,7 +23,7 @@ func kernels() map[string]func() {
 	return ks
 }
 
-func restoreKernels() { UseVNNI, UseAVX2 = HaveVNNI, HaveAVX2 }
+func restoreKernels() { UseVNNI, UseAVX2, UseU7 = HaveVNNI, HaveAVX2, false }
 
 // pack16 packs l for the int16 kernels (Pack picks the 8-bit one where
 // it runs).
