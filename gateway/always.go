@@ -49,7 +49,7 @@ func (g *Gateway) resolvePins(cat *catalog, names []string, warn bool) []string 
 		if isServer {
 			continue
 		}
-		if n, _ := cat.resolveName(a); n != "" {
+		if n, _ := cat.resolveName(a, nil); n != "" {
 			named[n] = true
 		} else if warn {
 			g.opts.Logger.Warn("always: no server or tool of that name (yet); not pinned", "name", a)

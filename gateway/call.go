@@ -74,9 +74,18 @@ func (s *session) guard(next mcp.MethodHandler) mcp.MethodHandler {
 // is refused with the candidates.
 func (s *session) callByName(ctx context.Context, ss *mcp.ServerSession, name string, args json.RawMessage, meta mcp.Meta) (*mcp.CallToolResult, error) {
 	cat := s.g.catalog()
-	target, cands := cat.resolveName(name)
+	allow := s.withinLimits(cat)
+	target, cands := cat.resolveName(name, allow)
 	if target == "" {
 		return s.unknownName(name, cands), nil
+	}
+	if allow != nil && !allow(target) {
+		// An exact name, prefixed or from call_capability: the profile
+		// middleware saw only the name as called.
+		_, why := s.g.limitAllows(s.limitRefs(), cat.serverOf(target), target)
+		msg := fmt.Sprintf("capbroker gateway: %s is outside %s", target, why)
+		s.traceRefused(target, "denied", msg)
+		return errorResult(msg), nil
 	}
 	if h, ok := cat.heldTool(target); ok {
 		s.traceRefused(target, "held", h.Why)

@@ -320,6 +320,18 @@ func (cat *catalog) hold(cards *[]card.Card, c card.Card, ns Namespacing, h Held
 
 // heldTool returns the held tool a name stands for, unless the name is
 // that of a tool the gateway offers.
+// serverOf is the server of the offered or held tool name, "" when the
+// catalog has no such tool.
+func (cat *catalog) serverOf(name string) string {
+	if e, ok := cat.tools[name]; ok {
+		return e.up.cfg.Name
+	}
+	if h, ok := cat.heldTools[name]; ok {
+		return h.Server
+	}
+	return ""
+}
+
 func (cat *catalog) heldTool(name string) (*Held, bool) {
 	if _, live := cat.tools[name]; live {
 		return nil, false

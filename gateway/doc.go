@@ -118,7 +118,10 @@
 // mcp__fs__read_file, functions.x), case and separator slips
 // (FS.Read-File), the bare upstream name when one server has it. An
 // ambiguous or misspelt name is refused with "did you mean" and the
-// candidates; a name close to nothing, with find_capability. Arguments
+// candidates; a name close to nothing, with find_capability. A session
+// kept within profiles resolves loose and bare names among the tools
+// they allow, suggests only those, and refuses a prefixed name of
+// another tool as outside the profile. Arguments
 // sent as a JSON string holding an object are read as that object; any
 // other value, and arguments the server's validation refuses with a
 // JSON-RPC error, get an isError that shows the input schema to send.

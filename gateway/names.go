@@ -76,7 +76,14 @@ func (cat *catalog) nameIndex() *nameIndex {
 // returns the gateway name (of an offered or a held tool), or "" and the
 // candidates: the tools the name could mean when it is ambiguous, else
 // the closest names, best first (none when nothing is close).
-func (cat *catalog) resolveName(name string) (string, []string) {
+//
+// allow, when not nil, says which gateway names the caller may reach (a
+// session kept within profiles): a loose or bare name resolves among
+// those only, and the candidates are those only, so that a name an
+// agent could not call exactly is not reached, nor shown, through a
+// forgiving form. An exact name (or one with a client's prefix) still
+// resolves to its tool, allowed or not, for the caller to refuse.
+func (cat *catalog) resolveName(name string, allow func(string) bool) (string, []string) {
 	if _, ok := cat.tools[name]; ok {
 		return name, nil
 	}
@@ -100,7 +107,7 @@ func (cat *catalog) resolveName(name string) (string, []string) {
 			continue
 		}
 		for _, m := range []map[string][]string{ix.loose, ix.bare} {
-			switch c := m[k]; len(c) {
+			switch c := allowedNames(m[k], allow); len(c) {
 			case 0:
 			case 1:
 				return c[0], nil
@@ -117,7 +124,22 @@ func (cat *catalog) resolveName(name string) (string, []string) {
 		sort.Strings(ambiguous)
 		return "", ambiguous
 	}
-	return "", sessions.CloseNames(forms[len(forms)-1], ix.all, 3)
+	return "", sessions.CloseNames(forms[len(forms)-1], allowedNames(ix.all, allow), 3)
+}
+
+// allowedNames are the names allow allows (all of them when allow is
+// nil), in their order.
+func allowedNames(names []string, allow func(string) bool) []string {
+	if allow == nil {
+		return names
+	}
+	var out []string
+	for _, n := range names {
+		if allow(n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // nameForms are the names name may stand for, the most specific first:

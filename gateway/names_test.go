@@ -49,7 +49,7 @@ func TestResolveName(t *testing.T) {
 		{"qwzx_vbnm", "", nil},
 	}
 	for _, tt := range tests {
-		got, cands := cat.resolveName(tt.name)
+		got, cands := cat.resolveName(tt.name, nil)
 		if got != tt.want {
 			t.Errorf("resolveName(%q) = %q (%v), want %q", tt.name, got, cands, tt.want)
 			continue
@@ -59,6 +59,38 @@ func TestResolveName(t *testing.T) {
 		}
 		if tt.want == "" && tt.cands == nil && len(cands) != 0 {
 			t.Errorf("resolveName(%q) candidates %v, want none", tt.name, cands)
+		}
+	}
+}
+
+// TestResolveNameWithin resolves names for a session kept within a
+// profile (alpha's tools only): a loose or bare name resolves among the
+// allowed tools, the candidates are allowed ones only, and an exact name
+// still resolves (for the caller to refuse, saying which profile).
+func TestResolveNameWithin(t *testing.T) {
+	g := startGateway(t, namesServers(), &Options{Mode: ModeSearch, Family: policy.General})
+	cat := g.catalog()
+	alphaOnly := func(n string) bool { return strings.HasPrefix(n, "alpha__") }
+	tests := []struct {
+		name, want string
+	}{
+		{"echo", "alpha__echo"}, // ambiguous unfiltered, alpha's within the profile
+		{"mcp__capbroker__echo", "alpha__echo"},
+		{"beta__echo", "beta__echo"},
+		{"mcp__capbroker__beta__echo", "beta__echo"},
+		{"BETA.Echo", ""},
+		{"create_issue", ""},
+		{"create_isue", ""},
+	}
+	for _, tt := range tests {
+		got, cands := cat.resolveName(tt.name, alphaOnly)
+		if got != tt.want {
+			t.Errorf("resolveName(%q) within alpha = %q (%v), want %q", tt.name, got, cands, tt.want)
+		}
+		for _, c := range cands {
+			if !alphaOnly(c) {
+				t.Errorf("resolveName(%q) within alpha suggests %q, outside it", tt.name, c)
+			}
 		}
 	}
 }

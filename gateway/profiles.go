@@ -222,6 +222,20 @@ func (s *session) addPins(cat *catalog) {
 }
 
 // limitRefs are the profiles s keeps within beyond the gateway's.
+// withinLimits says which gateway tool names of cat the session may
+// reach: those all the profiles it keeps within allow. It is nil when the
+// session keeps within none (everything is allowed).
+func (s *session) withinLimits(cat *catalog) func(string) bool {
+	refs := s.limitRefs()
+	if len(refs) == 0 {
+		return nil
+	}
+	return func(name string) bool {
+		ok, _ := s.g.limitAllows(refs, cat.serverOf(name), name)
+		return ok
+	}
+}
+
 func (s *session) limitRefs() []profileRef {
 	s.mu.Lock()
 	defer s.mu.Unlock()

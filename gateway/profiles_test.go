@@ -154,6 +154,27 @@ func TestGatewayProfiles(t *testing.T) {
 	if text, isErr := callText(t, dave2, "beta__echo", map[string]any{"text": "x"}); !isErr || !strings.Contains(text, "outside profile alphaonly (of the request: Capbroker-Profile or ?profile=)") {
 		t.Errorf("dave's alphaonly session calls beta__echo: %v %q", isErr, text)
 	}
+	// Forgiving names reach nothing outside the profile, nor suggest it:
+	// a prefixed name or call_capability is refused, saying which profile;
+	// a loose one resolves among alpha's tools only.
+	for _, c := range []struct {
+		name string
+		args map[string]any
+	}{
+		{"mcp__capbroker__beta__echo", map[string]any{"text": "x"}},
+		{CallName, map[string]any{"name": "beta__echo", "arguments": map[string]any{"text": "x"}}},
+		{CallName, map[string]any{"name": "mcp__capbroker__beta__echo", "arguments": map[string]any{"text": "x"}}},
+	} {
+		if text, isErr := callText(t, dave2, c.name, c.args); !isErr || !strings.Contains(text, "outside profile alphaonly") {
+			t.Errorf("dave's alphaonly session calls %s %v: %v %q, want refused as outside profile alphaonly", c.name, c.args, isErr, text)
+		}
+	}
+	if text, isErr := callText(t, dave2, "BETA.Echo", map[string]any{"text": "x"}); !isErr || strings.Contains(text, "beta__") {
+		t.Errorf("dave's alphaonly session calls BETA.Echo: %v %q, want refused naming no beta tool", isErr, text)
+	}
+	if text, isErr := callText(t, dave2, "echo", map[string]any{"text": "x"}); isErr || text != "alpha: x" {
+		t.Errorf("dave's alphaonly session calls echo (alpha__echo within the profile): %v %q", isErr, text)
+	}
 
 	// Edit echoes: it now allows pid tools too; carol hears of it.
 	before = changes.Load()
