@@ -54,7 +54,7 @@ func (g *Gateway) Reconcile(servers []ServerConfig) Changes {
 	for _, s := range servers {
 		u, ok := old[s.Name]
 		switch {
-		case ok && reflect.DeepEqual(u.cfg, s):
+		case ok && sameDefinition(u.cfg, s):
 			kept[u] = true
 			next = append(next, u)
 			continue
@@ -103,6 +103,16 @@ func (g *Gateway) Reconcile(servers []ServerConfig) Changes {
 		g.changed(nil)
 	}
 	return ch
+}
+
+// sameDefinition reports whether a and b run the same server the same
+// way: where they are written (File, Line) does not count, since an edit
+// of one entry moves the lines of those below it. A kept upstream keeps
+// the place it was first read from, in its messages.
+func sameDefinition(a, b ServerConfig) bool {
+	a.File, a.Line = "", 0
+	b.File, b.Line = "", 0
+	return reflect.DeepEqual(a, b)
 }
 
 func containsServer(servers []ServerConfig, name string) bool {

@@ -78,4 +78,16 @@ func TestReconcile(t *testing.T) {
 	if ch = g.Reconcile([]ServerConfig{changedBeta}); !ch.Empty() {
 		t.Errorf("the same list again: %+v", ch)
 	}
+	// Only where it is written changed (an entry above it in the file got
+	// a line longer, "capbroker server disable" of another server): the
+	// same server, not restarted.
+	movedBeta := changedBeta
+	movedBeta.File, movedBeta.Line = "/elsewhere/servers.json", changedBeta.Line+3
+	betaUp := g.upstream("beta")
+	if ch = g.Reconcile([]ServerConfig{movedBeta}); !ch.Empty() {
+		t.Errorf("beta moved down its file: %+v, want nothing restarted", ch)
+	}
+	if g.upstream("beta") != betaUp {
+		t.Error("beta, only moved in its file, was restarted")
+	}
 }
