@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -222,11 +223,42 @@ func (g *Gateway) callTool(ctx context.Context, s *session, ss *mcp.ServerSessio
 	}
 	if res.IsError {
 		record("tool_error")
+		if text, ok := refusedArguments(res); ok {
+			return errorResult(fmt.Sprintf("server %q refused %s: %s; send the arguments as a JSON object matching its input schema: %s",
+				u.cfg.Name, name, clip(u.redact(text), 600), compactSchema(e))), nil
+		}
 	} else {
 		record("ok")
 	}
 	return u.redactErrorResult(res), nil
 }
+
+// refusedArguments returns the text of an error result by which a
+// server's own validation refused a call's arguments, as SDKs report it
+// in a result rather than a JSON-RPC error: the TypeScript SDK's "MCP
+// error -32602: Input validation error: ...", the Python SDK's "...
+// validation error(s) for <tool>Arguments ...".
+func refusedArguments(res *mcp.CallToolResult) (string, bool) {
+	if len(res.Content) != 1 {
+		return "", false
+	}
+	tc, ok := res.Content[0].(*mcp.TextContent)
+	if !ok {
+		return "", false
+	}
+	t := strings.TrimSpace(tc.Text)
+	switch {
+	case strings.HasPrefix(t, "MCP error -32602:"):
+		return t, true
+	case pyArgumentsError.MatchString(t):
+		return t, true
+	}
+	return "", false
+}
+
+// pyArgumentsError is how the Python SDK (pydantic) says a tool's
+// arguments did not validate.
+var pyArgumentsError = regexp.MustCompile(`\bvalidation errors? for \w+Arguments\b`)
 
 // callArguments reads a call's arguments as the upstream should get
 // them: an object, or nothing. Arguments sent as a JSON string holding an

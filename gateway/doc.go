@@ -123,8 +123,9 @@
 // they allow, suggests only those, and refuses a prefixed name of
 // another tool as outside the profile. Arguments
 // sent as a JSON string holding an object are read as that object; any
-// other value, and arguments the server's validation refuses with a
-// JSON-RPC error, get an isError that shows the input schema to send.
+// other value, and arguments the server's validation refuses (with a
+// JSON-RPC error, or with the error result the TypeScript and Python
+// SDKs answer with), get an isError that shows the input schema to send.
 //
 // # Plan-aware sessions
 //

@@ -95,6 +95,38 @@ func TestResolveNameWithin(t *testing.T) {
 	}
 }
 
+// TestRefusedArguments tells a server's refusal of a call's arguments,
+// reported in an error result as the TypeScript and Python SDKs do, from
+// a tool's own errors.
+func TestRefusedArguments(t *testing.T) {
+	text := func(s ...string) *mcp.CallToolResult {
+		r := &mcp.CallToolResult{IsError: true}
+		for _, x := range s {
+			r.Content = append(r.Content, &mcp.TextContent{Text: x})
+		}
+		return r
+	}
+	tests := []struct {
+		name string
+		res  *mcp.CallToolResult
+		want bool
+	}{
+		{"typescript", text("MCP error -32602: Input validation error: Invalid arguments for tool read_text_file: Invalid input: expected string, received undefined at path"), true},
+		{"python", text("Error executing tool add: 1 validation error for addArguments\nb\n  Field required [type=missing]"), true},
+		{"python, several", text("Error executing tool add: 2 validation errors for addArguments\na\n  Field required"), true},
+		{"the tool's own error", text("ENOENT: no such file or directory, open '/x'"), false},
+		{"another code", text("MCP error -32603: internal error"), false},
+		{"a validation tool's finding", text("1 validation error for schema.json"), false},
+		{"two parts", text("MCP error -32602: x", "more"), false},
+		{"no text", &mcp.CallToolResult{IsError: true}, false},
+	}
+	for _, tt := range tests {
+		if _, got := refusedArguments(tt.res); got != tt.want {
+			t.Errorf("%s: refusedArguments = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
 // TestCallByName calls tools the session was never shown: directly and
 // through call_capability, by the gateway name, a prefixed or bare name,
 // and a misspelt one; and with arguments sent as a JSON string and as

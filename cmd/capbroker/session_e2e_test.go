@@ -194,4 +194,10 @@ func TestClaudeCodeSessionGo(t *testing.T) {
 	if text, isErr := call("call_capability", map[string]any{"name": "filesystem.list_directory", "arguments": `{"path": "` + dir + `"}`}); isErr || !strings.Contains(text, "notes.md") {
 		t.Errorf("call_capability, a dotted name and arguments as a JSON string: isError=%v %q", isErr, text)
 	}
+	// A misnamed argument: the filesystem server (TypeScript SDK) refuses
+	// it as an isError result, not a JSON-RPC error; the agent still gets
+	// the schema to send.
+	if text, isErr := call("filesystem__read_text_file", map[string]any{"pth": file}); !isErr || !strings.Contains(text, "send the arguments as a JSON object matching its input schema") || !strings.Contains(text, `"path"`) {
+		t.Errorf("a misnamed argument: isError=%v %q, want the input schema to send", isErr, text)
+	}
 }
