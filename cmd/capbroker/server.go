@@ -3,7 +3,10 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path"
+	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -107,7 +110,7 @@ func (m *Main) newServerListCmd() *cobra.Command {
 				json.Unmarshal(defs[n], &e)
 				r.Enabled = !e.Disabled
 				r.Allow, r.Deny = append(r.Allow, e.Include...), append(r.Deny, e.Exclude...)
-				if s, ok := parseEntry(n, defs[n]); ok {
+				if s, ok := parseEntry(n, enabledEntry(defs[n])); ok {
 					r.Runs = s.CommandLine()
 				} else {
 					r.Problem = "not a server definition the gateway reads"
@@ -231,6 +234,11 @@ func (m *Main) newServerAddCmd() *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(m.Stdout, "added server %s to %s\n", name, path)
+			if url == "" {
+				if w := m.checkServerCommand(name, command[0]); w != "" {
+					fmt.Fprintln(m.Stderr, "warning:", w)
+				}
+			}
 			return nil
 		},
 	}
@@ -364,4 +372,47 @@ func describeTools(allow, deny []string, clear bool) string {
 		return "all"
 	}
 	return strings.Join(parts, "; ")
+}
+
+// enabledEntry is a server's entry without its "disabled" key, so that a
+// disabled server's definition reads as the one enabling it would run.
+func enabledEntry(raw json.RawMessage) json.RawMessage {
+	var e map[string]json.RawMessage
+	if json.Unmarshal(raw, &e) != nil {
+		return raw
+	}
+	if _, ok := e["disabled"]; !ok {
+		return raw
+	}
+	delete(e, "disabled")
+	out, err := json.Marshal(e)
+	if err != nil {
+		return raw
+	}
+	return out
+}
+
+// checkServerCommand says why a stdio server's command would not start
+// here ("" when it would): a path that is not an executable file, or a
+// name not on $PATH. The gateway keeps retrying such a server, so the
+// entry is written anyway (the gateway's $PATH may differ) with a
+// warning.
+func (m *Main) checkServerCommand(name, command string) string {
+	if strings.ContainsRune(command, '/') || strings.ContainsRune(command, filepath.Separator) {
+		st, err := os.Stat(command)
+		switch {
+		case err != nil:
+			return fmt.Sprintf("server %s: %s does not exist here; the gateway will keep failing to start it until it does (capbroker server add %s --replace -- COMMAND fixes the entry)", name, command, name)
+		case st.IsDir() || (runtime.GOOS != "windows" && st.Mode().Perm()&0o111 == 0):
+			return fmt.Sprintf("server %s: %s is not an executable file; the gateway will keep failing to start it until it is (capbroker server add %s --replace -- COMMAND fixes the entry)", name, command, name)
+		}
+		if !filepath.IsAbs(command) {
+			return fmt.Sprintf("server %s: %s is a relative path, resolved from the gateway's working folder, not this one; give its absolute path", name, command)
+		}
+		return ""
+	}
+	if _, err := lookPath(command, m.Getenv("PATH")); err != nil {
+		return fmt.Sprintf("server %s: %s is not on $PATH here; the gateway will keep failing to start it until it is (install it, or give its absolute path: capbroker server add %s --replace -- /path/to/%s ...)", name, command, name, command)
+	}
+	return ""
 }

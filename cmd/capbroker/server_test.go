@@ -3,7 +3,9 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -55,6 +57,9 @@ func TestServerCommands(t *testing.T) {
 	step("disable", "memory")
 	step("tools", "github", "--deny", "delete_*", "--deny", "merge_pull_request")
 	out := step("list")
+	if !regexp.MustCompile(`(?m)^memory +no +all +npx -y @modelcontextprotocol/server-memory$`).MatchString(out) {
+		t.Errorf("list: the disabled memory server's row should say what it runs:\n%s", out)
+	}
 	for _, want := range []string{"memory  no", "github  yes      all but not delete_*,merge_pull_request", "3 servers in " + servers} {
 		if !strings.Contains(out, want) {
 			t.Errorf("list lacks %q:\n%s", want, out)
@@ -99,6 +104,43 @@ func TestServerCommands(t *testing.T) {
 		_, stderr, code := runEnv(t, env, append([]string{"server"}, tc.args...)...)
 		if code == 0 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("server %v: exit %d, %q; want an error with %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
+
+// TestServerAddChecksCommand: server add writes a stdio server whose
+// command would not start here, but warns, saying why and how to fix the
+// entry; one that would start gets no warning.
+func TestServerAddChecksCommand(t *testing.T) {
+	home := t.TempDir()
+	notExec := filepath.Join(home, "script.sh")
+	if err := os.WriteFile(notExec, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, command, want string
+	}{
+		{"onpath", "sh", ""},
+		{"absolute", sh, ""},
+		{"missing", "capbroker-no-such-server-xyz", "capbroker-no-such-server-xyz is not on $PATH here"},
+		{"gone", filepath.Join(home, "nope", "server"), "does not exist here"},
+		{"notexec", notExec, "is not an executable file"},
+		{"relative", "./bin/server", "does not exist here"},
+	}
+	for _, tt := range tests {
+		_, stderr, code := runEnv(t, map[string]string{"HOME": home}, "server", "add", tt.name, "--", tt.command)
+		if code != 0 {
+			t.Errorf("server add %s -- %s: exit %d, %s; want the entry written", tt.name, tt.command, code, stderr)
+		}
+		switch {
+		case tt.want == "" && strings.Contains(stderr, "warning"):
+			t.Errorf("server add %s -- %s warns: %s", tt.name, tt.command, stderr)
+		case tt.want != "" && (!strings.Contains(stderr, "warning: server "+tt.name+": ") || !strings.Contains(stderr, tt.want) || !strings.Contains(stderr, "--replace")):
+			t.Errorf("server add %s -- %s: stderr %q, want a warning with %q and how to fix the entry", tt.name, tt.command, stderr, tt.want)
 		}
 	}
 }
