@@ -250,7 +250,15 @@ func (m *Main) newServiceInstallCmd() *cobra.Command {
 					return nil
 				}
 				if err != nil && !(steps.tolerant && i == 0) {
-					return fmt.Errorf("service: %s: %v: %s", strings.Join(s, " "), err, strings.TrimSpace(string(out)))
+					said := strings.TrimSpace(string(out))
+					hint := ""
+					if strings.Contains(said, "Failed to connect to bus") || strings.Contains(said, "DBUS_SESSION_BUS_ADDRESS") {
+						// A shell with no user session: over ssh or su, in a
+						// container, or as root without lingering.
+						hint = "; this session has no systemd user manager (log in to a desktop or an ssh session of the user, or run loginctl enable-linger $USER), then capbroker service install again"
+					}
+					return fmt.Errorf("service: install wrote %s but could not start it: %s: %v: %s%s; or start the gateway yourself: %s %s",
+						path, strings.Join(s, " "), err, firstLine(said, 200), hint, bin, strings.Join(args, " "))
 				}
 			}
 			fmt.Fprintf(m.Stdout, "the shared gateway runs at http://%s/mcp; wire a client to it with: capbroker client add CLIENT --shared\n", addr)

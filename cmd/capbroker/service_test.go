@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,9 +82,22 @@ func TestServiceSystemd(t *testing.T) {
 	// No systemctl here: the unit is written all the same, and the output
 	// says how to start the gateway.
 	useFakeManager(t, "linux", &fakeManager{answer: func(string) ([]byte, error) { return nil, errNoManager }})
-	out, _, code = runEnv(t, map[string]string{"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, "xdg")}, "service", "install", "--command", bin)
+	out, stderr, code = runEnv(t, map[string]string{"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, "xdg")}, "service", "install", "--command", bin)
 	if code != 0 || !fileExists(filepath.Join(home, "xdg", "systemd", "user", "capbroker-gateway.service")) || !strings.Contains(out, "systemctl is not installed here") {
 		t.Errorf("install without systemctl: exit %d\n%s", code, out)
+	}
+
+	// systemctl without a user manager to talk to (ssh, su, a container):
+	// the install fails, saying what was written, why it did not start
+	// and the ways out.
+	useFakeManager(t, "linux", &fakeManager{answer: func(string) ([]byte, error) {
+		return []byte("Failed to connect to bus: No medium found\n"), errors.New("exit status 1")
+	}})
+	_, stderr, code = runEnv(t, env, "service", "install", "--command", bin)
+	for _, want := range []string{"wrote " + unit, "Failed to connect to bus", "loginctl enable-linger", "start the gateway yourself: " + bin + " gateway --addr 127.0.0.1:8931"} {
+		if code == 0 || !strings.Contains(stderr, want) {
+			t.Errorf("install with no user bus: exit %d, stderr lacks %q:\n%s", code, want, stderr)
+		}
 	}
 }
 
