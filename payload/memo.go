@@ -2,19 +2,17 @@ package payload
 
 import (
 	"bytes"
-	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
-	"slices"
 	"sync"
 
 	"github.com/capbroker/capbroker/internal/atomicfile"
 	"github.com/capbroker/capbroker/internal/buildinfo"
+	"github.com/capbroker/capbroker/internal/recent"
 )
 
 // CountMemo remembers token counts from one process to the next, so a
@@ -36,9 +34,7 @@ type CountMemo struct {
 	program string // buildinfo.Program: counts of another build are not read
 
 	mu     sync.Mutex
-	counts map[memoKey]memoEntry
-	seq    uint32 // the next entry's order
-	added  bool   // a count was added since the file was read
+	counts *recent.Table[memoKey, uint32]
 }
 
 // MaxMemoCounts bounds a [CountMemo] file: 20,000 texts, 400 KB (read in
@@ -46,14 +42,6 @@ type CountMemo struct {
 const MaxMemoCounts = 20_000
 
 type memoKey [16]byte
-
-// memoEntry is one remembered count; order sorts the entries from the
-// least to the most recently used (file order, then first use here).
-type memoEntry struct {
-	count uint32
-	order uint32
-	used  bool // used by this process
-}
 
 const memoMagic = "capbroker-tokens/1 "
 
@@ -65,7 +53,7 @@ func OpenCountMemo(path string, enc Encoding) (*CountMemo, error) {
 	if enc == "" {
 		enc = O200k
 	}
-	m := &CountMemo{path: path, enc: enc, program: buildinfo.Program(), counts: map[memoKey]memoEntry{}}
+	m := &CountMemo{path: path, enc: enc, program: buildinfo.Program(), counts: recent.New[memoKey, uint32](0)}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return m, nil
@@ -93,8 +81,7 @@ func OpenCountMemo(path string, enc Encoding) (*CountMemo, error) {
 	for ; len(data) > 0; data = data[20:] {
 		var k memoKey
 		copy(k[:], data)
-		m.counts[k] = memoEntry{count: binary.LittleEndian.Uint32(data[16:]), order: m.seq}
-		m.seq++
+		m.counts.Load(k, binary.LittleEndian.Uint32(data[16:]))
 	}
 	return m, nil
 }
@@ -106,35 +93,25 @@ func (m *CountMemo) Path() string { return m.path }
 func (m *CountMemo) Len() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return len(m.counts)
+	return m.counts.Len()
 }
 
 // lookup returns the count remembered for the text whose key is k.
 func (m *CountMemo) lookup(k memoKey) (int, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	e, ok := m.counts[k]
+	n, ok := m.counts.Get(k)
 	if !ok {
 		return 0, false
 	}
-	if !e.used {
-		e.used, e.order = true, m.seq
-		m.seq++
-		m.counts[k] = e
-	}
-	return int(e.count), true
+	return int(n), true
 }
 
 // remember records the count of the text whose key is k.
 func (m *CountMemo) remember(k memoKey, n int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, ok := m.counts[k]; ok {
-		return
-	}
-	m.counts[k] = memoEntry{count: uint32(n), order: m.seq, used: true}
-	m.seq++
-	m.added = true
+	m.counts.Put(k, uint32(n))
 }
 
 // Save writes the memo to its file when a count was added since it was
@@ -143,40 +120,25 @@ func (m *CountMemo) remember(k memoKey, n int) {
 func (m *CountMemo) Save() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if !m.added || m.program == "" {
+	if !m.counts.Added() || m.program == "" {
 		return nil
 	}
-	type rec struct {
-		k memoKey
-		e memoEntry
-	}
-	recs := make([]rec, 0, len(m.counts))
-	for k, e := range m.counts {
-		recs = append(recs, rec{k, e})
-	}
+	n := min(m.counts.Len(), MaxMemoCounts)
+	buf := make([]byte, 0, len(memoMagic)+len(m.enc)+1+binary.MaxVarintLen64+len(m.program)+20*n)
+	buf = append(buf, memoMagic...)
+	buf = append(buf, m.enc...)
+	buf = append(buf, '\n')
+	buf = binary.AppendUvarint(buf, uint64(len(m.program)))
+	buf = append(buf, m.program...)
 	// Oldest first, so the next read gives the newest the highest order.
-	slices.SortFunc(recs, func(a, b rec) int { return cmp.Compare(a.e.order, b.e.order) })
-	if len(recs) > MaxMemoCounts {
-		recs = recs[len(recs)-MaxMemoCounts:]
-	}
-	err := atomicfile.WritePrivate(m.path, func(w io.Writer) error {
-		buf := make([]byte, 0, len(memoMagic)+len(m.enc)+1+20*len(recs))
-		buf = append(buf, memoMagic...)
-		buf = append(buf, m.enc...)
-		buf = append(buf, '\n')
-		buf = binary.AppendUvarint(buf, uint64(len(m.program)))
-		buf = append(buf, m.program...)
-		for _, r := range recs {
-			buf = append(buf, r.k[:]...)
-			buf = binary.LittleEndian.AppendUint32(buf, r.e.count)
-		}
-		_, err := w.Write(buf)
-		return err
+	m.counts.Newest(MaxMemoCounts, func(k memoKey, count uint32) {
+		buf = append(buf, k[:]...)
+		buf = binary.LittleEndian.AppendUint32(buf, count)
 	})
-	if err != nil {
+	if err := atomicfile.WriteFilePrivate(m.path, buf); err != nil {
 		return fmt.Errorf("saving token counts: %w", err)
 	}
-	m.added = false
+	m.counts.Saved()
 	return nil
 }
 

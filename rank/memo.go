@@ -1,7 +1,6 @@
 package rank
 
 import (
-	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/capbroker/capbroker/card"
 	"github.com/capbroker/capbroker/internal/buildinfo"
+	"github.com/capbroker/capbroker/internal/recent"
 	"github.com/capbroker/capbroker/internal/safefile"
 	"github.com/capbroker/capbroker/internal/sumfile"
 )
@@ -37,9 +37,7 @@ type Memo struct {
 	path, program string
 
 	mu    sync.Mutex
-	cards map[memoKey]*memoCard
-	seq   uint32
-	added bool
+	cards *recent.Table[memoKey, *memoCard]
 }
 
 // MaxMemoCards bounds a [Memo].
@@ -54,8 +52,6 @@ type memoKey [16]byte
 type memoCard struct {
 	fields [FieldUsage][]Token
 	raw    []byte // part of the file read
-	order  uint32
-	used   bool
 }
 
 const memoMagic = "capbroker-rankmemo/2\n"
@@ -65,7 +61,7 @@ const memoMagic = "capbroker-rankmemo/2\n"
 // decoded, with an error saying why (the memo is still usable and Save
 // replaces the file).
 func OpenMemo(path string) (*Memo, error) {
-	m := &Memo{path: path, program: buildinfo.Program(), cards: map[memoKey]*memoCard{}}
+	m := &Memo{path: path, program: buildinfo.Program(), cards: recent.New[memoKey, *memoCard](0)}
 	data, err := safefile.ReadFile(path, 1<<30)
 	if errors.Is(err, fs.ErrNotExist) {
 		return m, nil
@@ -74,8 +70,7 @@ func OpenMemo(path string) (*Memo, error) {
 		return m, fmt.Errorf("reading the words of cards: %w", err)
 	}
 	if err := m.decode(data); err != nil {
-		clear(m.cards)
-		m.seq = 0
+		m.cards.Reset()
 		return m, fmt.Errorf("reading the words of cards %s: %w", path, err)
 	}
 	return m, nil
@@ -98,8 +93,7 @@ func (m *Memo) decode(data []byte) error {
 	for i := uint64(0); i < n && !r.Bad(); i++ {
 		var k memoKey
 		copy(k[:], r.Bytes(len(k)))
-		m.cards[k] = &memoCard{raw: r.Prefixed(), order: m.seq}
-		m.seq++
+		m.cards.Load(k, &memoCard{raw: r.Prefixed()})
 	}
 	if !r.Done() {
 		return errors.New("undecodable")
@@ -146,14 +140,14 @@ func (m *Memo) Path() string { return m.path }
 func (m *Memo) Len() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return len(m.cards)
+	return m.cards.Len()
 }
 
 // lookup returns the reading remembered under k.
 func (m *Memo) lookup(k memoKey) (*[FieldUsage][]Token, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	c, ok := m.cards[k]
+	c, ok := m.cards.Get(k)
 	if !ok {
 		return nil, false
 	}
@@ -161,14 +155,10 @@ func (m *Memo) lookup(k memoKey) (*[FieldUsage][]Token, bool) {
 		fields, ok := decodeFields(c.raw)
 		if !ok {
 			// A damaged card (the file's checksum held): read it again.
-			delete(m.cards, k)
+			m.cards.Delete(k)
 			return nil, false
 		}
 		c.fields, c.raw = fields, nil
-	}
-	if !c.used {
-		c.used, c.order = true, m.seq
-		m.seq++
 	}
 	return &c.fields, true
 }
@@ -177,16 +167,14 @@ func (m *Memo) lookup(k memoKey) (*[FieldUsage][]Token, bool) {
 func (m *Memo) remember(k memoKey, fields *[FieldUsage][]Token) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, ok := m.cards[k]; ok {
+	if _, ok := m.cards.Get(k); ok {
 		return
 	}
-	c := &memoCard{order: m.seq, used: true}
+	c := &memoCard{}
 	for f, toks := range fields {
 		c.fields[f] = slices.Clone(toks)
 	}
-	m.cards[k] = c
-	m.seq++
-	m.added = true
+	m.cards.Put(k, c)
 }
 
 // Save writes the memo to its file when a card was added since it was
@@ -194,36 +182,24 @@ func (m *Memo) remember(k memoKey, fields *[FieldUsage][]Token) {
 func (m *Memo) Save() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if !m.added || m.program == "" {
+	if !m.cards.Added() || m.program == "" {
 		return nil
 	}
-	type rec struct {
-		k memoKey
-		c *memoCard
-	}
-	recs := make([]rec, 0, len(m.cards))
-	for k, c := range m.cards {
-		recs = append(recs, rec{k, c})
-	}
-	slices.SortFunc(recs, func(a, b rec) int { return cmp.Compare(a.c.order, b.c.order) })
-	if len(recs) > MaxMemoCards {
-		recs = recs[len(recs)-MaxMemoCards:]
-	}
 	body := sumfile.AppendString(nil, m.program)
-	body = binary.AppendUvarint(body, uint64(len(recs)))
-	for _, r := range recs {
-		body = append(body, r.k[:]...)
-		raw := r.c.raw
+	body = binary.AppendUvarint(body, uint64(min(m.cards.Len(), MaxMemoCards)))
+	m.cards.Newest(MaxMemoCards, func(k memoKey, c *memoCard) {
+		body = append(body, k[:]...)
+		raw := c.raw
 		if raw == nil {
-			raw = encodeFields(&r.c.fields)
+			raw = encodeFields(&c.fields)
 		}
 		body = binary.AppendUvarint(body, uint64(len(raw)))
 		body = append(body, raw...)
-	}
+	})
 	if err := sumfile.Write(m.path, memoMagic, body); err != nil {
 		return fmt.Errorf("saving the words of cards: %w", err)
 	}
-	m.added = false
+	m.cards.Saved()
 	return nil
 }
 

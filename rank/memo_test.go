@@ -2,6 +2,7 @@ package rank
 
 import (
 	"encoding/json"
+	"github.com/capbroker/capbroker/internal/recent"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -141,7 +142,7 @@ func TestMemoFiles(t *testing.T) {
 		}
 	}
 	// Another program's memo: empty, no error.
-	m = &Memo{path: filepath.Join(dir, "other-program"), program: "another build 1 2", cards: map[memoKey]*memoCard{}}
+	m = &Memo{path: filepath.Join(dir, "other-program"), program: "another build 1 2", cards: recent.New[memoKey, *memoCard](0)}
 	New(cards, &Options{Memo: m})
 	if err := m.Save(); err != nil {
 		t.Fatal(err)

@@ -188,59 +188,79 @@ func TestPacked8Spec(t *testing.T) {
 	}
 }
 
-// TestPacked8 bounds the 8-bit product's distance from the float product
-// of the same int8 weights: each input moves by at most half its group's
-// step, outlier columns not at all.
-func TestPacked8(t *testing.T) {
-	if !HaveVNNI {
-		t.Skip("no AVX-512 VNNI on this machine: the 8-bit kernel does not run")
-	}
-	defer restoreKernels()
-	rng := rand.New(rand.NewPCG(35, 36))
-	in, out, rows := 384, 96, 7
-	f := randomLinear(rng, in, out)
-	q := *f
-	q.W = Quantize(f.W.F, out, in)
-	src := make([]float32, rows*in)
-	for i := range src {
-		src[i] = float32(rng.NormFloat64())
-	}
-	for r := range rows {
-		src[r*in+99] = 28
-	}
-	want := make([]float32, rows*out)
-	UseVNNI, UseAVX2 = false, false
-	q.Apply(want, src, rows, false)
-	l := q
-	pack8For(t, &l, 4, src, rows)
-	got := make([]float32, rows*out)
-	l.Apply(got, src, rows, false)
-	w := make([]float32, in)
-	for i := range got {
-		r, o := i/out, i%out
-		wr := q.W.Row(w, o, in)
-		var bound float64
-		for g := range in / Group {
-			lo, hi := float32(0), float32(0)
-			for k := g * Group; k < (g+1)*Group; k++ {
-				if slices.Contains(l.P8.Cols, k) {
-					continue
+// TestPackedBound bounds the 8-bit (VNNI) and 7-bit (AVX2) products'
+// distance from the float product of the same int8 weights: each input
+// moves by at most half its group's step (a 255th or a 127th of its
+// range), outlier columns not at all.
+func TestPackedBound(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		have   bool
+		pack   func(testing.TB, *Linear, int, []float32, int)
+		levels float64
+		seed   uint64
+	}{
+		{"8-bit VNNI", HaveVNNI, pack8For, 255, 35},
+		{"7-bit AVX2", HaveAVX2, pack7For, levels7, 39},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if !tc.have {
+				t.Skipf("this CPU does not run the %s kernel", tc.name)
+			}
+			defer restoreKernels()
+			rng := rand.New(rand.NewPCG(tc.seed, tc.seed+1))
+			in, out, rows := 384, 96, 7
+			f := randomLinear(rng, in, out)
+			q := *f
+			q.W = Quantize(f.W.F, out, in)
+			src := make([]float32, rows*in)
+			for i := range src {
+				src[i] = float32(rng.NormFloat64())
+			}
+			for r := range rows {
+				src[r*in+99] = 28
+			}
+			want := make([]float32, rows*out)
+			UseVNNI, UseAVX2 = false, false
+			q.Apply(want, src, rows, false)
+			l := q
+			tc.pack(t, &l, 4, src, rows)
+			got := make([]float32, rows*out)
+			l.Apply(got, src, rows, false)
+			w := make([]float32, in)
+			var worst float64
+			for i := range got {
+				r, o := i/out, i%out
+				wr := q.W.Row(w, o, in)
+				var bound float64
+				for g := range in / Group {
+					lo, hi := float32(0), float32(0)
+					for k := g * Group; k < (g+1)*Group; k++ {
+						if slices.Contains(l.P8.Cols, k) {
+							continue
+						}
+						lo, hi = min(lo, src[r*in+k]), max(hi, src[r*in+k])
+					}
+					var ws float64
+					for k := g * Group; k < (g+1)*Group; k++ {
+						ws += math.Abs(float64(wr[k]))
+					}
+					bound += float64(hi-lo) / tc.levels / 2 * ws
 				}
-				lo, hi = min(lo, src[r*in+k]), max(hi, src[r*in+k])
+				bound = bound*1.01 + 1e-4*(1+math.Abs(float64(want[i])))
+				d := math.Abs(float64(got[i] - want[i]))
+				if d > bound {
+					t.Fatalf("[%d] = %v, float %v (bound %v)", i, got[i], want[i], bound)
+				}
+				worst = max(worst, d/bound)
 			}
-			var ws float64
-			for k := g * Group; k < (g+1)*Group; k++ {
-				ws += math.Abs(float64(wr[k]))
+			if worst == 0 {
+				t.Fatal("the product equals the float one everywhere: the inputs were not rounded")
 			}
-			bound += float64(hi-lo) / 255 / 2 * ws
-		}
-		bound = bound*1.01 + 1e-4*(1+math.Abs(float64(want[i])))
-		if d := math.Abs(float64(got[i] - want[i])); d > bound {
-			t.Fatalf("[%d] = %v, float %v (bound %v)", i, got[i], want[i], bound)
-		}
-	}
-	if !slices.Contains(l.P8.Cols, 99) {
-		t.Errorf("outlier columns %v miss 99", l.P8.Cols)
+			if !slices.Contains(l.P8.Cols, 99) {
+				t.Errorf("outlier columns %v miss 99", l.P8.Cols)
+			}
+		})
 	}
 }
 
