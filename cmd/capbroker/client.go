@@ -168,7 +168,13 @@ func (m *Main) newClientAddCmd() *cobra.Command {
 			}
 			m.noteLostVariables(lostVariables(p.Entries, os.Environ()), p.Servers)
 			done := fmt.Sprintf("%s routes through capbroker: %d server(s) moved behind the gateway (%s)", f.Client, len(p.Moved), p.Servers)
-			if gateway.Clients[f.Client].AsksEachCall {
+			switch {
+			case !gateway.Clients[f.Client].AsksEachCall:
+			case shared && m.sharedServiceHolds():
+				done += fmt.Sprintf("\nirreversible tools (write, delete, send...) are held: the shared gateway's service runs without --client; capbroker service install --client %s passes them through (%s asks you before each tool call)", f.Client, f.Client)
+			case shared:
+				done += fmt.Sprintf("\nirreversible tools (write, delete, send...) pass through: %s asks you before each tool call (the shared gateway runs with --client, as capbroker service install writes it; --client \"\" has it hold them)", f.Client)
+			default:
 				done += fmt.Sprintf("\nirreversible tools (write, delete, send...) pass through: %s asks you before each tool call (gateway --client %s; drop it from the entry to have the gateway hold them)", f.Client, f.Client)
 			}
 			return m.runPlan(p, dryRun, done, f.Client+" already routes through capbroker; nothing changed")

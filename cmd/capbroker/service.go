@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/capbroker/capbroker/gateway"
 	"github.com/capbroker/capbroker/internal/atomicfile"
 )
 
@@ -115,7 +116,7 @@ func (m *Main) serviceFile() (string, error) {
 		return filepath.Join(home, "Library", "LaunchAgents", launchdLabel+".plist"), nil
 	}
 	return "", fmt.Errorf("service: no user service manager capbroker knows on %s; run the shared gateway yourself at logon "+
-		"(Windows: a Task Scheduler task \"At log on\" that runs: capbroker gateway --addr %s), then: capbroker client add CLIENT --shared", serviceGOOS, DefaultSharedAddr)
+		"(Windows: a Task Scheduler task \"At log on\" that runs: capbroker gateway --addr %s --client claude-code), then: capbroker client add CLIENT --shared", serviceGOOS, DefaultSharedAddr)
 }
 
 // systemdUnitText is the unit running command (absolute) with args.
@@ -186,7 +187,10 @@ gateway and servers. Wire clients to it with "capbroker client add CLIENT --shar
              enable --now), a launchd agent on macOS
              (~/Library/LaunchAgents/` + launchdLabel + `.plist; launchctl
              bootstrap). On Windows, create a Task Scheduler task that runs
-             "capbroker gateway --addr ` + DefaultSharedAddr + `" at log on.
+             "capbroker gateway --addr ` + DefaultSharedAddr + ` --client claude-code" at log on.
+             --client claude-code: the clients --shared wires (Claude Code,
+             VS Code, Cursor) ask you before each tool call, so irreversible
+             tools pass through; --client "" keeps the gateway's gate.
   status     whether the service is written and running, and the gateway's
              /status (upstreams, tools, sessions)
   uninstall  stops the service and removes it
@@ -207,6 +211,7 @@ server needs under its "env" (capbroker server add --env K=V).`,
 func (m *Main) newServiceInstallCmd() *cobra.Command {
 	var (
 		addr    string
+		client  string
 		command string
 		configs []string
 	)
@@ -221,6 +226,12 @@ func (m *Main) newServiceInstallCmd() *cobra.Command {
 				fmt.Fprintln(m.Stderr, "warning:", w)
 			}
 			args := []string{"gateway", "--addr", addr}
+			if client != "" {
+				if _, err := gateway.ParseClient(client); err != nil {
+					return usageError{fmt.Errorf("--client: %w", err)}
+				}
+				args = append(args, "--client", client)
+			}
 			for _, c := range configs {
 				a, err := filepath.Abs(c)
 				if err != nil {
@@ -265,6 +276,7 @@ func (m *Main) newServiceInstallCmd() *cobra.Command {
 			return nil
 		})
 	cmd.Flags().StringVar(&addr, "addr", DefaultSharedAddr, "address the shared gateway listens on (loopback)")
+	cmd.Flags().StringVar(&client, "client", "claude-code", "the clients the shared gateway serves ask their user before each tool call and have file tools of their own (claude-code, vscode and cursor alike): irreversible tools pass through, no MCP coding floor; \"\" keeps the gateway's gate for other clients")
 	cmd.Flags().StringVar(&command, "command", "", "the capbroker the service runs (default: this executable, or the capbroker on $PATH)")
 	cmd.Flags().StringArrayVar(&configs, "mcp-config", nil, "servers file the gateway serves (repeatable; default: the places every command reads)")
 	return cmd

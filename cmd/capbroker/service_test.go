@@ -57,7 +57,9 @@ func TestServiceSystemd(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the unit: %v\n%s", err, out)
 	}
-	for _, want := range []string{"ExecStart=" + bin + " gateway --addr 127.0.0.1:1\n", "WantedBy=default.target", "Restart=on-failure"} {
+	// --client claude-code: the clients a shared gateway serves ask their
+	// user before each call, so irreversible tools pass through.
+	for _, want := range []string{"ExecStart=" + bin + " gateway --addr 127.0.0.1:1 --client claude-code\n", "WantedBy=default.target", "Restart=on-failure"} {
 		if !strings.Contains(string(data), want) {
 			t.Errorf("the unit lacks %q:\n%s", want, data)
 		}
@@ -65,6 +67,10 @@ func TestServiceSystemd(t *testing.T) {
 	want := []string{"systemctl --user daemon-reload", "systemctl --user enable --now capbroker-gateway.service", "systemctl --user restart capbroker-gateway.service"}
 	if strings.Join(f.calls, "; ") != strings.Join(want, "; ") {
 		t.Errorf("systemctl calls %q, want %q", f.calls, want)
+	}
+
+	if out, stderr, code := runEnv(t, env, "service", "install", "--command", bin, "--client", "nope"); code != 2 || !strings.Contains(stderr, `unknown client "nope"`) {
+		t.Errorf("install --client nope: exit %d\n%s\n%s", code, out, stderr)
 	}
 
 	f.calls = nil
@@ -128,7 +134,7 @@ func TestServiceLaunchd(t *testing.T) {
 	if err := xml.Unmarshal(data, &doc); err != nil {
 		t.Fatalf("the plist is not XML: %v\n%s", err, data)
 	}
-	if got := strings.Join(doc.Dict.Array.Strings, " "); got != bin+" gateway --addr 127.0.0.1:8931" {
+	if got := strings.Join(doc.Dict.Array.Strings, " "); got != bin+" gateway --addr 127.0.0.1:8931 --client claude-code" {
 		t.Errorf("ProgramArguments %q", got)
 	}
 	if doc.Dict.Strings[0] != "dev.capbroker.gateway" || !strings.Contains(string(data), "<key>KeepAlive</key><true/>") {
@@ -159,7 +165,7 @@ func TestClientAddShared(t *testing.T) {
 	writeFile(t, claudeJSON, `{"mcpServers": {"web": {"type": "http", "url": "https://example.com/mcp"}}}`)
 	env := map[string]string{"HOME": home}
 	out, stderr, code := runEnv(t, env, "client", "add", "claude-code", "--shared")
-	if code != 0 || !strings.Contains(stderr, "no shared gateway service is installed") {
+	if code != 0 || !strings.Contains(stderr, "no shared gateway service is installed") || !strings.Contains(out, "irreversible tools (write, delete, send...) pass through") {
 		t.Fatalf("add --shared: exit %d\n%s\n%s", code, out, stderr)
 	}
 	var doc struct {
@@ -183,6 +189,16 @@ func TestClientAddShared(t *testing.T) {
 	if now, _ := os.ReadFile(claudeJSON); code != 0 || strings.Contains(string(now), "8931") || !strings.Contains(string(now), `"web"`) {
 		t.Errorf("remove: exit %d\n%s\n%s", code, out, now)
 	}
+	// A service that runs without --client holds irreversible tools for
+	// every client: add --shared says so, and how to pass them through.
+	if out, stderr, code := runEnv(t, env, "service", "install", "--command", fakeCapbroker(t), "--client", ""); code != 0 {
+		t.Fatalf("service install --client '': exit %d\n%s\n%s", code, out, stderr)
+	}
+	out, _, code = runEnv(t, env, "client", "add", "claude-code", "--shared")
+	if code != 0 || strings.Contains(out, "pass through:") || !strings.Contains(out, "are held: the shared gateway's service runs without --client; capbroker service install --client claude-code") {
+		t.Errorf("add --shared with a service without --client: exit %d\n%s", code, out)
+	}
+	runEnv(t, env, "client", "remove", "claude-code")
 	_, stderr, code = runEnv(t, map[string]string{"HOME": home}, "client", "add", "claude-desktop", "--shared", "--force")
 	if code != 2 || !strings.Contains(stderr, "stdio servers only") {
 		t.Errorf("claude-desktop --shared: exit %d: %s", code, stderr)
