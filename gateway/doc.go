@@ -115,7 +115,8 @@
 // tool joins the session's list: the trace records it "called by name".
 // Names resolve forgivingly (see [catalog.resolveName]): the gateway
 // name, a client's prefix (mcp__capbroker__fs__read_file,
-// mcp__fs__read_file, functions.x), case and separator slips
+// mcp__fs__read_file, functions.x, Goose's capbroker__fs__read_file,
+// capbroker:read_file), case and separator slips
 // (FS.Read-File), the bare upstream name when one server has it. An
 // ambiguous or misspelt name is refused with "did you mean" and the
 // candidates; a name close to nothing, with find_capability. A session

@@ -160,6 +160,25 @@ func nameForms(name string) []string {
 		if _, tail, ok := strings.Cut(rest, card.Separator); ok && tail != "" {
 			forms = append(forms, tail)
 		}
+		return forms
+	}
+	// A client's own prefix for the gateway without "mcp": Goose's
+	// extension__tool makes capbroker__fs__read; a name of three parts
+	// stands for its last two. A two-part name keeps its server: a
+	// misspelt or missing server is not guessed at.
+	if _, tail, ok := strings.Cut(name, card.Separator); ok && strings.Contains(tail, card.Separator) {
+		return append(forms, tail)
+	}
+	// The gateway's entry name with any separator: capbroker:fs:read,
+	// capbroker.read.
+	if len(name) > len(gatewayEntry)+1 && strings.EqualFold(name[:len(gatewayEntry)], gatewayEntry) {
+		if tail := strings.TrimLeft(name[len(gatewayEntry):], "_-.:/ "); tail != "" && len(tail) < len(name)-len(gatewayEntry) {
+			forms = append(forms, tail)
+		}
 	}
 	return forms
 }
+
+// gatewayEntry is the name "capbroker client add" gives the gateway in a
+// client's config, which clients prefix its tools with.
+const gatewayEntry = "capbroker"

@@ -42,6 +42,12 @@ func TestResolveName(t *testing.T) {
 		{"create_issue", "beta__create_issue", nil},
 		{"createIssue", "beta__create_issue", nil},
 		{"functions.beta__pid", "beta__pid", nil},
+		{"capbroker__alpha__echo", "alpha__echo", nil},             // Goose: extension__tool
+		{"capbroker:beta:create-issue", "beta__create_issue", nil}, // the gateway's entry name, any separator
+		{"capbroker.create_issue", "beta__create_issue", nil},
+		{"mcpgw__beta__create_issue", "beta__create_issue", nil},
+		{"gamma__create_issue", "", []string{"beta__create_issue"}}, // a server not there is not guessed
+		{"capbrokerish", "", nil},
 		{"alpha__delete_all", "alpha__delete_all", nil}, // held: resolved, refused later
 		{"echo", "", []string{"alpha__echo", "beta__echo"}},
 		{"mcp__capbroker__echo", "", []string{"alpha__echo", "beta__echo"}},
