@@ -475,6 +475,7 @@ func PlanRemove(f File, servers string) (*Plan, error) {
 		}
 		p.Moved = append(p.Moved, n)
 		ops = append(ops, op{Op: "add", Path: "/" + escape(f.Key) + "/" + escape(n), Value: behind[n]})
+		p.Notes = append(p.Notes, gatewayOnly(f, n, behind[n])...)
 	}
 	if len(ops) > 0 && d.raw != nil {
 		after, err := d.apply(ops, indentFor(f))
@@ -487,6 +488,34 @@ func PlanRemove(f File, servers string) (*Plan, error) {
 		p.Changes = append(p.Changes, Change{Path: servers, Before: before})
 	}
 	return p, nil
+}
+
+// honoursDisabled are the clients that skip a server whose entry says
+// "disabled": true (Cursor; Claude Code, Claude Desktop and VS Code
+// start it).
+var honoursDisabled = map[string]bool{Cursor: true}
+
+// gatewayOnly notes the settings of a server put back into f's client
+// that only capbroker's gateway applies: a server disabled behind the
+// gateway that the client starts again, tool patterns the client
+// ignores. The entry keeps them (client add reads them back).
+func gatewayOnly(f File, name string, raw json.RawMessage) []string {
+	var e struct {
+		Disabled bool     `json:"disabled"`
+		Include  []string `json:"includeTools"`
+		Exclude  []string `json:"excludeTools"`
+	}
+	if json.Unmarshal(raw, &e) != nil {
+		return nil
+	}
+	var notes []string
+	if e.Disabled && !honoursDisabled[f.Client] {
+		notes = append(notes, fmt.Sprintf("server %s was disabled behind the gateway; %s ignores \"disabled\" and starts it again: remove its entry from %s to keep it off", name, f.Client, f.Path))
+	}
+	if len(e.Include)+len(e.Exclude) > 0 {
+		notes = append(notes, fmt.Sprintf("server %s's tool patterns (includeTools, excludeTools) applied behind the gateway only; %s exposes all its tools", name, f.Client))
+	}
+	return notes
 }
 
 // Apply writes the plan: each file that exists is first copied to a

@@ -1,6 +1,7 @@
 package clientconfig
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -190,5 +191,52 @@ func TestDuplicateServers(t *testing.T) {
 	os.WriteFile(servers2, []byte(dup), 0o600)
 	if _, err := PlanAdd(f2, servers2, gw); err == nil || !strings.Contains(err.Error(), servers2) {
 		t.Errorf("add with a duplicate in the servers file: %v", err)
+	}
+}
+
+// TestRemoveNotesGatewayOnly: servers disabled or given tool patterns
+// behind the gateway ("capbroker server disable", "server tools") go back
+// to the client with those keys, which only the gateway applies; remove
+// says so, per client, and adds nothing for a plain server.
+func TestRemoveNotesGatewayOnly(t *testing.T) {
+	f, servers, _ := claudeCode(t)
+	addThenApply(t, f, servers)
+	if err := SetServer(servers, "memory", json.RawMessage(`{"command": "memory-mcp", "disabled": true}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := SetServer(servers, "github", json.RawMessage(`{"command": "github-mcp", "excludeTools": ["delete_*"]}`)); err != nil {
+		t.Fatal(err)
+	}
+	rm, err := PlanRemove(f, servers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := strings.Join(rm.Notes, "\n")
+	for _, want := range []string{
+		`server memory was disabled behind the gateway; claude-code ignores "disabled" and starts it again: remove its entry from ` + f.Path,
+		"server github's tool patterns (includeTools, excludeTools) applied behind the gateway only; claude-code exposes all its tools",
+	} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("remove notes lack %q:\n%s", want, notes)
+		}
+	}
+	if strings.Contains(notes, "sentry") {
+		t.Errorf("a plain server noted:\n%s", notes)
+	}
+
+	for _, tc := range []struct {
+		client string
+		raw    string
+		want   int
+	}{
+		{ClaudeCode, `{"command": "x", "disabled": true}`, 1},
+		{Cursor, `{"command": "x", "disabled": true}`, 0}, // Cursor skips it too
+		{VSCode, `{"command": "x", "includeTools": ["read_*"]}`, 1},
+		{ClaudeDesktop, `{"command": "x", "disabled": true, "excludeTools": ["rm"]}`, 2},
+		{ClaudeCode, `{"command": "x", "disabled": false}`, 0},
+	} {
+		if got := gatewayOnly(File{Client: tc.client, Path: "cfg.json"}, "s", json.RawMessage(tc.raw)); len(got) != tc.want {
+			t.Errorf("%s %s: notes %q, want %d", tc.client, tc.raw, got, tc.want)
+		}
 	}
 }
