@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 
 	"github.com/tailscale/hujson"
 
@@ -56,6 +57,38 @@ func ClaudeServers(path, workDir string, opts *mcpconfig.Options) (local, user [
 		probs = append(probs, ps...)
 	}
 	return local, user, probs, fmt.Sprintf("%d user servers, %d for this project", len(user), len(local))
+}
+
+// ClaudeProjectServers returns the names of the servers of each project
+// in Claude Code's ~/.claude.json at path (its "local" scope, under
+// projects[folder].mcpServers), by folder; nil when there are none or the
+// file cannot be read. "capbroker client add" leaves them there.
+func ClaudeProjectServers(path string) map[string][]string {
+	data, err := safefile.ReadFile(path, safefile.MaxConfig)
+	if err != nil {
+		return nil
+	}
+	var top struct {
+		Projects map[string]struct {
+			MCPServers map[string]json.RawMessage `json:"mcpServers"`
+		} `json:"projects"`
+	}
+	if json.Unmarshal(data, &top) != nil {
+		return nil
+	}
+	var out map[string][]string
+	for dir, p := range top.Projects {
+		for name := range p.MCPServers {
+			if out == nil {
+				out = map[string][]string{}
+			}
+			out[dir] = append(out[dir], name)
+		}
+	}
+	for _, names := range out {
+		sort.Strings(names)
+	}
+	return out
 }
 
 // IsConfigName reports whether path is named like an MCP client config

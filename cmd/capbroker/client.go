@@ -167,6 +167,9 @@ func (m *Main) newClientAddCmd() *cobra.Command {
 				return err
 			}
 			m.noteLostVariables(lostVariables(p.Entries, os.Environ()), p.Servers)
+			if !dryRun {
+				m.noteNothingFronted(f, p)
+			}
 			done := fmt.Sprintf("%s routes through capbroker: %d server(s) moved behind the gateway (%s)", f.Client, len(p.Moved), p.Servers)
 			switch {
 			case !gateway.Clients[f.Client].AsksEachCall:

@@ -270,3 +270,33 @@ func (m *Main) sharedServiceHolds() bool {
 	}
 	return !strings.Contains(string(data), "--client")
 }
+
+// noteNothingFronted warns when client add moved no server and the
+// servers file holds none: the client's entry would start a gateway
+// fronting nothing. For Claude Code it names the servers of its projects
+// (local scope) in ~/.claude.json, which stay where they are.
+func (m *Main) noteNothingFronted(f clientconfig.File, p *clientconfig.Plan) {
+	if len(p.Moved) > 0 {
+		return
+	}
+	if order, _, err := clientconfig.Servers(p.Servers); err == nil && len(order) > 0 {
+		return
+	}
+	where := ""
+	if f.Client == clientconfig.ClaudeCode {
+		projects := clientconfig.ClaudeProjectServers(f.Path)
+		dirs := make([]string, 0, len(projects))
+		for d := range projects {
+			dirs = append(dirs, d)
+		}
+		sort.Strings(dirs)
+		var parts []string
+		for _, d := range dirs {
+			parts = append(parts, fmt.Sprintf("%s (%s)", d, strings.Join(projects[d], ", ")))
+		}
+		if len(parts) > 0 {
+			where = fmt.Sprintf("; the servers of projects in %s stay there, Claude Code starts them itself in their folder: %s", f.Path, strings.Join(parts, "; "))
+		}
+	}
+	fmt.Fprintf(m.Stderr, "warning: %s has no user servers to move, so its gateway fronts none yet%s; add one behind the gateway with: capbroker server add NAME -- COMMAND [ARGS]\n", f.Path, where)
+}

@@ -159,6 +159,48 @@ func TestClientAddCommand(t *testing.T) {
 	}
 }
 
+// TestClientAddNothingToFront: a ~/.claude.json whose servers are all a
+// project's (Claude Code's local scope) has nothing for client add to
+// move: it wires the gateway all the same, and warns that it fronts no
+// server yet, naming the project servers that stay and how to add one.
+// With user servers, or servers already behind the gateway, no warning.
+func TestClientAddNothingToFront(t *testing.T) {
+	bin := fakeCapbroker(t)
+	for _, tc := range []struct {
+		name, claudeJSON, servers, want string
+	}{
+		{"project servers only", `{"projects": {"/src/app": {"mcpServers": {"memory": {"command": "memory-mcp"}, "db": {"command": "db-mcp"}}}}}`, "",
+			"has no user servers to move, so its gateway fronts none yet; the servers of projects in "},
+		{"no servers at all", `{"numStartups": 1}`, "", "has no user servers to move, so its gateway fronts none yet; add one behind the gateway with: capbroker server add NAME -- COMMAND"},
+		{"user servers", `{"mcpServers": {"memory": {"command": "memory-mcp"}}}`, "", ""},
+		{"already behind the gateway", `{"numStartups": 1}`, `{"mcpServers": {"memory": {"command": "memory-mcp"}}}`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			home := t.TempDir()
+			writeFile(t, filepath.Join(home, ".claude.json"), tc.claudeJSON)
+			if tc.servers != "" {
+				writeFile(t, filepath.Join(home, ".config", "capbroker", "clients", "claude-code.json"), tc.servers)
+			}
+			out, stderr, code := runEnv(t, map[string]string{"HOME": home}, "client", "add", "claude-code", "--command", bin)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
+			}
+			if tc.want == "" {
+				if strings.Contains(stderr, "fronts none") {
+					t.Errorf("warned:\n%s", stderr)
+				}
+				return
+			}
+			if !strings.Contains(stderr, tc.want) {
+				t.Errorf("stderr lacks %q:\n%s", tc.want, stderr)
+			}
+			if strings.Contains(tc.claudeJSON, "projects") && !strings.Contains(stderr, "/src/app (db, memory)") {
+				t.Errorf("stderr does not name the project's servers:\n%s", stderr)
+			}
+		})
+	}
+}
+
 // TestClientAddLostVariables: a server the client started with its whole
 // environment loses, behind the gateway, the variables it was configured
 // by (MEMORY_FILE_PATH exported for the memory server): client add names
