@@ -168,6 +168,21 @@ func (m *Main) broker(ctx context.Context, f *catalogFlags, opts *capbroker.Opti
 	return b, nil
 }
 
+// noteSkipped says on stderr what discovery left out and why: each
+// file or entry when there are a few, else how many, the first, and where
+// the rest are listed.
+func (m *Main) noteSkipped(skipped []source.Skipped) {
+	switch n := len(skipped); {
+	case n == 0:
+	case n <= 3:
+		for _, s := range skipped {
+			fmt.Fprintf(m.Stderr, "note: discovery skipped %s\n", s)
+		}
+	default:
+		fmt.Fprintf(m.Stderr, "note: discovery skipped %d files or entries (first: %s); capbroker discover lists them with the reasons\n", n, skipped[0])
+	}
+}
+
 // printWarnings prints catalog warnings to stderr: renames condensed on one
 // line (they are routine when several servers share a name), anything
 // else one per line.
@@ -192,9 +207,7 @@ func (m *Main) discoveredCards(ctx context.Context, f *catalogFlags) ([]card.Car
 	if err != nil {
 		return nil, err
 	}
-	if n := len(res.Report.Skipped); n > 0 {
-		fmt.Fprintf(m.Stderr, "note: discovery skipped %d files or entries; capbroker discover lists them with the reasons\n", n)
-	}
+	m.noteSkipped(res.Report.Skipped)
 	m.noteUnapproved(res.Report.Unapproved)
 	m.noteFailedServers(&res.Report)
 	for _, line := range heldSummary(res.Held) {

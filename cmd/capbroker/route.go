@@ -154,9 +154,7 @@ func (m *Main) routingCards(ctx context.Context, f *discoveryFlags) ([]card.Card
 	if err != nil {
 		return nil, err
 	}
-	if n := len(res.Report.Skipped); n > 0 {
-		fmt.Fprintf(m.Stderr, "note: discovery skipped %d files or entries; capbroker discover lists them with the reasons\n", n)
-	}
+	m.noteSkipped(res.Report.Skipped)
 	m.noteUnapproved(res.Report.Unapproved)
 	m.noteFailedServers(&res.Report)
 	return res.Cards, nil

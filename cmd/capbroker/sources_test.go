@@ -143,6 +143,22 @@ func TestSourcesNamedPlaceMissing(t *testing.T) {
 	}
 }
 
+// TestSkippedSaysWhy: an entry discovery leaves out (a VS Code server
+// needing an ${input:...} only VS Code can prompt for) is named on
+// stderr with why, by select and route alike, not only counted.
+func TestSkippedSaysWhy(t *testing.T) {
+	home := t.TempDir()
+	t.Chdir(t.TempDir())
+	writeFile(t, filepath.Join(home, ".config", "Code", "User", "mcp.json"),
+		`{"servers": {"secret": {"type": "stdio", "command": "x", "env": {"K": "${input:key}"}}}, "inputs": [{"id": "key", "type": "promptString"}]}`)
+	for _, args := range [][]string{{"select", "read a file"}, {"route", "--no-flow", "review the code"}} {
+		_, stderr, code := runEnv(t, map[string]string{"HOME": home}, args...)
+		if code != 0 || !strings.Contains(stderr, "note: discovery skipped "+filepath.Join(home, ".config", "Code", "User", "mcp.json")) || !strings.Contains(stderr, "server secret: needs VS Code input key") {
+			t.Errorf("%v: exit %d, stderr does not say which entry was skipped and why:\n%s", args, code, stderr)
+		}
+	}
+}
+
 // TestServeAddrCheckedFirst: serve --addr nonsense is refused before
 // discovery runs (no note about the places it found nothing in).
 func TestServeAddrCheckedFirst(t *testing.T) {
