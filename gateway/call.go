@@ -110,6 +110,13 @@ func (s *session) callByName(ctx context.Context, ss *mcp.ServerSession, name st
 // tools it could mean.
 func (s *session) unknownName(name string, cands []string) *mcp.CallToolResult {
 	var msg string
+	if down, why := s.downServer(name); down != "" {
+		// Not a slip: the tool's server is not connected, so none of its
+		// tools is offered now.
+		msg = fmt.Sprintf("no tool is named %q now: server %q is not connected, so its tools are not offered (%s); try again once it starts, or call find_capability for another way", name, down, why)
+		s.traceRefused(name, "unavailable", msg)
+		return errorResult(msg)
+	}
 	if len(cands) > 0 {
 		msg = fmt.Sprintf("no tool is named %q; did you mean %s? Call it by that name", name, strings.Join(quoteAll(cands), " or "))
 		if s.mode.callsThrough() {
@@ -121,6 +128,37 @@ func (s *session) unknownName(name string, cands []string) *mcp.CallToolResult {
 	}
 	s.traceRefused(name, "unknown", msg)
 	return errorResult(msg)
+}
+
+// downServer returns the server a called name is prefixed with (in any
+// form nameForms gives) when it is one the gateway fronts but is not
+// connected, with why; "" otherwise, and for a session kept within
+// profiles (which may not know that server).
+func (s *session) downServer(name string) (string, string) {
+	if len(s.limitRefs()) > 0 {
+		return "", ""
+	}
+	for _, f := range nameForms(name) {
+		head, _, ok := strings.Cut(f, card.Separator)
+		if !ok || head == "" {
+			continue
+		}
+		for _, u := range s.g.upstreams() {
+			if !strings.EqualFold(u.cfg.Name, head) {
+				continue
+			}
+			st := u.status()
+			if st.Connected {
+				return "", ""
+			}
+			why := "still starting"
+			if st.Error != "" {
+				why = clip(u.redact(st.Error), 300)
+			}
+			return u.cfg.Name, why
+		}
+	}
+	return "", ""
 }
 
 func quoteAll(names []string) []string {

@@ -119,7 +119,8 @@
 // capbroker:read_file), case and separator slips
 // (FS.Read-File), the bare upstream name when one server has it. An
 // ambiguous or misspelt name is refused with "did you mean" and the
-// candidates; a name close to nothing, with find_capability. A session
+// candidates; a name close to nothing, with find_capability; a name of a
+// server that is not connected, with that and why. A session
 // kept within profiles resolves loose and bare names among the tools
 // they allow, suggests only those, and refuses a prefixed name of
 // another tool as outside the profile. Arguments

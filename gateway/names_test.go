@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -98,6 +99,26 @@ func TestResolveNameWithin(t *testing.T) {
 				t.Errorf("resolveName(%q) within alpha suggests %q, outside it", tt.name, c)
 			}
 		}
+	}
+}
+
+// TestCallDownServer: a call by the name of a tool whose server is not
+// connected (its command does not start) says so, with why, instead of
+// "no tool is named"; a slip on a connected server's tool still gets
+// "did you mean".
+func TestCallDownServer(t *testing.T) {
+	broken := ServerConfig{Name: "broken", Command: filepath.Join(t.TempDir(), "no-such-server")}
+	g := startGateway(t, []ServerConfig{testServer("alpha"), broken}, &Options{Mode: ModeAuto, Family: policy.General})
+	url := serveHTTP(t, g, nil)
+	cs := connect(t, url, nil, nil)
+	for _, name := range []string{"broken__create_issue", "mcp__capbroker__broken__create_issue"} {
+		text, isErr := callText(t, cs, name, nil)
+		if !isErr || !strings.Contains(text, `server "broken" is not connected`) || !strings.Contains(text, "no-such-server") {
+			t.Errorf("calling %s: %v %q, want: server broken is not connected, and why", name, isErr, text)
+		}
+	}
+	if text, isErr := callText(t, cs, "alpha__ecoh", map[string]any{"text": "x"}); !isErr || !strings.Contains(text, "did you mean") {
+		t.Errorf("a slip on alpha: %v %q", isErr, text)
 	}
 }
 
