@@ -22,7 +22,7 @@ type serverFileFlags struct {
 
 func (f *serverFileFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVar(&f.files, "mcp-config", nil, "servers file to edit, one (default: the one capbroker client add wrote for --client)")
-	cmd.Flags().StringVar(&f.client, "client", clientconfig.ClaudeCode, "the client whose servers file to edit: claude-code, claude-desktop, vscode or cursor")
+	cmd.Flags().StringVar(&f.client, "client", "", "the client whose servers file to edit: claude-code, claude-desktop, vscode or cursor (default: claude-code's, else the only one client add wrote)")
 }
 
 // path is the servers file to edit.
@@ -34,19 +34,49 @@ func (f *serverFileFlags) path(m *Main) (string, error) {
 	default:
 		return "", usageError{fmt.Errorf("--mcp-config: name one servers file to edit, not %d", len(f.files))}
 	}
+	env := m.clientEnv()
+	if f.client == "" {
+		return defaultServersFile(env)
+	}
 	if _, err := clientconfig.Lookup(f.client); err != nil {
 		return "", usageError{fmt.Errorf("--client: %w", err)}
 	}
-	return clientconfig.ServersFile(f.client, m.clientEnv()), nil
+	return clientconfig.ServersFile(f.client, env), nil
+}
+
+// defaultServersFile is the servers file "capbroker server" edits when
+// no --client names one: Claude Code's when it exists, else the only one
+// "client add" wrote (for VS Code, say: Claude Code's would be served by
+// no gateway), else Claude Code's, to be made. Several and none of them
+// Claude Code's is an error asking for --client.
+func defaultServersFile(env clientconfig.Env) (string, error) {
+	claude := clientconfig.ServersFile(clientconfig.ClaudeCode, env)
+	if fileExists(claude) {
+		return claude, nil
+	}
+	var found, ids []string
+	for _, c := range clientconfig.Clients() {
+		if p := clientconfig.ServersFile(c.ID, env); fileExists(p) {
+			found, ids = append(found, p), append(ids, c.ID)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return claude, nil
+	case 1:
+		return found[0], nil
+	}
+	return "", usageError{fmt.Errorf("several clients route through capbroker (%s), each with its servers file; name one with --client", strings.Join(ids, ", "))}
 }
 
 func (m *Main) newServerCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "server list|add|remove|enable|disable|tools",
 		Short: "Manage the MCP servers behind the gateway, without editing JSON; a running gateway applies each change at once",
-		Long: `server edits the servers file the gateway serves from: by default the one
-"capbroker client add" wrote for --client (claude-code:
-~/.config/capbroker/clients/claude-code.json), or --mcp-config FILE. The file
+		Long: `server edits the servers file the gateway serves from: the one "capbroker
+client add" wrote for --client (~/.config/capbroker/clients/CLIENT.json; by
+default Claude Code's, or the only client's when one other was added), or
+--mcp-config FILE. The file
 keeps its order and every other byte, and stays private (0600). A running
 gateway watches the file and applies the change without a restart: an added
 server starts, a removed or disabled one stops, and clients get

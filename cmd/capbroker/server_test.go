@@ -144,3 +144,44 @@ func TestServerAddChecksCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestServerDefaultFile: with no --client, server edits Claude Code's
+// servers file, or the only one client add wrote (a VS Code user's
+// change reaches VS Code's gateway); several, none Claude Code's, need
+// --client.
+func TestServerDefaultFile(t *testing.T) {
+	clients := func(home string) string { return filepath.Join(home, ".config", "capbroker", "clients") }
+	for _, tc := range []struct {
+		name     string
+		existing []string // servers files client add wrote
+		want     string   // the file edited, "" for a refusal
+	}{
+		{"none yet", nil, "claude-code.json"},
+		{"claude code's", []string{"claude-code", "vscode"}, "claude-code.json"},
+		{"vscode's only", []string{"vscode"}, "vscode.json"},
+		{"several, no claude code", []string{"vscode", "cursor"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			home := t.TempDir()
+			for _, c := range tc.existing {
+				writeFile(t, filepath.Join(clients(home), c+".json"), `{"mcpServers": {}}`)
+			}
+			out, stderr, code := runEnv(t, map[string]string{"HOME": home}, "server", "add", "x", "--", "sh")
+			if tc.want == "" {
+				if code != 2 || !strings.Contains(stderr, "name one with --client") || !strings.Contains(stderr, "vscode, cursor") {
+					t.Errorf("exit %d, %q; want a usage error asking for --client", code, stderr)
+				}
+				return
+			}
+			if code != 0 || !strings.Contains(out, "added server x to "+filepath.Join(clients(home), tc.want)) {
+				t.Errorf("exit %d, %q %q; want it added to %s", code, out, stderr, tc.want)
+			}
+		})
+	}
+	// --client still names one.
+	home := t.TempDir()
+	writeFile(t, filepath.Join(clients(home), "vscode.json"), `{"mcpServers": {}}`)
+	if out, _, code := runEnv(t, map[string]string{"HOME": home}, "server", "add", "x", "--client", "cursor", "--", "sh"); code != 0 || !strings.Contains(out, filepath.Join(clients(home), "cursor.json")) {
+		t.Errorf("--client cursor: exit %d %q", code, out)
+	}
+}
