@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -182,6 +183,12 @@ func (m *Main) newProfileAddCmd() *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(m.Stdout, "added profile %s to %s\n", name, path)
+			// Written all the same (the server may be added next), but a
+			// misspelt name would serve nothing.
+			if missing, err := m.undefinedServers(cmd.Context(), p.Servers); err == nil && len(missing) > 0 {
+				fmt.Fprintf(m.Stderr, "warning: profile %s names servers defined in no place capbroker reads: %s; a gateway serving it fronts none of them (capbroker server list shows the servers; capbroker server add adds one)\n",
+					name, strings.Join(missing, ", "))
+			}
 			return nil
 		},
 	}
@@ -211,17 +218,9 @@ func (m *Main) newProfileShowCmd() *cobra.Command {
 				return err
 			}
 			r := rowOf(args[0], p, ps.Where)
-			var missing []string
-			if len(p.Servers) > 0 {
-				up, err := m.plannedUpstreams(cmd.Context(), "")
-				if err != nil {
-					return err
-				}
-				for _, s := range p.Servers {
-					if !slices.ContainsFunc(up.servers, func(c gateway.ServerConfig) bool { return c.Name == s }) {
-						missing = append(missing, s)
-					}
-				}
+			missing, err := m.undefinedServers(cmd.Context(), p.Servers)
+			if err != nil {
+				return err
 			}
 			if asJSON {
 				return writeJSON(m.Stdout, struct {
@@ -262,4 +261,23 @@ func (m *Main) newProfileRemoveCmd() *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// undefinedServers are the servers of names that no place capbroker reads
+// defines (what the gateway would front by default).
+func (m *Main) undefinedServers(ctx context.Context, names []string) ([]string, error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	up, err := m.plannedUpstreams(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	var missing []string
+	for _, s := range names {
+		if !slices.ContainsFunc(up.servers, func(c gateway.ServerConfig) bool { return c.Name == s }) {
+			missing = append(missing, s)
+		}
+	}
+	return missing, nil
 }

@@ -26,8 +26,13 @@ func TestProfileCommands(t *testing.T) {
 		return out, stderr
 	}
 
-	run(0, "add", "review", "--server", "github", "--deny", "*delete*", "--always", "github__get_pull_request")
-	run(0, "add", "notes", "--server", "memory", "--always", "memory__read_graph")
+	if _, stderr := run(0, "add", "review", "--server", "github", "--deny", "*delete*", "--always", "github__get_pull_request"); strings.Contains(stderr, "warning") {
+		t.Errorf("add review (github is in ~/.claude.json) warns: %s", stderr)
+	}
+	// memory is defined nowhere: written, with a warning naming it.
+	if _, stderr := run(0, "add", "notes", "--server", "memory", "--always", "memory__read_graph"); !strings.Contains(stderr, "warning: profile notes names servers defined in no place capbroker reads: memory") {
+		t.Errorf("add notes (memory is defined nowhere): stderr %q, want a warning naming memory", stderr)
+	}
 	st, err := os.Stat(file)
 	if err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("profiles file: %v %v, want 0600", st, err)
