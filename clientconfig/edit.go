@@ -605,6 +605,9 @@ type Status struct {
 	Servers []string // the servers the client's file defines, the gateway's entry included
 	Routes  bool     // one of them runs capbroker's gateway
 	Behind  []string // the servers in capbroker's servers file for the client
+	// Command is the command the gateway's entry runs, "" when none does
+	// (a shared gateway's URL, or no gateway).
+	Command string
 }
 
 // Inspect reads a client's file and its servers file. A file that does
@@ -619,6 +622,13 @@ func Inspect(f File, servers string) (Status, error) {
 	for _, n := range d.order {
 		if IsGateway(d.servers[n]) || (n == EntryName && IsSharedGateway(d.servers[n])) {
 			st.Routes = true
+		}
+		if IsGateway(d.servers[n]) && st.Command == "" {
+			var e struct {
+				Command string `json:"command"`
+			}
+			json.Unmarshal(d.servers[n], &e)
+			st.Command = e.Command
 		}
 	}
 	behind, _, _, err := serversDoc(servers)

@@ -65,6 +65,9 @@ type clientStatus struct {
 	Routes    bool     `json:"routes_through_capbroker"`
 	Behind    []string `json:"behind_gateway"`
 	Error     string   `json:"error,omitempty"`
+	// GatewayProblem says why the client could not start the gateway its
+	// entry runs (the capbroker it names is gone).
+	GatewayProblem string `json:"gateway_problem,omitempty"`
 }
 
 func (m *Main) newClientListCmd() *cobra.Command {
@@ -93,6 +96,9 @@ func (m *Main) newClientListCmd() *cobra.Command {
 					st.Error = err.Error()
 				} else {
 					st.Servers, st.Routes, st.Behind = s.Servers, s.Routes, s.Behind
+					if s.Command != "" {
+						st.GatewayProblem = m.gatewayCommandProblem(s.Command)
+					}
 				}
 				out = append(out, st)
 			}
@@ -117,7 +123,15 @@ func (m *Main) newClientListCmd() *cobra.Command {
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", st.Client, inst, via, servers, cfg)
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			for _, st := range out {
+				if st.GatewayProblem != "" {
+					fmt.Fprintf(m.Stderr, "warning: %s cannot start capbroker: %s; capbroker client add %s writes this capbroker's path\n", st.Client, st.GatewayProblem, st.Client)
+				}
+			}
+			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the clients as JSON")

@@ -300,3 +300,23 @@ func (m *Main) noteNothingFronted(f clientconfig.File, p *clientconfig.Plan) {
 	}
 	fmt.Fprintf(m.Stderr, "warning: %s has no user servers to move, so its gateway fronts none yet%s; add one behind the gateway with: capbroker server add NAME -- COMMAND [ARGS]\n", f.Path, where)
 }
+
+// gatewayCommandProblem says why a client could not run command, the
+// capbroker its gateway entry names ("" when it could): a path that is
+// gone or not executable, a bare name not on $PATH.
+func (m *Main) gatewayCommandProblem(command string) string {
+	if !filepath.IsAbs(command) {
+		if _, err := lookPath(command, m.Getenv("PATH")); err != nil {
+			return fmt.Sprintf("its entry runs %s, which is not on $PATH", command)
+		}
+		return ""
+	}
+	st, err := os.Stat(command)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("its entry runs %s, which does not exist", command)
+	case st.IsDir() || (runtime.GOOS != "windows" && st.Mode().Perm()&0o111 == 0):
+		return fmt.Sprintf("its entry runs %s, which is not an executable file", command)
+	}
+	return ""
+}

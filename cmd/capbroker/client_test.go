@@ -82,6 +82,25 @@ func TestClientCommand(t *testing.T) {
 	if st := list()["claude-code"]; !st.Routes || strings.Join(st.Behind, ",") != "github,memory,sentry" {
 		t.Errorf("after add: %+v", st)
 	}
+	if _, stderr, _ := runEnv(t, env, "client", "list"); strings.Contains(stderr, "cannot start") {
+		t.Errorf("list warns with the capbroker in place: %s", stderr)
+	}
+	// The capbroker the entry runs is gone (a build in a temporary
+	// folder, after a reboot): list says the client cannot start it.
+	moved := bin + ".moved"
+	if err := os.Rename(bin, moved); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, _ = runEnv(t, env, "client", "list")
+	if !strings.Contains(stderr, "warning: claude-code cannot start capbroker: its entry runs "+bin+", which does not exist; capbroker client add claude-code writes this capbroker's path") {
+		t.Errorf("list with the entry's capbroker gone: stderr %q", stderr)
+	}
+	if out, _, _ := runEnv(t, env, "client", "list", "--json"); !strings.Contains(out, `"gateway_problem": "its entry runs `+bin+`, which does not exist"`) {
+		t.Errorf("list --json with the entry's capbroker gone:\n%s", out)
+	}
+	if err := os.Rename(moved, bin); err != nil {
+		t.Fatal(err)
+	}
 
 	out, stderr, code = runEnv(t, env, "client", "remove", "claude-code")
 	if code != 0 || !strings.Contains(out, "3 server(s) restored") {
