@@ -160,6 +160,10 @@ func exampleHome(t *testing.T, fixture string) string {
 }
 `)
 		os.Chmod(filepath.Join(home, ".claude.json"), 0o600)
+	case "github":
+		// A user with GitHub's server, for examples that name it.
+		writeFile(t, filepath.Join(home, ".claude.json"), `{"mcpServers": {"github": {"type": "stdio", "command": "github-mcp-server", "args": ["stdio"]}}}`)
+		os.Chmod(filepath.Join(home, ".claude.json"), 0o600)
 	default:
 		t.Fatalf("unknown example fixture %q", fixture)
 	}
