@@ -20,6 +20,8 @@
 //	    token_sha256: 60303ae22b998861bce3b28f33eec1be758a213c86c93c076dbe9f558c11c752
 //	    profile: review     # a named profile (see below)
 //
+// The list alone, without "identities:", is read the same (what
+// "capbroker identity new NAME >> FILE" leaves in a new file).
 // "capbroker identity new NAME" makes a token and prints it once with the
 // entry to add. Tokens are random (24 bytes) so one SHA-256 suffices;
 // [Set.Lookup] compares digests in constant time. [Load] refuses a file

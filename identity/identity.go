@@ -168,9 +168,16 @@ func Parse(data []byte, where string) (*Set, error) {
 	var f struct {
 		Identities []*Identity `yaml:"identities"`
 	}
+	// The entries alone (what "capbroker identity new NAME >> FILE" leaves
+	// in a new file) are the list too.
+	var into any = &f
+	var root yaml.Node
+	if yaml.Unmarshal(data, &root) == nil && len(root.Content) == 1 && root.Content[0].Kind == yaml.SequenceNode {
+		into = &f.Identities
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
-	if err := dec.Decode(&f); err != nil && !errors.Is(err, io.EOF) {
+	if err := dec.Decode(into); err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("%s: %w", where, err)
 	}
 	if len(f.Identities) == 0 {

@@ -54,6 +54,26 @@ func TestParseAndLookup(t *testing.T) {
 	}
 }
 
+// TestParseBareList: the entries "capbroker identity new" prints, alone
+// in a file (identity new NAME >> ids.yaml twice), are an identities
+// file too, as is the same list under "identities:".
+func TestParseBareList(t *testing.T) {
+	entries := "  - name: \"alice\"\n    token_sha256: " + Hash("a") + "\n  - name: \"bob\"\n    token_sha256: " + Hash("b") + "\n"
+	for _, file := range []string{entries, "identities:\n" + entries, "# ours\n" + strings.ReplaceAll(entries, "\n  ", "\n")[2:]} {
+		s, err := Parse([]byte(file), "ids.yaml")
+		if err != nil {
+			t.Errorf("%q: %v", file, err)
+			continue
+		}
+		if id, ok := s.Lookup("b"); !ok || id.Name != "bob" {
+			t.Errorf("%q: bob's token finds %+v", file, id)
+		}
+	}
+	if _, err := Parse([]byte("- name: x\n  token: y\n"), "ids.yaml"); err == nil || !strings.Contains(err.Error(), "field token not found") {
+		t.Errorf("an unknown key in a bare list: %v", err)
+	}
+}
+
 func TestParseErrors(t *testing.T) {
 	h := Hash("t")
 	for _, tc := range []struct{ file, want string }{
