@@ -193,6 +193,9 @@ replica drains (--drain-delay, --drain-timeout). See docs/fleet.md.`,
 			if httpAddr != "" {
 				// Refuse a bad address before reading anything.
 				if err := gateway.CheckAddr(httpAddr, ff.listenToken(token)); err != nil {
+					if errors.Is(err, gateway.ErrTokenRequired) {
+						return usageError{fmt.Errorf("gateway: --addr: %w: give --token (or $CAPBROKER_TOKEN) or --identities FILE (capbroker identity new), or listen on 127.0.0.1", err)}
+					}
 					return usageError{fmt.Errorf("gateway: --addr: %w", err)}
 				}
 				if err := hf.check(); err != nil {

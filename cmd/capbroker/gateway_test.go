@@ -30,7 +30,7 @@ func TestGatewayUsageErrors(t *testing.T) {
 	}{
 		{"bad mode", []string{"gateway", "--mcp-config", good, "--mode", "most"}, 2, "--mode"},
 		{"bad namespace", []string{"gateway", "--mcp-config", good, "--namespace", "never"}, 2, "--namespace"},
-		{"public address without token", []string{"gateway", "--mcp-config", good, "--addr", "0.0.0.0:0"}, 2, "bearer token is required"},
+		{"public address without token", []string{"gateway", "--mcp-config", good, "--addr", "0.0.0.0:0"}, 2, "bearer token is required to listen on an address that is not loopback: give --token (or $CAPBROKER_TOKEN) or --identities FILE"},
 		{"missing file", []string{"gateway", "--mcp-config", filepath.Join(dir, "nope.json")}, 1, "nope.json"},
 		{"malformed file", []string{"gateway", "--mcp-config", bad}, 1, "bad.json: line 2"},
 		{"only unusable servers", []string{"gateway", "--mcp-config", sse}, 1, "no usable MCP server in " + sse + "\n  " + sse + ":1: server old: needs VS Code input key"},
