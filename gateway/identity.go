@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -236,6 +237,29 @@ func filterFound(r *mcp.CallToolResult, allows func(string) bool) *mcp.CallToolR
 	tc, ok := r.Content[0].(*mcp.TextContent)
 	if !ok {
 		return r
+	}
+	// find_capability's own answer: filtered and written back in its
+	// order (name first in each match), as compact as it came.
+	var ans findAnswer
+	dec := json.NewDecoder(strings.NewReader(tc.Text))
+	dec.DisallowUnknownFields()
+	if dec.Decode(&ans) == nil {
+		n, h := len(ans.Matches), len(ans.Held)
+		ans.Matches = slices.DeleteFunc(ans.Matches, func(f found) bool { return !allows(f.Name) })
+		ans.Held = slices.DeleteFunc(ans.Held, func(f heldFound) bool { return !allows(f.Name) })
+		if len(ans.Matches) == n && len(ans.Held) == h {
+			return r
+		}
+		if ans.Matches == nil {
+			ans.Matches = []found{}
+		}
+		b, err := json.Marshal(ans)
+		if err != nil {
+			return r
+		}
+		c := *r
+		c.Content = []mcp.Content{&mcp.TextContent{Text: string(b)}}
+		return &c
 	}
 	var out map[string]json.RawMessage
 	if json.Unmarshal([]byte(tc.Text), &out) != nil {

@@ -143,6 +143,12 @@ func TestGatewayProfiles(t *testing.T) {
 	if text, isErr := callText(t, carol, "alpha__pid", nil); !isErr || !strings.Contains(text, "outside profile echoes (of identity carol)") {
 		t.Errorf("carol calls alpha__pid: %v %q", isErr, text)
 	}
+	// Her finds are filtered to the profile and keep the answer's shape:
+	// each match's name first, the answer compact.
+	if text, isErr := callText(t, carol, policy.HatchName, map[string]any{"query": "echo the text back, or say the process id"}); isErr ||
+		!strings.HasPrefix(text, `{"matches":[{"name":"`) || strings.Contains(text, "__pid") || strings.Contains(text, "\n  ") {
+		t.Errorf("carol's find (profile echoes): %v %s", isErr, text)
+	}
 	// erin's inline profile pins its own tool too.
 	erin := connect(t, url, nil, bearer(erinToken))
 	if got := listNames(t, erin); !slices.Contains(got, "beta__reword") || !slices.Contains(got, "beta__pid") || slices.Contains(got, "alpha__pid") {
