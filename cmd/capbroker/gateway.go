@@ -203,11 +203,22 @@ replica drains (--drain-delay, --drain-timeout). See docs/fleet.md.`,
 				}
 			}
 			ctx := cmd.Context()
+			warnedNone := false
 			readServers := func(ctx context.Context) (*upstreams, error) {
 				var up *upstreams
 				var err error
 				if len(configs) > 0 {
 					up, err = m.explicitUpstreams(ctx, configs, yamlPath)
+					if errors.Is(err, errFrontsNone) && watchEvery > 0 {
+						// A servers file with no server yet (client add
+						// had none to move): serve, and start what
+						// "capbroker server add" writes into it.
+						if !warnedNone {
+							fmt.Fprintf(m.Stderr, "warning: %v; fronting none until one is added (capbroker server add NAME -- COMMAND), applied live\n", err)
+							warnedNone = true
+						}
+						err = nil
+					}
 				} else {
 					up, err = m.discoveredUpstreams(ctx, yamlPath)
 				}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -55,10 +56,19 @@ func (m *Main) explicitUpstreams(ctx context.Context, files []string, yamlPath s
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	if len(set.servers) == 0 {
+		if len(set.notes) == 0 {
+			// Files that define no server at all, as "client add" leaves
+			// when it had none to move: the gateway may front none until
+			// "capbroker server add" writes one (errFrontsNone).
+			return &set.upstreams, fmt.Errorf("gateway: %w in %s", errFrontsNone, strings.Join(files, ", "))
+		}
 		return nil, fmt.Errorf("gateway: no usable MCP server in %s%s", strings.Join(files, ", "), set.why())
 	}
 	return &set.upstreams, nil
 }
+
+// errFrontsNone: the --mcp-config files define no server (yet).
+var errFrontsNone = errors.New("no MCP server defined")
 
 // discoveredUpstreams finds the servers to front when no --mcp-config is
 // given (yamlPath is --config: capbroker.yaml, "" for ./capbroker.yaml):

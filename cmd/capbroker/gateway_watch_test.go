@@ -17,7 +17,8 @@ import (
 )
 
 // TestGatewayWatchesServersFile edits the servers file under a running
-// stdio gateway with a connected Go SDK client: a server added to the
+// stdio gateway with a connected Go SDK client, from a file with no
+// server yet (the gateway serves and waits for one): a server added to the
 // file starts and its tools join the list, a server removed from it
 // stops and its tools leave, each time with list_changed, no restart.
 func TestGatewayWatchesServersFile(t *testing.T) {
@@ -38,7 +39,9 @@ func TestGatewayWatchesServersFile(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write(memEntry)
+	// No server yet, as client add leaves the file when it had none to
+	// move: the gateway serves all the same, and starts what is added.
+	write()
 
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
@@ -84,9 +87,14 @@ func TestGatewayWatchesServersFile(t *testing.T) {
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
-	if !has("memory__read_graph") || has("files__read_text_file") {
-		t.Fatalf("at start: %v", tools())
+	if got := tools(); len(got) != 0 {
+		t.Fatalf("at start, fronting no server: %v", got)
 	}
+	if !strings.Contains(stderr.String(), "fronting none until one is added (capbroker server add") {
+		t.Errorf("the log does not say the gateway fronts no server yet:\n%s", stderr.String())
+	}
+	write(memEntry)
+	waitFor("after adding memory to the empty file", func() bool { return has("memory__read_graph") && !has("files__read_text_file") })
 	before := changes.Load()
 	write(memEntry, fsEntry)
 	waitFor("after adding files", func() bool { return has("files__read_text_file") && has("memory__read_graph") })
