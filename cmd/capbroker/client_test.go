@@ -122,31 +122,42 @@ func TestClientCommand(t *testing.T) {
 
 // TestClientAddCommand: the gateway entry's command is an absolute path
 // the client can start; a command that would not start is refused with
-// nothing written, one under the temporary folder is a warning.
+// nothing written, one under the temporary folder is a warning. Run with
+// no --command, client add writes the capbroker that runs it when that
+// one lasts, even built into the temporary folder, and refuses a "go run"
+// build, which Go removes on exit, unless a capbroker is on $PATH.
 func TestClientAddCommand(t *testing.T) {
 	bin := fakeCapbroker(t)
 	pathDir := filepath.Dir(bin)
 	notExec := filepath.Join(t.TempDir(), "capbroker")
 	writeFile(t, notExec, "#!/bin/sh\n")
 	os.Chmod(notExec, 0o644)
+	built := fakeCapbroker(t) // under the temporary folder, as `go build -o $TMPDIR/...` makes
+	goRun := filepath.Join(t.TempDir(), "go-build2854", "b001", "exe", "capbroker")
+	os.MkdirAll(filepath.Dir(goRun), 0o755)
+	writeFile(t, goRun, "#!/bin/sh\n")
+	os.Chmod(goRun, 0o755)
 	emptyPath := t.TempDir()
 	for _, tc := range []struct {
 		name    string
 		args    []string
+		exe     string // this executable ("": the test binary, a temporary build as "go run" makes)
 		path    string // $PATH
 		code    int
 		want    string // in stderr
 		command string // written, when it succeeds
 	}{
-		{"absolute", []string{"--command", bin}, emptyPath, 0, "under the temporary folder", bin},
-		{"name on PATH", []string{"--command", "capbroker"}, pathDir, 0, "", bin},
-		{"name not on PATH", []string{"--command", "capbroker"}, emptyPath, 1, "not found on $PATH", ""},
-		{"missing", []string{"--command", "/nonexistent/capbroker"}, emptyPath, 1, "/nonexistent/capbroker: no such file or directory", ""},
-		{"not executable", []string{"--command", notExec}, emptyPath, 1, "is not executable", ""},
-		{"folder", []string{"--command", pathDir}, emptyPath, 1, "is a folder", ""},
-		// The test binary is a temporary build, as "go run" makes.
-		{"temporary build, capbroker on PATH", nil, pathDir, 0, "temporary build", bin},
-		{"temporary build, none on PATH", nil, emptyPath, 1, "temporary build", ""},
+		{"absolute", []string{"--command", bin}, "", emptyPath, 0, "under the temporary folder", bin},
+		{"name on PATH", []string{"--command", "capbroker"}, "", pathDir, 0, "", bin},
+		{"name not on PATH", []string{"--command", "capbroker"}, "", emptyPath, 1, "not found on $PATH", ""},
+		{"missing", []string{"--command", "/nonexistent/capbroker"}, "", emptyPath, 1, "/nonexistent/capbroker: no such file or directory", ""},
+		{"not executable", []string{"--command", notExec}, "", emptyPath, 1, "is not executable", ""},
+		{"folder", []string{"--command", pathDir}, "", emptyPath, 1, "is a folder", ""},
+		{"temporary build, capbroker on PATH", nil, "", pathDir, 0, "temporary build", bin},
+		{"temporary build, none on PATH", nil, "", emptyPath, 1, "temporary build", ""},
+		{"built under the temporary folder", nil, built, emptyPath, 0, "under the temporary folder", built},
+		{"go run, none on PATH", nil, goRun, emptyPath, 1, "temporary build", ""},
+		{"go run, capbroker on PATH", nil, goRun, pathDir, 0, "temporary build", bin},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			home := t.TempDir()
@@ -154,7 +165,13 @@ func TestClientAddCommand(t *testing.T) {
 			orig := `{"mcpServers": {"web": {"type": "http", "url": "https://example.com/mcp"}}}`
 			writeFile(t, claudeJSON, orig)
 			env := map[string]string{"HOME": home, "PATH": tc.path}
-			out, stderr, code := runEnv(t, env, append([]string{"client", "add", "claude-code"}, tc.args...)...)
+			var outb, errb bytes.Buffer
+			m := &Main{Stdin: strings.NewReader(""), Stdout: &outb, Stderr: &errb, Getenv: func(k string) string { return env[k] }}
+			if tc.exe != "" {
+				m.executable = func() (string, error) { return tc.exe, nil }
+			}
+			code := m.ExitCode(m.Run(context.Background(), append([]string{"client", "add", "claude-code"}, tc.args...)))
+			out, stderr := outb.String(), errb.String()
 			if code != tc.code || !strings.Contains(stderr, tc.want) {
 				t.Fatalf("exit %d, want %d and %q in stderr\n%s\n%s", code, tc.code, tc.want, out, stderr)
 			}
@@ -265,60 +282,5 @@ func TestClientAddReadOnly(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(home, ".config", "capbroker", "clients", "claude-code.json")); err == nil {
 		t.Error("the servers file was written")
-	}
-}
-
-// TestClientAddExecutable: client add writes the capbroker that runs it
-// when that one lasts, even built into the temporary folder (with a
-// warning), and refuses a "go run" build, which Go removes on exit,
-// unless a capbroker is on $PATH.
-func TestClientAddExecutable(t *testing.T) {
-	built := fakeCapbroker(t) // under the temporary folder, as `go build -o $TMPDIR/...` makes
-	goRun := filepath.Join(t.TempDir(), "go-build2854", "b001", "exe", "capbroker")
-	os.MkdirAll(filepath.Dir(goRun), 0o755)
-	writeFile(t, goRun, "#!/bin/sh\n")
-	os.Chmod(goRun, 0o755)
-	installed := fakeCapbroker(t)
-	emptyPath := t.TempDir()
-	for _, tc := range []struct {
-		name, exe, path string
-		code            int
-		want            string // in stderr
-		command         string // written, when it succeeds
-	}{
-		{"built under the temporary folder", built, emptyPath, 0, "under the temporary folder", built},
-		{"go run, none on PATH", goRun, emptyPath, 1, "temporary build", ""},
-		{"go run, capbroker on PATH", goRun, filepath.Dir(installed), 0, "temporary build", installed},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			home := t.TempDir()
-			claudeJSON := filepath.Join(home, ".claude.json")
-			orig := `{"mcpServers": {"web": {"type": "http", "url": "https://example.com/mcp"}}}`
-			writeFile(t, claudeJSON, orig)
-			env := map[string]string{"HOME": home, "PATH": tc.path}
-			var out, stderr bytes.Buffer
-			m := &Main{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &stderr, Getenv: func(k string) string { return env[k] },
-				executable: func() (string, error) { return tc.exe, nil }}
-			code := m.ExitCode(m.Run(context.Background(), []string{"client", "add", "claude-code"}))
-			if code != tc.code || !strings.Contains(stderr.String(), tc.want) {
-				t.Fatalf("exit %d, want %d and %q in stderr\n%s\n%s", code, tc.code, tc.want, out.String(), stderr.String())
-			}
-			now, _ := os.ReadFile(claudeJSON)
-			if tc.code != 0 {
-				if string(now) != orig {
-					t.Errorf("refused, but ~/.claude.json changed:\n%s", now)
-				}
-				return
-			}
-			var doc struct {
-				MCPServers map[string]struct{ Command string } `json:"mcpServers"`
-			}
-			if err := json.Unmarshal(now, &doc); err != nil {
-				t.Fatal(err)
-			}
-			if got := doc.MCPServers["capbroker"].Command; got != tc.command {
-				t.Errorf("command written %q, want %q", got, tc.command)
-			}
-		})
 	}
 }
