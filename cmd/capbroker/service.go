@@ -302,14 +302,28 @@ func (m *Main) newServiceStatusCmd() *cobra.Command {
 			}
 			st, err := sharedGatewayStatus(ctx, addr)
 			if err != nil {
+				// As systemctl status does, a gateway that is not running is
+				// a failure scripts can see.
 				fmt.Fprintf(m.Stdout, "gateway: not answering at http://%s (%v)\n", addr, err)
-				return nil
+				return fmt.Errorf("the shared gateway is not answering at http://%s: %s", addr, serviceStartHint(path))
 			}
 			fmt.Fprintf(m.Stdout, "gateway: answering at http://%s/mcp: %s\n", addr, st)
 			return nil
 		})
 	cmd.Flags().StringVar(&addr, "addr", DefaultSharedAddr, "address of the shared gateway")
 	return cmd
+}
+
+// serviceStartHint says how to start the shared gateway, or read why it
+// stopped, given its service file (path).
+func serviceStartHint(path string) string {
+	if !fileExists(path) {
+		return "capbroker service install starts it"
+	}
+	if strings.HasSuffix(path, ".plist") {
+		return "launchctl kickstart gui/$UID/" + strings.TrimSuffix(filepath.Base(path), ".plist") + " starts it; its log is ~/Library/Logs/capbroker/gateway.log"
+	}
+	return "systemctl --user restart " + filepath.Base(path) + " starts it; journalctl --user -u " + filepath.Base(path) + " says why it stopped"
 }
 
 // sharedGatewayStatus reads a gateway's /status.

@@ -5,10 +5,15 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/capbroker/capbroker/internal/testenv"
 )
 
 // fakeManager stands for systemctl or launchctl: it records the commands
@@ -74,9 +79,16 @@ func TestServiceSystemd(t *testing.T) {
 	}
 
 	f.calls = nil
-	out, _, code = runEnv(t, env, "service", "status", "--addr", "127.0.0.1:1")
-	if code != 0 || !strings.Contains(out, "service: installed ("+unit+")") || !strings.Contains(out, "manager: active") || !strings.Contains(out, "gateway: not answering at http://127.0.0.1:1") {
-		t.Errorf("status: exit %d\n%s", code, out)
+	out, stderr, code = runEnv(t, env, "service", "status", "--addr", "127.0.0.1:1")
+	if code != 1 || !strings.Contains(out, "service: installed ("+unit+")") || !strings.Contains(out, "manager: active") || !strings.Contains(out, "gateway: not answering at http://127.0.0.1:1") ||
+		!strings.Contains(stderr, "journalctl --user -u capbroker-gateway.service") {
+		t.Errorf("status, gateway down: exit %d, want 1 and how to start it\n%s\n%s", code, out, stderr)
+	}
+	// A gateway that answers (a real one, fronting no server yet).
+	addr := sharedGatewayForTest(t)
+	out, stderr, code = runEnv(t, env, "service", "status", "--addr", addr)
+	if code != 0 || !strings.Contains(out, "gateway: answering at http://"+addr+"/mcp") {
+		t.Errorf("status, gateway up: exit %d\n%s\n%s", code, out, stderr)
 	}
 
 	f.calls = nil
@@ -207,4 +219,43 @@ func TestClientAddShared(t *testing.T) {
 	if code != 2 || !strings.Contains(stderr, "loopback") {
 		t.Errorf("--addr 0.0.0.0: exit %d: %s", code, stderr)
 	}
+}
+
+// sharedGatewayForTest runs "capbroker gateway --addr" on a free loopback
+// port, over a servers file with no server yet, until the test ends, and
+// returns its address once it answers /status.
+func sharedGatewayForTest(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	home := t.TempDir()
+	servers := filepath.Join(home, "servers.json")
+	writeFile(t, servers, `{"mcpServers": {}}`)
+	ctx, cancel := context.WithCancel(context.Background())
+	var errb testenv.Buffer
+	m := &Main{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &errb, Getenv: func(k string) string {
+		if k == "HOME" {
+			return home
+		}
+		return ""
+	}}
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx, []string{"gateway", "--addr", addr, "--mcp-config", servers}) }()
+	t.Cleanup(func() { cancel(); <-done })
+	for range 200 {
+		if _, err := sharedGatewayStatus(context.Background(), addr); err == nil {
+			return addr
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the gateway stopped: %v\n%s", err, errb.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	t.Fatalf("the gateway did not answer at %s within 10 s\n%s", addr, errb.String())
+	return ""
 }
