@@ -214,7 +214,7 @@ replica drains (--drain-delay, --drain-timeout). See docs/fleet.md.`,
 						// had none to move): serve, and start what
 						// "capbroker server add" writes into it.
 						if !warnedNone {
-							fmt.Fprintf(m.Stderr, "warning: %v; fronting none until one is added (capbroker server add NAME -- COMMAND), applied live\n", err)
+							fmt.Fprintf(m.Stderr, "warning: %v; fronting none until one is added or enabled (capbroker server add NAME -- COMMAND, server enable NAME), applied live\n", err)
 							warnedNone = true
 						}
 						err = nil

@@ -56,19 +56,44 @@ func (m *Main) explicitUpstreams(ctx context.Context, files []string, yamlPath s
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	if len(set.servers) == 0 {
+		// Files that define no server at all, as "client add" leaves when
+		// it had none to move, or only disabled ones: the gateway may
+		// front none until "capbroker server add" or "server enable"
+		// changes them (errFrontsNone).
 		if len(set.notes) == 0 {
-			// Files that define no server at all, as "client add" leaves
-			// when it had none to move: the gateway may front none until
-			// "capbroker server add" writes one (errFrontsNone).
 			return &set.upstreams, fmt.Errorf("gateway: %w in %s", errFrontsNone, strings.Join(files, ", "))
+		}
+		if m.allDisabled(files) {
+			return &set.upstreams, fmt.Errorf("gateway: %w: every server in %s is disabled (capbroker server enable NAME)", errFrontsNone, strings.Join(files, ", "))
 		}
 		return nil, fmt.Errorf("gateway: no usable MCP server in %s%s", strings.Join(files, ", "), set.why())
 	}
 	return &set.upstreams, nil
 }
 
-// errFrontsNone: the --mcp-config files define no server (yet).
-var errFrontsNone = errors.New("no MCP server defined")
+// allDisabled reports whether the servers files define servers and every
+// one is disabled ("capbroker server disable"): the user's choice, which
+// "server enable" undoes while the gateway runs.
+func (m *Main) allDisabled(files []string) bool {
+	disabled := false
+	for _, f := range files {
+		servers, probs, err := mcpconfig.Load(f, m.mcpOptions(m.Getenv("HOME"), ""))
+		if err != nil || len(servers) > 0 {
+			return false
+		}
+		for _, p := range probs {
+			if p.Skipped && !p.Disabled {
+				return false
+			}
+			disabled = disabled || p.Disabled
+		}
+	}
+	return disabled
+}
+
+// errFrontsNone: the --mcp-config files define no server (yet), or only
+// disabled ones.
+var errFrontsNone = errors.New("no MCP server to front")
 
 // discoveredUpstreams finds the servers to front when no --mcp-config is
 // given (yamlPath is --config: capbroker.yaml, "" for ./capbroker.yaml):

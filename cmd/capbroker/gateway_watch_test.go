@@ -18,12 +18,32 @@ import (
 
 // TestGatewayWatchesServersFile edits the servers file under a running
 // stdio gateway with a connected Go SDK client, from a file with no
-// server yet (the gateway serves and waits for one): a server added to the
-// file starts and its tools join the list, a server removed from it
-// stops and its tools leave, each time with list_changed, no restart.
+// server yet or with every server disabled (the gateway serves and waits
+// for one): a server added to the file starts and its tools join the
+// list, a server removed from it stops and its tools leave, each time
+// with list_changed, no restart.
 func TestGatewayWatchesServersFile(t *testing.T) {
 	memory := testenv.NodeBin(t, "mcp-server-memory")
 	fsServer := testenv.NodeBin(t, "mcp-server-filesystem")
+	for _, tc := range []struct {
+		name  string
+		start func(dir string) []string // the file's first entries
+		log   string                    // what the gateway says of it
+	}{
+		// As client add leaves the file when it had none to move.
+		{"no server yet", func(string) []string { return nil }, "no MCP server to front in"},
+		// As "capbroker server disable" leaves the only server.
+		{"every server disabled", func(dir string) []string {
+			return []string{`"memory": {"command": "` + memory + `", "disabled": true}`}
+		}, "is disabled (capbroker server enable NAME)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			watchServersFile(t, memory, fsServer, tc.start, tc.log)
+		})
+	}
+}
+
+func watchServersFile(t *testing.T, memory, fsServer string, start func(string) []string, log string) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "servers.json")
 	memEntry := `"memory": {"command": "` + memory + `", "env": {"MEMORY_FILE_PATH": "` + filepath.Join(dir, "m.jsonl") + `"}}`
@@ -39,9 +59,8 @@ func TestGatewayWatchesServersFile(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// No server yet, as client add leaves the file when it had none to
-	// move: the gateway serves all the same, and starts what is added.
-	write()
+	// The gateway serves all the same, and starts what is added.
+	write(start(dir)...)
 
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
@@ -90,8 +109,8 @@ func TestGatewayWatchesServersFile(t *testing.T) {
 	if got := tools(); len(got) != 0 {
 		t.Fatalf("at start, fronting no server: %v", got)
 	}
-	if !strings.Contains(stderr.String(), "fronting none until one is added (capbroker server add") {
-		t.Errorf("the log does not say the gateway fronts no server yet:\n%s", stderr.String())
+	if !strings.Contains(stderr.String(), "fronting none until one is added or enabled (capbroker server add") || !strings.Contains(stderr.String(), log) {
+		t.Errorf("the log does not say the gateway fronts no server yet, and why (%q):\n%s", log, stderr.String())
 	}
 	write(memEntry)
 	waitFor("after adding memory to the empty file", func() bool { return has("memory__read_graph") && !has("files__read_text_file") })

@@ -104,7 +104,14 @@ type Problem struct {
 	Line    int
 	Reason  string
 	Skipped bool
+	// Disabled: the server was left out because its entry says
+	// "disabled": true (the user's choice, not a fault).
+	Disabled bool
 }
+
+// ErrDisabled is why a server whose entry says "disabled": true is left
+// out.
+var ErrDisabled = errors.New("disabled in the config")
 
 func (p Problem) String() string {
 	if p.Line > 0 {
@@ -186,7 +193,7 @@ func Parse(path string, data []byte, opts *Options) ([]Server, []Problem, error)
 		line := lineOfKey(data, name)
 		s, err := parseServer(path, name, defs[name], opts)
 		if err != nil {
-			probs = append(probs, Problem{Path: path, Line: line, Reason: fmt.Sprintf("server %s: %v; left out", name, err), Skipped: true})
+			probs = append(probs, Problem{Path: path, Line: line, Reason: fmt.Sprintf("server %s: %v; left out", name, err), Skipped: true, Disabled: errors.Is(err, ErrDisabled)})
 			continue
 		}
 		s.File, s.Line = path, line
@@ -234,7 +241,7 @@ func parseServer(path, name string, raw json.RawMessage, opts *Options) (*parsed
 		return nil, fmt.Errorf("not a server definition: %v", err)
 	}
 	if d.Disabled {
-		return nil, fmt.Errorf("disabled in the config")
+		return nil, ErrDisabled
 	}
 	p := &parsed{Server: Server{Name: name, Raw: bytes.TrimSpace(raw)}}
 	p.IncludeTools = d.Include

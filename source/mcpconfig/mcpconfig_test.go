@@ -104,6 +104,11 @@ func TestParse(t *testing.T) {
 			var ps []string
 			for _, p := range probs {
 				ps = append(ps, p.String())
+				// Only a "disabled": true entry is marked Disabled: the
+				// user's choice, not a fault.
+				if want := strings.Contains(p.Reason, "disabled in the config"); p.Disabled != want {
+					t.Errorf("%s: Disabled %v, want %v", p, p.Disabled, want)
+				}
 			}
 			if diff := cmp.Diff(tt.probs, ps, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
 				t.Errorf("problems (-want +got):\n%s", diff)
