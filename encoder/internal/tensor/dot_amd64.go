@@ -56,11 +56,10 @@ func absMaxAVX2(x *float32, n int) float32
 //go:noescape
 func roundAVX2(q *int16, x *float32, n int, mul float32)
 
-// geluAVX2 is GELU's Go loop (see [GELU]) over n values, n a multiple
-// of 8.
+// geluAVX2 is GELU's Go loop (gelu1) over n values, n a multiple of 8.
 //
 //go:noescape
-func geluAVX2(x *float32, n int, phi *float32)
+func geluAVX2(x *float32, n int)
 
 // expAVX2 sets x[i] to e^(x[i]-sub) over n values (a multiple of 8,
 // each x[i]-sub <= 0) and returns their sum.

@@ -334,57 +334,6 @@ rloop:
 	VZEROUPPER
 	RET
 
-DATA geluc<>+0(SB)/4, $8.0
-DATA geluc<>+4(SB)/4, $512.0
-DATA geluc<>+8(SB)/4, $-8.0
-DATA geluc<>+12(SB)/4, $8191.0
-GLOBL geluc<>(SB), RODATA|NOPTR, $16
-
-// func geluAVX2(x *float32, n int, phi *float32)
-// x[i] = x[i]·Φ(x[i]) with Φ read from phi (knots 1/512 apart on
-// [-8, 8], linear between them), 0 at or below -8, x[i] at or above 8:
-// the very operations of the Go loop, 8 values at a time; n a multiple
-// of 8.
-TEXT ·geluAVX2(SB), NOSPLIT, $0-24
-	MOVQ x+0(FP), SI
-	MOVQ n+8(FP), CX
-	MOVQ phi+16(FP), DX
-	VBROADCASTSS geluc<>+0(SB), Y15
-	VBROADCASTSS geluc<>+4(SB), Y14
-	VBROADCASTSS geluc<>+8(SB), Y12
-	VBROADCASTSS geluc<>+12(SB), Y11
-	VXORPS Y13, Y13, Y13
-
-gloop:
-	VMOVUPS (SI), Y0
-	VADDPS Y15, Y0, Y1
-	VMULPS Y14, Y1, Y1
-	VMAXPS Y13, Y1, Y1 // indices stay in the table (lanes out of range are replaced below)
-	VMINPS Y11, Y1, Y1
-	VCVTTPS2DQ Y1, Y2
-	VCVTDQ2PS Y2, Y3
-	VSUBPS Y3, Y1, Y1
-	VPCMPEQD Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VGATHERDPS Y4, (DX)(Y2*4), Y5
-	VPCMPEQD Y4, Y4, Y4
-	VXORPS Y6, Y6, Y6
-	VGATHERDPS Y4, 4(DX)(Y2*4), Y6
-	VSUBPS Y5, Y6, Y6
-	VMULPS Y1, Y6, Y6
-	VADDPS Y6, Y5, Y5
-	VMULPS Y5, Y0, Y5
-	VCMPPS $0x1d, Y15, Y0, Y7
-	VBLENDVPS Y7, Y0, Y5, Y5
-	VCMPPS $0x12, Y12, Y0, Y7
-	VBLENDVPS Y7, Y13, Y5, Y5
-	VMOVUPS Y5, (SI)
-	ADDQ $32, SI
-	SUBQ $8, CX
-	JNZ  gloop
-	VZEROUPPER
-	RET
-
 DATA expc<>+0(SB)/4, $1.44269504088896341   // log2(e)
 DATA expc<>+4(SB)/4, $0.693359375           // ln2, high part
 DATA expc<>+8(SB)/4, $-2.12194440e-4        // ln2, low part

@@ -23,7 +23,7 @@ func absMaxAVX2(x *float32, n int) float32 { panic("unreachable") }
 
 func roundAVX2(q *int16, x *float32, n int, mul float32) { panic("unreachable") }
 
-func geluAVX2(x *float32, n int, phi *float32) { panic("unreachable") }
+func geluAVX2(x *float32, n int) { panic("unreachable") }
 
 func expAVX2(x *float32, n int, sub float32) float32 { panic("unreachable") }
 
