@@ -261,11 +261,10 @@ func (m *Model) forward(s *Scratch, seqs [][]int32, dst [][]float32) {
 
 // attention computes multi-head scaled dot-product attention within each
 // sequence; qkv holds rows of [q | k | v], each Hidden wide, heads side
-// by side within each. Each head's keys are transposed once, so that a
-// query is scored against eight keys at a time (tensor.Scores); its
-// weights then mix the values where they lie in qkv (tensor.Mix),
-// straight into the head's columns of dst. A query's scores live only
-// while its row is computed.
+// by side within each. tensor.Attend computes a head of a sequence in
+// one call: its keys transposed once, so that a query is scored against
+// eight keys at a time, its weights then mixing the values where they
+// lie in qkv, straight into the head's columns of dst.
 func (s *Scratch) attention(dst, qkv []float32, seqs [][]int32) {
 	scale := float32(1 / math.Sqrt(headDim))
 	const stride = 3 * Hidden
@@ -278,21 +277,10 @@ func (s *Scratch) attention(dst, qkv []float32, seqs [][]int32) {
 		tp := (t + 7) &^ 7
 		s.vt = tensor.Grow(s.vt, headDim*tp)
 		s.scores = tensor.Grow(s.scores, tp)
-		clear(s.vt)
 		rows := qkv[base*stride:]
 		for h := range Heads {
 			qo, ko, vo := h*headDim, Hidden+h*headDim, 2*Hidden+h*headDim
-			for i := range t {
-				ki := rows[i*stride+ko : i*stride+ko+headDim]
-				for c, v := range ki {
-					s.vt[c*tp+i] = v
-				}
-			}
-			for i := range t {
-				tensor.Scores(s.scores, rows[i*stride+qo:], s.vt, tp)
-				tensor.Softmax(s.scores, t, scale)
-				tensor.Mix(dst[(base+i)*Hidden+h*headDim:], s.scores, rows[vo:], stride, t)
-			}
+			tensor.Attend(dst[base*Hidden+h*headDim:], Hidden, rows[qo:], rows[ko:], rows[vo:], stride, t, scale, s.vt, s.scores)
 		}
 		base += t
 	}

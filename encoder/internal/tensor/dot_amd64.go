@@ -100,6 +100,11 @@ func layerNormAVX2(dst, src *float32, d int, scale, bias *float32, eps float64)
 //go:noescape
 func scoresAVX2(dst, q, kt *float32, tp int)
 
+// attendAVX2 is Attend for t > 0, tp = t rounded up to a multiple of 8.
+//
+//go:noescape
+func attendAVX2(dst *float32, dstride int, q, k, v *float32, stride, t, tp int, scale float32, kt, sc *float32)
+
 // mixAVX2 is Mix.
 //
 //go:noescape

@@ -47,3 +47,7 @@ func mixAVX2(dst, p, v *float32, vstride, t int) { panic("unreachable") }
 func scaleMaxAVX2(x *float32, n int, scale float32) float32 { panic("unreachable") }
 
 func mulAVX2(x *float32, n int, s float32) { panic("unreachable") }
+
+func attendAVX2(dst *float32, dstride int, q, k, v *float32, stride, t, tp int, scale float32, kt, sc *float32) {
+	panic("unreachable")
+}
