@@ -87,3 +87,39 @@ func BenchmarkDots(b *testing.B) {
 		}
 	}
 }
+
+// TestSimilarities: a query's similarities at any positions (runs of
+// consecutive ones, scattered ones, repeats) are Search's scores of those
+// vectors, bit for bit, and a position out of range is an error.
+func TestSimilarities(t *testing.T) {
+	names, vecs := randomVectors(3, 150, 24)
+	v, err := NewVectors(names, vecs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, qs := randomVectors(4, 1, 24)
+	all, err := v.Search(qs[0], 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]float64, v.Len())
+	for _, s := range all {
+		want[s.Index] = s.Score
+	}
+	idx := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23,
+		24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45,
+		46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 149,
+		7, 7, 3, 99, 100, 101, 0}
+	got, err := v.Similarities(qs[0], idx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j, i := range idx {
+		if got[j] != want[i] {
+			t.Fatalf("similarity %d (vector %d) = %v, Search %v", j, i, got[j], want[i])
+		}
+	}
+	if _, err := v.Similarities(qs[0], []int{3, 150}); err == nil {
+		t.Error("Similarities(vector 150 of 150): no error")
+	}
+}

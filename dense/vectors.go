@@ -376,15 +376,30 @@ func (v *Vectors) Similarities(query []float32, idx []int) ([]float64, error) {
 	}
 	d := v.dim
 	out := make([]float64, len(idx))
-	for j, i := range idx {
+	for _, i := range idx {
 		if i < 0 || i >= len(v.names) {
 			return nil, fmt.Errorf("vectors: no vector %d of %d", i, len(v.names))
 		}
-		if qi != nil {
+	}
+	if qi != nil {
+		for j, i := range idx {
 			out[j] = float64(float32(dotInt8(qi, v.i8[i*d:(i+1)*d])) * qscale * v.scale[i])
-		} else {
-			out[j] = float64(dotF32(q, v.f32[i*d:(i+1)*d]))
 		}
+		return out, nil
+	}
+	// Runs of consecutive positions (all of them, for a query's parts)
+	// are scored a block at a time.
+	var buf [scanBlock]float32
+	for j := 0; j < len(idx); {
+		r := 1
+		for r < scanBlock && j+r < len(idx) && idx[j+r] == idx[j]+r {
+			r++
+		}
+		dotsF32(buf[:r], q, v.f32[idx[j]*d:])
+		for k, s := range buf[:r] {
+			out[j+k] = float64(s)
+		}
+		j += r
 	}
 	return out, nil
 }
