@@ -153,7 +153,7 @@ func (m *Model) findOutliers() {
 // Scratch holds the buffers of a forward pass, reused between calls. A
 // Scratch is not safe for concurrent use.
 type Scratch struct {
-	x, h, qkv, ff, att []float32
+	x, qkv, ff, att []float32
 	// attention's per-head buffers
 	vt, scores []float32
 	pooled     []float64
@@ -193,7 +193,6 @@ func (m *Model) forward(s *Scratch, seqs [][]int32, dst [][]float32) {
 		rows += len(q)
 	}
 	s.x = tensor.Grow(s.x, rows*Hidden)
-	s.h = tensor.Grow(s.h, rows*Hidden)
 	s.qkv = tensor.Grow(s.qkv, rows*3*Hidden)
 	s.ff = tensor.Grow(s.ff, rows*FFNDim)
 	s.att = tensor.Grow(s.att, rows*Hidden)
@@ -219,14 +218,14 @@ func (m *Model) forward(s *Scratch, seqs [][]int32, dst [][]float32) {
 		l := &m.Layers[li]
 		l.QKV.Apply(s.qkv, x, rows, false)
 		s.attention(s.att, s.qkv, seqs)
-		copy(s.h, x)
-		l.Out.Apply(s.h, s.att, rows, true)
-		tensor.LayerNorm(x, s.h, rows, Hidden, l.AttNScale, l.AttNBias, lnEpsilon)
+		// The residual: the product adds itself to x (the layer's
+		// input, which nothing reads again), normalized in place.
+		l.Out.Apply(x, s.att, rows, true)
+		tensor.LayerNorm(x, x, rows, Hidden, l.AttNScale, l.AttNBias, lnEpsilon)
 		l.FF1.Apply(s.ff, x, rows, false)
 		gelu(s.ff)
-		copy(s.h, x)
-		l.FF2.Apply(s.h, s.ff, rows, true)
-		tensor.LayerNorm(x, s.h, rows, Hidden, l.OutNScale, l.OutNBias, lnEpsilon)
+		l.FF2.Apply(x, s.ff, rows, true)
+		tensor.LayerNorm(x, x, rows, Hidden, l.OutNScale, l.OutNBias, lnEpsilon)
 	}
 
 	// Mean over each sequence's rows, then L2 norm.
