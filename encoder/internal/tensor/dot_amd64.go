@@ -61,6 +61,12 @@ func roundAVX2(q *int16, x *float32, n int, mul float32)
 //go:noescape
 func geluAVX2(x *float32, n int)
 
+// geluAVX512 is geluAVX2 16 values at a time (AVX-512F), n a multiple of
+// 32.
+//
+//go:noescape
+func geluAVX512(x *float32, n int)
+
 // expAVX2 sets x[i] to e^(x[i]-sub) over n values (a multiple of 8,
 // each x[i]-sub <= 0) and returns their sum.
 //

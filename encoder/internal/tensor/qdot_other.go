@@ -25,6 +25,8 @@ func roundAVX2(q *int16, x *float32, n int, mul float32) { panic("unreachable") 
 
 func geluAVX2(x *float32, n int) { panic("unreachable") }
 
+func geluAVX512(x *float32, n int) { panic("unreachable") }
+
 func expAVX2(x *float32, n int, sub float32) float32 { panic("unreachable") }
 
 func qdot8VNNI(u *uint8, ustride int, w *int8, bstride int, s *float32, ws *int32, sstride int, groups int,
