@@ -26,7 +26,11 @@
 // R9, R10, R11), each 8 floats a step with dotF32's operations in its
 // order (each product and sum rounded on its own, no FMA), then its
 // tail a float at a time; the vectors past the last multiple of four
-// one at a time.
+// one at a time. Four vectors read side by side are four streams that
+// break every vector, which the hardware's prefetchers follow badly (a
+// store in memory scanned a third slower than the Go loop's one
+// stream), so each step prefetches the next four vectors in order, two
+// lines a step (BX).
 TEXT ·dotsAVX2(SB), NOSPLIT, $0-40
 	MOVQ out+0(FP), DI
 	MOVQ q+8(FP), SI
@@ -45,6 +49,7 @@ four:
 	LEAQ (R8)(R12*1), R9
 	LEAQ (R8)(R12*2), R10
 	LEAQ (R8)(R14*1), R11
+	LEAQ (R11)(R12*1), BX // the next four vectors, prefetched in order
 	VXORPS X0, X0, X0
 	VXORPS X1, X1, X1
 	VXORPS X2, X2, X2
@@ -55,6 +60,8 @@ fstep:
 	CMPQ AX, R13
 	JGE  ftail
 	VMOVUPS (SI)(AX*1), Y4
+	PREFETCHT0 (BX)(AX*4)
+	PREFETCHT0 64(BX)(AX*4)
 	DOT8((R8)(AX*1), X0)
 	DOT8((R9)(AX*1), X1)
 	DOT8((R10)(AX*1), X2)
