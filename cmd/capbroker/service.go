@@ -282,38 +282,6 @@ func (m *Main) newServiceInstallCmd() *cobra.Command {
 	return cmd
 }
 
-func (m *Main) newServiceStatusCmd() *cobra.Command {
-	var addr string
-	cmd := m.newServiceSubcmd("status", "Whether the shared gateway's service is installed and running", "  capbroker service status",
-		func(ctx context.Context, path string) error {
-			if !fileExists(path) {
-				fmt.Fprintf(m.Stdout, "service: not installed (no %s); capbroker service install writes it\n", path)
-			} else {
-				fmt.Fprintf(m.Stdout, "service: installed (%s)\n", path)
-				st := serviceManagerSteps(path).status
-				out, err := serviceRunner(ctx, st[0], st[1:]...)
-				state := strings.TrimSpace(string(out))
-				if errors.Is(err, errNoManager) {
-					state = "unknown (the service manager is not installed here)"
-				} else if state == "" && err != nil {
-					state = err.Error()
-				}
-				fmt.Fprintf(m.Stdout, "manager: %s\n", firstLine(state, 100))
-			}
-			st, err := sharedGatewayStatus(ctx, addr)
-			if err != nil {
-				// As systemctl status does, a gateway that is not running is
-				// a failure scripts can see.
-				fmt.Fprintf(m.Stdout, "gateway: not answering at http://%s (%v)\n", addr, err)
-				return fmt.Errorf("the shared gateway is not answering at http://%s: %s", addr, serviceStartHint(path))
-			}
-			fmt.Fprintf(m.Stdout, "gateway: answering at http://%s/mcp: %s\n", addr, st)
-			return nil
-		})
-	cmd.Flags().StringVar(&addr, "addr", DefaultSharedAddr, "address of the shared gateway")
-	return cmd
-}
-
 // serviceStartHint says how to start the shared gateway, or read why it
 // stopped, given its service file (path).
 func serviceStartHint(path string) string {

@@ -259,3 +259,62 @@ func sharedGatewayForTest(t *testing.T) string {
 	t.Fatalf("the gateway did not answer at %s within 10 s\n%s", addr, errb.String())
 	return ""
 }
+
+// TestServiceStatusJSON: service status --json says what service status
+// prints, as one object with the documented field names, and exits as it
+// does: 1 when the gateway does not answer, installed or not.
+func TestServiceStatusJSON(t *testing.T) {
+	useFakeManager(t, "linux", &fakeManager{answer: func(cmd string) ([]byte, error) {
+		if strings.Contains(cmd, "is-active") {
+			return []byte("active\n"), nil
+		}
+		return nil, nil
+	}})
+	home := t.TempDir()
+	env := map[string]string{"HOME": home}
+	unit := filepath.Join(home, ".config", "systemd", "user", "capbroker-gateway.service")
+	up := sharedGatewayForTest(t)
+	status := func(addr string) (serviceStatus, map[string]any, string, int) {
+		t.Helper()
+		out, stderr, code := runEnv(t, env, "service", "status", "--json", "--addr", addr)
+		var st serviceStatus
+		var raw map[string]any
+		if err := json.Unmarshal([]byte(out), &st); err != nil {
+			t.Fatalf("service status --json: %v\n%s\n%s", err, out, stderr)
+		}
+		json.Unmarshal([]byte(out), &raw)
+		return st, raw, stderr, code
+	}
+	cases := []struct {
+		name      string
+		install   bool
+		addr      string
+		code      int
+		answering bool
+		manager   string
+		start     string
+	}{
+		{"not installed", false, "127.0.0.1:1", 1, false, "", "capbroker service install starts it"},
+		{"installed, answering", true, up, 0, true, "active", ""},
+		{"installed, not answering", true, "127.0.0.1:1", 1, false, "active", "systemctl --user restart capbroker-gateway.service"},
+	}
+	for _, c := range cases {
+		if c.install {
+			writeFile(t, unit, "[Service]\n")
+		}
+		st, raw, stderr, code := status(c.addr)
+		if code != c.code || st.ExitCode != c.code || st.Installed != c.install || st.File != unit || st.Answering != c.answering ||
+			st.Manager != c.manager || st.URL != "http://"+c.addr+"/mcp" || st.Log != "journalctl --user -u capbroker-gateway.service" ||
+			!strings.HasPrefix(st.Start, c.start) {
+			t.Errorf("%s: exit %d, %+v\n%s", c.name, code, st, stderr)
+		}
+		if c.answering != (st.Status != "") || c.answering == (st.Error != "") {
+			t.Errorf("%s: status %q, error %q", c.name, st.Status, st.Error)
+		}
+		for _, k := range []string{"installed", "file", "answering", "addr", "url", "log", "exit_code"} {
+			if _, ok := raw[k]; !ok {
+				t.Errorf("%s: no field %q in %v", c.name, k, raw)
+			}
+		}
+	}
+}
