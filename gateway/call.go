@@ -132,12 +132,10 @@ func (s *session) unknownName(name string, cands []string) *mcp.CallToolResult {
 
 // downServer returns the server a called name is prefixed with (in any
 // form nameForms gives) when it is one the gateway fronts but is not
-// connected, with why; "" otherwise, and for a session kept within
-// profiles (which may not know that server).
+// connected, with why (as find_capability's "down" says it); "" otherwise,
+// and for a server outside the profiles the session keeps within (see
+// couldUse).
 func (s *session) downServer(name string) (string, string) {
-	if len(s.limitRefs()) > 0 {
-		return "", ""
-	}
 	for _, f := range nameForms(name) {
 		head, _, ok := strings.Cut(f, card.Separator)
 		if !ok || head == "" {
@@ -148,14 +146,14 @@ func (s *session) downServer(name string) (string, string) {
 				continue
 			}
 			st := u.status()
-			if st.Connected {
+			if st.Connected || !s.couldUse(u.cfg.Name) {
 				return "", ""
 			}
-			why := "still starting"
-			if st.Error != "" {
-				why = clip(u.redact(st.Error), 300)
+			state, _ := upstreamState(u, st)
+			if state == "starting" {
+				return u.cfg.Name, "still starting"
 			}
-			return u.cfg.Name, why
+			return u.cfg.Name, state + ": " + clip(u.redact(st.Error), 300)
 		}
 	}
 	return "", ""

@@ -103,10 +103,13 @@
 // [Options.FindBudget] tokens ([DefaultFindBudget], 800). The answer is
 // compact JSON: per match its name, one line of description, its
 // confidence, a short reason, and, for the confident matches (high,
-// medium) alone, its input schema; matching held tools one line each.
-// Only confident matches join the session's list; the others stay
-// callable by name. Past the budget, reasons go first, then schemas, then
-// low matches.
+// medium) alone, its input schema; matching held tools one line each;
+// under "down", the servers the session could use that are not
+// connected (their tools may be missing; absent when all are up, and a
+// server outside the session's profiles is never named). Only confident
+// matches join the session's list; the others stay callable by name.
+// Past the budget, reasons go first, then the down servers' errors, then
+// schemas, then low matches.
 //
 // # Calls by name
 //
@@ -120,7 +123,8 @@
 // (FS.Read-File), the bare upstream name when one server has it. An
 // ambiguous or misspelt name is refused with "did you mean" and the
 // candidates; a name close to nothing, with find_capability; a name of a
-// server that is not connected, with that and why. A session
+// server the session could use that is not connected, with that and
+// why. A session
 // kept within profiles resolves loose and bare names among the tools
 // they allow, suggests only those, and refuses a prefixed name of
 // another tool as outside the profile. Arguments
