@@ -77,6 +77,12 @@ type templateEntry struct {
 
 // catalog is an immutable snapshot of everything the upstreams offer.
 type catalog struct {
+	// asks: built for a client that asks its user before each call
+	// (irreversible tools pass through); other is the same snapshot built
+	// for a client that does not, or the reverse, built on first use by
+	// a session of that kind (nil: none; see clientkind.go).
+	asks     bool
+	other    func() *catalog
 	tools    map[string]*toolEntry
 	names    []string // tool names, sorted
 	held     []card.Warning
@@ -137,6 +143,7 @@ func buildCatalog(ctx context.Context, ups []*upstream, opts *Options, rk *ranki
 		tools: map[string]*toolEntry{}, prompts: map[string]*promptEntry{},
 		resources: map[string]*resourceEntry{}, templates: map[string]*templateEntry{},
 		heldTools: map[string]*Held{},
+		asks:      opts.client().AsksEachCall,
 	}
 	var heldCards []card.Card
 	pinned := holdChanged(ups, opts, cat, &heldCards)

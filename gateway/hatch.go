@@ -128,7 +128,7 @@ func (s *session) find(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 		return errorResult("find_capability: give a query: what the capability should do, in plain words"), nil
 	}
 	k := s.g.findK(a.Query, a.K)
-	cat := s.g.catalog()
+	cat := s.catalog()
 	start := time.Now()
 	rctx, note := withRankNote(ctx)
 	res := cat.broker.Find(rctx, a.Query, k)

@@ -62,9 +62,9 @@ func TestServiceSystemd(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the unit: %v\n%s", err, out)
 	}
-	// --client claude-code: the clients a shared gateway serves ask their
-	// user before each call, so irreversible tools pass through.
-	for _, want := range []string{"ExecStart=" + bin + " gateway --addr 127.0.0.1:1 --client claude-code\n", "WantedBy=default.target", "Restart=on-failure"} {
+	// No --client: each client says which it is in its URL (?client=,
+	// client add --shared writes it); one that says none keeps the gate.
+	for _, want := range []string{"ExecStart=" + bin + " gateway --addr 127.0.0.1:1\n", "WantedBy=default.target", "Restart=on-failure"} {
 		if !strings.Contains(string(data), want) {
 			t.Errorf("the unit lacks %q:\n%s", want, data)
 		}
@@ -76,6 +76,18 @@ func TestServiceSystemd(t *testing.T) {
 
 	if out, stderr, code := runEnv(t, env, "service", "install", "--command", bin, "--client", "nope"); code != 2 || !strings.Contains(stderr, `unknown client "nope"`) {
 		t.Errorf("install --client nope: exit %d\n%s\n%s", code, out, stderr)
+	}
+	// --client NAME: the kind of the clients whose URL names none. Once
+	// the service runs without it again, install says the clients wired
+	// before must say which they are.
+	if out, stderr, code := runEnv(t, env, "service", "install", "--command", bin, "--addr", "127.0.0.1:1", "--client", "claude-code"); code != 0 || strings.Contains(stderr, "note:") {
+		t.Errorf("install --client claude-code: exit %d\n%s\n%s", code, out, stderr)
+	}
+	if data, _ := os.ReadFile(unit); !strings.Contains(string(data), " gateway --addr 127.0.0.1:1 --client claude-code\n") {
+		t.Errorf("the unit of install --client claude-code:\n%s", data)
+	}
+	if out, stderr, code := runEnv(t, env, "service", "install", "--command", bin, "--addr", "127.0.0.1:1"); code != 0 || !strings.Contains(stderr, "note: the service ran with --client for every client") {
+		t.Errorf("install again without --client: exit %d\n%s\n%s", code, out, stderr)
 	}
 
 	f.calls = nil
@@ -146,7 +158,7 @@ func TestServiceLaunchd(t *testing.T) {
 	if err := xml.Unmarshal(data, &doc); err != nil {
 		t.Fatalf("the plist is not XML: %v\n%s", err, data)
 	}
-	if got := strings.Join(doc.Dict.Array.Strings, " "); got != bin+" gateway --addr 127.0.0.1:8931 --client claude-code" {
+	if got := strings.Join(doc.Dict.Array.Strings, " "); got != bin+" gateway --addr 127.0.0.1:8931" {
 		t.Errorf("ProgramArguments %q", got)
 	}
 	if doc.Dict.Strings[0] != "dev.capbroker.gateway" || !strings.Contains(string(data), "<key>KeepAlive</key><true/>") {
@@ -186,7 +198,7 @@ func TestClientAddShared(t *testing.T) {
 	data, _ := os.ReadFile(claudeJSON)
 	json.Unmarshal(data, &doc)
 	if len(doc.MCPServers) != 1 || string(doc.MCPServers["capbroker"]) == "" ||
-		!strings.Contains(string(data), `"url": "http://127.0.0.1:8931/mcp"`) || strings.Contains(string(data), `"command"`) {
+		!strings.Contains(string(data), `"url": "http://127.0.0.1:8931/mcp?client=claude-code"`) || strings.Contains(string(data), `"command"`) {
 		t.Errorf("~/.claude.json after add --shared:\n%s", data)
 	}
 	m := m0(env)
@@ -201,14 +213,14 @@ func TestClientAddShared(t *testing.T) {
 	if now, _ := os.ReadFile(claudeJSON); code != 0 || strings.Contains(string(now), "8931") || !strings.Contains(string(now), `"web"`) {
 		t.Errorf("remove: exit %d\n%s\n%s", code, out, now)
 	}
-	// A service that runs without --client holds irreversible tools for
-	// every client: add --shared says so, and how to pass them through.
-	if out, stderr, code := runEnv(t, env, "service", "install", "--command", fakeCapbroker(t), "--client", ""); code != 0 {
-		t.Fatalf("service install --client '': exit %d\n%s\n%s", code, out, stderr)
+	// With a profile: both the client and the profile in the URL.
+	if out, stderr, code := runEnv(t, env, "profile", "add", "web-only", "--server", "web"); code != 0 {
+		t.Fatalf("profile add: exit %d\n%s\n%s", code, out, stderr)
 	}
-	out, _, code = runEnv(t, env, "client", "add", "claude-code", "--shared")
-	if code != 0 || strings.Contains(out, "pass through:") || !strings.Contains(out, "are held: the shared gateway's service runs without --client; capbroker service install --client claude-code") {
-		t.Errorf("add --shared with a service without --client: exit %d\n%s", code, out)
+	out, stderr, code = runEnv(t, env, "client", "add", "claude-code", "--shared", "--profile", "web-only")
+	if data, _ := os.ReadFile(claudeJSON); code != 0 || !strings.Contains(string(data), `"url": "http://127.0.0.1:8931/mcp?client=claude-code&profile=web-only"`) ||
+		!strings.Contains(out, "the URL says ?client=claude-code") {
+		t.Errorf("add --shared --profile: exit %d\n%s\n%s\n%s", code, out, stderr, data)
 	}
 	runEnv(t, env, "client", "remove", "claude-code")
 	_, stderr, code = runEnv(t, map[string]string{"HOME": home}, "client", "add", "claude-desktop", "--shared", "--force")
