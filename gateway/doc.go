@@ -264,8 +264,9 @@
 // Irreversible tools (by card risk: MCP annotations, else the verb of the
 // name) fit the client. For a client that asks its user before every tool
 // call ([Clients]: claude-code, claude-desktop, vscode, cursor, named by
-// [Options.Client], which "capbroker client add" writes as --client),
-// they pass through: the client's own prompt is the gate, and the gateway
+// [Options.Client], which "capbroker client add" writes as --client, or
+// per HTTP session by [ClientHeader] or ?client=, which "client add
+// --shared" writes in the URL; see clientkind.go), they pass through: the client's own prompt is the gate, and the gateway
 // does not ask again. Elsewhere they are held back unless
 // [Options.AllowIrreversible] or the server's allowIrreversible allows
 // them; an allowed irreversible call asks the user through MCP elicitation

@@ -9,11 +9,13 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/capbroker/capbroker/internal/testenv"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // fakeManager stands for systemctl or launchctl: it records the commands
@@ -238,15 +240,31 @@ func TestClientAddShared(t *testing.T) {
 // returns its address once it answers /status.
 func sharedGatewayForTest(t *testing.T) string {
 	t.Helper()
+	home := t.TempDir()
+	servers := filepath.Join(home, "servers.json")
+	writeFile(t, servers, `{"mcpServers": {}}`)
+	return runSharedGateway(t, home, freeAddr(t), "gateway", "--addr", "ADDR", "--mcp-config", servers)
+}
+
+// freeAddr is a free loopback address.
+func freeAddr(t *testing.T) string {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := l.Addr().String()
-	l.Close()
-	home := t.TempDir()
-	servers := filepath.Join(home, "servers.json")
-	writeFile(t, servers, `{"mcpServers": {}}`)
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// runSharedGateway runs capbroker with args (ADDR standing for addr) in
+// home until the test ends, and returns addr once it answers /status.
+func runSharedGateway(t *testing.T, home, addr string, args ...string) string {
+	t.Helper()
+	args = slices.Clone(args)
+	for i := range args {
+		args[i] = strings.ReplaceAll(args[i], "ADDR", addr)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var errb testenv.Buffer
 	m := &Main{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &errb, Getenv: func(k string) string {
@@ -256,7 +274,7 @@ func sharedGatewayForTest(t *testing.T) string {
 		return ""
 	}}
 	done := make(chan error, 1)
-	go func() { done <- m.Run(ctx, []string{"gateway", "--addr", addr, "--mcp-config", servers}) }()
+	go func() { done <- m.Run(ctx, args) }()
 	t.Cleanup(func() { cancel(); <-done })
 	for range 200 {
 		if _, err := sharedGatewayStatus(context.Background(), addr); err == nil {
@@ -328,5 +346,94 @@ func TestServiceStatusJSON(t *testing.T) {
 				t.Errorf("%s: no field %q in %v", c.name, k, raw)
 			}
 		}
+	}
+}
+
+// TestSharedGatewayClientKinds runs the shared gateway as service install
+// writes it (its unit's ExecStart, systemctl faked) in front of the real
+// npm filesystem server, which client add --shared moved out of
+// ~/.claude.json, and connects two MCP clients at once: one at the URL
+// client add wrote for Claude Code (?client=claude-code), one at the bare
+// URL. Claude Code's session gets no MCP coding floor, and write_file
+// passes through and writes; the bare one gets the floor, and write_file
+// is held.
+func TestSharedGatewayClientKinds(t *testing.T) {
+	fsServer := testenv.NodeBin(t, "mcp-server-filesystem")
+	useFakeManager(t, "linux", &fakeManager{})
+	home, dir := t.TempDir(), t.TempDir()
+	t.Chdir(t.TempDir())
+	env := map[string]string{"HOME": home}
+	addr := freeAddr(t)
+	claudeJSON := filepath.Join(home, ".claude.json")
+	writeFile(t, claudeJSON, `{"mcpServers": {"files": {"command": "`+fsServer+`", "args": ["`+dir+`"]}}}`)
+	if out, stderr, code := runEnv(t, env, "service", "install", "--command", fakeCapbroker(t), "--addr", addr); code != 0 {
+		t.Fatalf("service install: exit %d\n%s\n%s", code, out, stderr)
+	}
+	if out, stderr, code := runEnv(t, env, "client", "add", "claude-code", "--shared", "--addr", addr); code != 0 {
+		t.Fatalf("client add --shared: exit %d\n%s\n%s", code, out, stderr)
+	}
+	unit, _ := os.ReadFile(filepath.Join(home, ".config", "systemd", "user", "capbroker-gateway.service"))
+	_, execStart, _ := strings.Cut(string(unit), "ExecStart=")
+	execStart, _, _ = strings.Cut(execStart, "\n")
+	args := strings.Fields(execStart)[1:]
+	if slices.Contains(args, "--client") {
+		t.Errorf("the unit forces a client kind on every client: %s", execStart)
+	}
+	runSharedGateway(t, home, addr, append(args, "--start-wait", "1m")...)
+	var doc struct {
+		MCPServers map[string]struct{ URL string } `json:"mcpServers"`
+	}
+	data, _ := os.ReadFile(claudeJSON)
+	if err := json.Unmarshal(data, &doc); err != nil || doc.MCPServers["capbroker"].URL != "http://"+addr+"/mcp?client=claude-code" {
+		t.Fatalf("~/.claude.json: %v\n%s", err, data)
+	}
+	connect := func(url string) *mcp.ClientSession {
+		t.Helper()
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).
+			Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
+		if err != nil {
+			t.Fatalf("connecting to %s: %v", url, err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	code, bare := connect(doc.MCPServers["capbroker"].URL), connect("http://"+addr+"/mcp")
+	names := func(cs *mcp.ClientSession) []string {
+		t.Helper()
+		res, err := cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, tl := range res.Tools {
+			out = append(out, tl.Name)
+		}
+		return out
+	}
+	if got := names(code); slices.Contains(got, "files__list_directory") {
+		t.Errorf("Claude Code's first list %v has the MCP coding floor", got)
+	}
+	if got := names(bare); !slices.Contains(got, "files__list_directory") {
+		t.Errorf("the bare client's first list %v lacks the coding floor", got)
+	}
+	call := func(cs *mcp.ClientSession, path string) (string, bool) {
+		t.Helper()
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "files__write_file", Arguments: map[string]any{"path": path, "content": "hi"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := ""
+		for _, c := range res.Content {
+			if tc, ok := c.(*mcp.TextContent); ok {
+				text += tc.Text
+			}
+		}
+		return text, res.IsError
+	}
+	if text, isErr := call(code, filepath.Join(dir, "code.txt")); isErr || !fileExists(filepath.Join(dir, "code.txt")) {
+		t.Errorf("Claude Code's write_file: %v %s", isErr, text)
+	}
+	if text, isErr := call(bare, filepath.Join(dir, "bare.txt")); !isErr || !strings.Contains(text, "held back") || fileExists(filepath.Join(dir, "bare.txt")) {
+		t.Errorf("the bare client's write_file: %v %s, want held", isErr, text)
 	}
 }
