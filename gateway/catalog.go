@@ -173,7 +173,7 @@ func buildCatalog(ctx context.Context, ups []*upstream, opts *Options, rk *ranki
 				cat.hold(&heldCards, c, opts.Namespace, Held{Server: u.cfg.Name, Tool: t.Name, Kind: HeldIrreversible,
 					Why: fmt.Sprintf("tool %q of server %q is held back: it is irreversible (%s), and the gateway exposes irreversible tools only when allowed; "+
 						"start the gateway with --allow-irreversible, or set \"allowIrreversible\": true on server %q (each call then asks the user), "+
-						"or, for a client that asks its user before each call, start it with --client NAME (capbroker client add writes it)", t.Name, u.cfg.Name, c.RiskFrom, u.cfg.Name),
+						"or, for a client that asks its user before each call, start it with --client NAME (capbroker client add writes it; on a shared gateway, ?client=NAME in the client's URL)", t.Name, u.cfg.Name, c.RiskFrom, u.cfg.Name),
 					Release: fmt.Sprintf("--allow-irreversible, \"allowIrreversible\": true on server %q, or --client claude-code|claude-desktop|vscode|cursor", u.cfg.Name)})
 				continue
 			}

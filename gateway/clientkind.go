@@ -72,15 +72,16 @@ func (c *catalog) forClient(asks bool) *catalog {
 // withOther gives cat, built from ups within serve for the gateway's
 // kind of client, the same snapshot for the other kind, built the first
 // time a session of that kind reads it (most gateways serve one kind and
-// never build it).
-func (g *Gateway) withOther(cat *catalog, ups []*upstream, serve []identity.Profile) {
+// never build it). ctx bounds its background work (embedding its cards),
+// as it bounds cat's.
+func (g *Gateway) withOther(ctx context.Context, cat *catalog, ups []*upstream, serve []identity.Profile) {
 	o := *g.opts
 	o.Client = ""
 	if !cat.asks {
 		o.Client = kindThatAsks
 	}
 	cat.other = sync.OnceValue(func() *catalog {
-		other, err := buildCatalog(context.Background(), ups, &o, g.ranking, serve)
+		other, err := buildCatalog(ctx, ups, &o, g.ranking, serve)
 		if err != nil {
 			g.opts.Logger.Error("building the catalog for another kind of client; serving it the gateway's", "error", err)
 			return cat

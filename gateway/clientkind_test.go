@@ -92,3 +92,47 @@ func findAnswerOf(t *testing.T, cs *mcp.ClientSession, query string) findAnswer 
 	}
 	return ans
 }
+
+// TestFleetClientKind: a session opened as claude-code on one replica is
+// served as claude-code by another, which rebuilds it from the database
+// though its requests no longer name the kind: alpha's irreversible
+// delete_all stays a match there, and runs; a bare session is held.
+func TestFleetClientKind(t *testing.T) {
+	for _, db := range persistentStores {
+		t.Run(db.name, func(t *testing.T) {
+			open := db.db(t)
+			replica := func() string {
+				st := open()
+				t.Cleanup(func() { st.Close() })
+				ss := NewStoreSessions(st, &StoreOptions{Task: "fleet test"})
+				t.Cleanup(func() { ss.Close() })
+				g := startGateway(t, []ServerConfig{testServer("alpha")}, &Options{Mode: ModeAuto, Family: policy.General, Store: ss, Trace: ss})
+				return serveHTTP(t, g, nil)
+			}
+			urlA, urlB := replica(), replica()
+			b := &balancer{headers: map[string]string{ClientHeader: "claude-code"}}
+			b.to(urlA)
+			cs := connectVia(t, b)
+			b.mu.Lock()
+			b.headers = nil
+			b.mu.Unlock()
+			matched := func(ans findAnswer) bool {
+				return slices.ContainsFunc(ans.Matches, func(f found) bool { return f.Name == "alpha__delete_all" })
+			}
+			if ans := findAnswerOf(t, cs, "delete every record"); !matched(ans) {
+				t.Fatalf("claude-code on the first replica: %+v", ans)
+			}
+			b.to(urlB)
+			if ans := findAnswerOf(t, cs, "delete every record"); !matched(ans) || len(ans.Held) > 0 {
+				t.Errorf("claude-code on the second replica: %+v", ans)
+			}
+			if text, isErr := callText(t, cs, "alpha__delete_all", nil); isErr || text != "deleted" {
+				t.Errorf("delete_all on the second replica: %v %q", isErr, text)
+			}
+			bare := connectVia(t, &balancer{host: strings.TrimSuffix(strings.TrimPrefix(urlB, "http://"), "/mcp")})
+			if ans := findAnswerOf(t, bare, "delete every record"); matched(ans) || len(ans.Held) == 0 {
+				t.Errorf("a bare session: %+v, want delete_all held", ans)
+			}
+		})
+	}
+}

@@ -608,7 +608,7 @@ func (g *Gateway) refresh(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	g.withOther(cat, ups, serve)
+	g.withOther(ctx, cat, ups, serve)
 	hook(ctx, hookRefreshBuilt, "")
 	if g.shared != nil {
 		// Building it may have pinned tools, or found an approval.
