@@ -166,3 +166,18 @@ func TestFindDownBudget(t *testing.T) {
 		t.Errorf("all up, the answer says %s", b)
 	}
 }
+
+// TestFindNamesUnreachable: a remote server nothing answers at is named
+// unreachable, with why; the test-binary server that is up is not named.
+func TestFindNamesUnreachable(t *testing.T) {
+	web := ServerConfig{Name: "web", URL: "http://127.0.0.1:1/mcp"}
+	g := startGateway(t, []ServerConfig{testServer("alpha"), web}, &Options{Mode: ModeAuto, Family: policy.General, StartTimeout: 5 * time.Second})
+	cs := connect(t, serveHTTP(t, g, nil), nil, nil)
+	text, down := findDown(t, cs, "echo the text back")
+	if down == nil || len(down.Servers) != 1 || down.Servers[0].Name != "web" || !strings.HasPrefix(down.Servers[0].State, "unreachable (") {
+		t.Errorf("find with web unreachable: %s", text)
+	}
+	if text, isErr := callText(t, cs, "web__fetch", nil); !isErr || !strings.Contains(text, `server "web" is not connected`) || !strings.Contains(text, "unreachable: ") {
+		t.Errorf("a call to web: %v %q", isErr, text)
+	}
+}
