@@ -84,7 +84,7 @@
 //
 // # Queries
 //
-// [Encoder.EmbedQueries] embeds search queries without their [Fillers]:
+// [Encoder.EmbedQueries] embeds search queries without their fillers:
 // sentence punctuation, articles, pronouns and the politeness of a
 // request ("could you please …"), whole words only. A pass costs the same
 // for every piece it reads, these are about a quarter of a task's pieces,

@@ -105,12 +105,14 @@ func (e *Encoder) Embed(ctx context.Context, texts []string) ([][]float32, error
 	return e.embed(ctx, texts, e.m.Tok.Encode)
 }
 
-// Fillers are the words [Encoder.EmbedQueries] leaves out of a query:
-// sentence punctuation, articles, pronouns and the politeness of a
-// request ("could you please find the …"). A forward pass costs the same
-// for every piece it reads, and these carry nothing a search for a tool
-// needs.
-var Fillers = []string{
+// fillerWords are the words [Encoder.EmbedQueries] leaves out of a
+// query: sentence punctuation, articles, pronouns and the politeness of
+// a request ("could you please find the …"). A forward pass costs the
+// same for every piece it reads, and these carry nothing a search for a
+// tool needs. Characters that say what a value is (@ of an address, # of
+// an issue, / of a path) and words that can be things (will, may, do)
+// stay.
+var fillerWords = []string{
 	".", ",", "?", "!", ";", ":", "'", "\"", "(", ")",
 	"a", "an", "the",
 	"i", "me", "my", "we", "our", "you", "your", "it", "its", "this", "that", "these", "those",
@@ -118,19 +120,21 @@ var Fillers = []string{
 }
 
 var fillers = func() map[string]bool {
-	m := make(map[string]bool, len(Fillers))
-	for _, w := range Fillers {
+	m := make(map[string]bool, len(fillerWords))
+	for _, w := range fillerWords {
 		m[w] = true
 	}
 	return m
 }()
 
-// EmbedQueries is [Embed] for search queries: each text is read without
-// its [Fillers], which a quarter of a typical task's pieces are, so a
-// query costs about three quarters of its Embed. Cards are embedded with
-// Embed, whole; a query's vector lands as near them either way (ranking
-// by meaning is the same within 0.2 of NDCG@10 on every benchmark set,
-// docs/speed.md). A text of fillers only is read whole.
+// EmbedQueries is [Encoder.Embed] for search queries: each text is read
+// without its fillers (sentence punctuation . , ? ! ; : ' " ( ), a, an,
+// the, I, me, my, we, our, you, your, it, its, this, that, these, those,
+// please, can, could, would, should: whole words only), about a quarter
+// of a typical task's pieces, so a query costs about three quarters of
+// its Embed. Cards are embedded with Embed, whole; ranking by meaning is
+// the same within 0.2 of NDCG@10 on every benchmark set (docs/speed.md).
+// A text of fillers only is read whole.
 func (e *Encoder) EmbedQueries(ctx context.Context, texts []string) ([][]float32, error) {
 	return e.embed(ctx, texts, e.queryPieces)
 }
