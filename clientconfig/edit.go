@@ -261,11 +261,15 @@ func IsSharedGateway(raw json.RawMessage) bool {
 // entry is the gateway's definition in f's shape.
 func entry(f File, gw Gateway, servers string) json.RawMessage {
 	if gw.URL != "" {
-		b, _ := json.Marshal(struct {
+		// Not HTML-escaped: the URL's query reads ?client=x&profile=y.
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		enc.Encode(struct {
 			Type string `json:"type"`
 			URL  string `json:"url"`
 		}{"http", gw.URL})
-		return b
+		return bytes.TrimSpace(b.Bytes())
 	}
 	e := struct {
 		Type    string   `json:"type,omitempty"`

@@ -32,6 +32,15 @@ type Embedder interface {
 	Model() string
 }
 
+// QueryEmbedder is an [Embedder] with a way of its own to embed search
+// queries: the built-in encoder reads a query without its filler words,
+// for a quarter less work. An [Index] embeds queries with EmbedQueries
+// when its embedder has it, and cards always with Embed.
+type QueryEmbedder interface {
+	Embedder
+	EmbedQueries(ctx context.Context, texts []string) ([][]float32, error)
+}
+
 // Environment variables read by [ClientFromEnv].
 const (
 	EnvBaseURL = "CAPBROKER_EMBED_BASE_URL"

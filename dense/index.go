@@ -222,6 +222,15 @@ func (ix *Index) Vectors() *Vectors { return ix.vecs }
 // Embedder returns the index's embedder.
 func (ix *Index) Embedder() Embedder { return ix.e }
 
+// embedQueries embeds query texts, with the embedder's EmbedQueries when
+// it has one (see [QueryEmbedder]).
+func (ix *Index) embedQueries(ctx context.Context, texts []string) ([][]float32, error) {
+	if q, ok := ix.e.(QueryEmbedder); ok {
+		return q.EmbedQueries(ctx, texts)
+	}
+	return ix.e.Embed(ctx, texts)
+}
+
 // EmbedQuery embeds one query within the QueryTimeout.
 func (ix *Index) EmbedQuery(ctx context.Context, query string) ([]float32, error) {
 	if strings.TrimSpace(query) == "" {
@@ -229,7 +238,7 @@ func (ix *Index) EmbedQuery(ctx context.Context, query string) ([]float32, error
 	}
 	ctx, cancel := context.WithTimeout(ctx, ix.o.QueryTimeout)
 	defer cancel()
-	vs, err := ix.e.Embed(ctx, []string{query})
+	vs, err := ix.embedQueries(ctx, []string{query})
 	if err != nil {
 		return nil, fmt.Errorf("embedding query: %w", err)
 	}

@@ -33,7 +33,7 @@ func (ix *Index) EmbedQueries(ctx context.Context, queries []string) ([][]float3
 	}
 	ctx, cancel := context.WithTimeout(ctx, ix.o.QueryTimeout)
 	defer cancel()
-	vs, err := ix.e.Embed(ctx, uniq)
+	vs, err := ix.embedQueries(ctx, uniq)
 	if err != nil {
 		return nil, fmt.Errorf("embedding %d queries: %w", len(uniq), err)
 	}

@@ -48,7 +48,7 @@ func (ix *Index) EmbedQueryParts(ctx context.Context, query string) ([][]float32
 	parts := QueryParts(query)
 	ctx, cancel := context.WithTimeout(ctx, ix.o.QueryTimeout)
 	defer cancel()
-	vs, err := ix.e.Embed(ctx, parts)
+	vs, err := ix.embedQueries(ctx, parts)
 	if err != nil {
 		return nil, fmt.Errorf("embedding query: %w", err)
 	}

@@ -173,3 +173,54 @@ func TestHybridFallsBackOnPartsMismatch(t *testing.T) {
 		t.Errorf("one sentence: %+v, want fused hits", hits)
 	}
 }
+
+// queryRecorder is an embedder with EmbedQueries of its own: it records
+// which texts each method embedded.
+type queryRecorder struct {
+	docs, queries []string
+}
+
+func (r *queryRecorder) Model() string { return "recorder" }
+func (r *queryRecorder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	r.docs = append(r.docs, texts...)
+	return r.vectors(texts), nil
+}
+func (r *queryRecorder) EmbedQueries(_ context.Context, texts []string) ([][]float32, error) {
+	r.queries = append(r.queries, texts...)
+	return r.vectors(texts), nil
+}
+func (r *queryRecorder) vectors(texts []string) [][]float32 {
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		out[i] = wordEmbed(t)
+	}
+	return out
+}
+
+// TestQueriesEmbeddedAsQueries: an index embeds its cards with Embed and
+// every query (one, its parts, a batch) with the embedder's EmbedQueries.
+func TestQueriesEmbeddedAsQueries(t *testing.T) {
+	ctx := context.Background()
+	r := &queryRecorder{}
+	cards := toolCards()
+	ix, err := NewIndex(ctx, cards, r, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.docs) != len(cards) || len(r.queries) != 0 {
+		t.Fatalf("cards: %d texts embedded as documents, %d as queries; want %d and 0", len(r.docs), len(r.queries), len(cards))
+	}
+	if _, err := ix.Search(ctx, "take a screenshot", 3); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ix.EmbedQueryParts(ctx, "Will it rain in Paris tomorrow? Then take a screenshot."); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ix.EmbedQueries(ctx, []string{"send mail", "send mail", "weather"}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"take a screenshot", "Will it rain in Paris tomorrow", "take a screenshot", "send mail", "weather"}
+	if diff := cmp.Diff(want, r.queries); diff != "" || len(r.docs) != len(cards) {
+		t.Errorf("queries embedded (-want +got):\n%s\n%d document texts", diff, len(r.docs))
+	}
+}

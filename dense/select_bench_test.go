@@ -40,6 +40,11 @@ func (c *cachedEmbedder) Embed(ctx context.Context, texts []string) ([][]float32
 	return c.enc.Embed(ctx, texts)
 }
 
+// EmbedQueries embeds queries as the built-in encoder does.
+func (c *cachedEmbedder) EmbedQueries(ctx context.Context, texts []string) ([][]float32, error) {
+	return c.enc.EmbedQueries(ctx, texts)
+}
+
 // newCachedEmbedder gives each card a random vector (seeded: the same
 // every run) and encodes queries with enc.
 func newCachedEmbedder(enc *encoder.Encoder, cards []card.Card) *cachedEmbedder {

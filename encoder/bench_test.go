@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/capbroker/capbroker/encoder/internal/bert"
 	"github.com/capbroker/capbroker/encoder/internal/tensor"
@@ -85,6 +86,41 @@ func BenchmarkTask(b *testing.B) {
 			}
 			b.ReportMetric(float64(n), "tokens")
 			b.ReportMetric(float64(testenv.CPUTime()-cpu0)/1e6/float64(b.N), "cpu-ms/op")
+		})
+	}
+}
+
+// coldBytes is written between the passes of BenchmarkTaskCold: more
+// than the last-level cache holds, as a server's other work between two
+// queries evicts the weights.
+var coldBytes = make([]byte, 48<<20)
+
+// BenchmarkTaskCold is BenchmarkTask with the caches cold: 48 MB are
+// written between passes (not counted), so each pass reads the packed
+// weights from memory, as a server's query does. cpu-ms/op is the
+// pass's CPU alone.
+func BenchmarkTaskCold(b *testing.B) {
+	defer restoreKernels()
+	ctx := context.Background()
+	for _, k := range kernels() {
+		if k.name == "go" {
+			continue // the float loops are compute-bound
+		}
+		e := fresh(b, k.pack)
+		b.Run("kernel="+k.name, func(b *testing.B) {
+			k.run()
+			var cpu time.Duration
+			for i := 0; b.Loop(); i++ {
+				for j := 0; j < len(coldBytes); j += 64 {
+					coldBytes[j] += byte(i)
+				}
+				c0 := testenv.CPUTime()
+				if _, err := e.Embed(ctx, []string{task20}); err != nil {
+					b.Fatal(err)
+				}
+				cpu += testenv.CPUTime() - c0
+			}
+			b.ReportMetric(float64(cpu)/1e6/float64(b.N), "cpu-ms/op")
 		})
 	}
 }

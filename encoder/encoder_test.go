@@ -134,3 +134,37 @@ func TestGoldenKernels(t *testing.T) {
 		t.Logf("kernel=%s: worst cosine with the reference over %d inputs: %.5f", k.name, len(gs), worst)
 	}
 }
+
+// TestEmbedQueries: a query is embedded as its text without the fillers,
+// a query of fillers only as written, and Embed (cards) reads every word.
+func TestEmbedQueries(t *testing.T) {
+	ctx := context.Background()
+	e, err := New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Prepare() // every pass on the same kernel
+	for _, tc := range []struct{ query, same string }{
+		{"Could you please read the README at the root of this repo?", "read README at root of repo"},
+		{"I'm curious: can you find any papers on that?", "m curious find any papers on"},
+		{"rename userName to username in auth.go", "rename userName to username in auth go"},
+		{"theme: it", "theme"}, // "the" of "theme" stays
+		{"Could you?", "Could you?"},
+	} {
+		got, err := e.EmbedQueries(ctx, []string{tc.query})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := e.Embed(ctx, []string{tc.same})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got[0], want[0]) {
+			t.Errorf("EmbedQueries(%q) differs from Embed(%q): cosine %.6f", tc.query, tc.same, cosine(got[0], want[0]))
+		}
+		whole, _ := e.Embed(ctx, []string{tc.query})
+		if tc.query != tc.same && cosine(got[0], whole[0]) > 0.99999 {
+			t.Errorf("EmbedQueries(%q) read every word", tc.query)
+		}
+	}
+}

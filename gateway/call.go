@@ -47,11 +47,11 @@ func (s *session) guard(next mcp.MethodHandler) mcp.MethodHandler {
 		if s.mode == ModeAll {
 			// Every offered tool is listed; a held one gets told why, and
 			// a name that is not a gateway name is resolved.
-			if h, held := s.g.catalog().heldTool(p.Name); held {
+			if h, held := s.catalog().heldTool(p.Name); held {
 				s.traceRefused(p.Name, "held", h.Why)
 				return errorResult(h.Why), nil
 			}
-			if _, ok := s.g.catalog().tools[p.Name]; !ok {
+			if _, ok := s.catalog().tools[p.Name]; !ok {
 				return s.callByName(ctx, ss, p.Name, p.Arguments, p.Meta)
 			}
 			s.registerAll(p.Name)
@@ -74,7 +74,7 @@ func (s *session) guard(next mcp.MethodHandler) mcp.MethodHandler {
 // is refused with why and what releases it; an ambiguous or unknown name
 // is refused with the candidates.
 func (s *session) callByName(ctx context.Context, ss *mcp.ServerSession, name string, args json.RawMessage, meta mcp.Meta) (*mcp.CallToolResult, error) {
-	cat := s.g.catalog()
+	cat := s.catalog()
 	allow := s.withinLimits(cat)
 	target, cands := cat.resolveName(name, allow)
 	if target == "" {
@@ -132,12 +132,10 @@ func (s *session) unknownName(name string, cands []string) *mcp.CallToolResult {
 
 // downServer returns the server a called name is prefixed with (in any
 // form nameForms gives) when it is one the gateway fronts but is not
-// connected, with why; "" otherwise, and for a session kept within
-// profiles (which may not know that server).
+// connected, with why (as find_capability's "down" says it); "" otherwise,
+// and for a server outside the profiles the session keeps within (see
+// couldUse).
 func (s *session) downServer(name string) (string, string) {
-	if len(s.limitRefs()) > 0 {
-		return "", ""
-	}
 	for _, f := range nameForms(name) {
 		head, _, ok := strings.Cut(f, card.Separator)
 		if !ok || head == "" {
@@ -148,14 +146,14 @@ func (s *session) downServer(name string) (string, string) {
 				continue
 			}
 			st := u.status()
-			if st.Connected {
+			if st.Connected || !s.couldUse(u.cfg.Name) {
 				return "", ""
 			}
-			why := "still starting"
-			if st.Error != "" {
-				why = clip(u.redact(st.Error), 300)
+			state, _ := upstreamState(u, st)
+			if state == "starting" {
+				return u.cfg.Name, "still starting"
 			}
-			return u.cfg.Name, why
+			return u.cfg.Name, state + ": " + clip(u.redact(st.Error), 300)
 		}
 	}
 	return "", ""
@@ -172,7 +170,7 @@ func quoteAll(names []string) []string {
 // traceRefused records a call the gateway refused without reaching an
 // upstream.
 func (s *session) traceRefused(name, outcome, msg string) {
-	cat := s.g.catalog()
+	cat := s.catalog()
 	exposed := s.exposedNames(cat)
 	s.g.opts.Trace.Record(context.Background(), Event{Session: s.key, Kind: "call", Mode: string(s.mode), Tool: name,
 		Outcome: outcome, Failure: msg, Exposed: exposed, TokensExposed: cat.tokens(exposed), TokensFull: cat.fullTokens,
@@ -192,7 +190,7 @@ func (s *session) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 // trace's reason: "called by name").
 func (g *Gateway) callTool(ctx context.Context, s *session, ss *mcp.ServerSession, name string, args json.RawMessage, meta mcp.Meta, how string) (*mcp.CallToolResult, error) {
 	start := time.Now()
-	cat := g.catalog()
+	cat := s.catalog()
 	e, ok := cat.tools[name]
 	if !ok {
 		if h, held := cat.heldTool(name); held {
@@ -220,7 +218,7 @@ func (g *Gateway) callTool(ctx context.Context, s *session, ss *mcp.ServerSessio
 		record("bad_arguments")
 		return errorResult(fmt.Sprintf("%s: %s; send the arguments as a JSON object matching its input schema: %s", name, bad, compactSchema(e))), nil
 	}
-	if e.card.Risk == card.RiskIrreversible && !g.opts.client().AsksEachCall {
+	if e.card.Risk == card.RiskIrreversible && !s.clientProfile().AsksEachCall {
 		if msg := g.confirm(ctx, ss, e, args); msg != "" {
 			record("denied")
 			return errorResult(msg), nil

@@ -77,6 +77,12 @@ type templateEntry struct {
 
 // catalog is an immutable snapshot of everything the upstreams offer.
 type catalog struct {
+	// asks: built for a client that asks its user before each call
+	// (irreversible tools pass through); other is the same snapshot built
+	// for a client that does not, or the reverse, built on first use by
+	// a session of that kind (nil: none; see clientkind.go).
+	asks     bool
+	other    func() *catalog
 	tools    map[string]*toolEntry
 	names    []string // tool names, sorted
 	held     []card.Warning
@@ -137,6 +143,7 @@ func buildCatalog(ctx context.Context, ups []*upstream, opts *Options, rk *ranki
 		tools: map[string]*toolEntry{}, prompts: map[string]*promptEntry{},
 		resources: map[string]*resourceEntry{}, templates: map[string]*templateEntry{},
 		heldTools: map[string]*Held{},
+		asks:      opts.client().AsksEachCall,
 	}
 	var heldCards []card.Card
 	pinned := holdChanged(ups, opts, cat, &heldCards)
@@ -166,7 +173,7 @@ func buildCatalog(ctx context.Context, ups []*upstream, opts *Options, rk *ranki
 				cat.hold(&heldCards, c, opts.Namespace, Held{Server: u.cfg.Name, Tool: t.Name, Kind: HeldIrreversible,
 					Why: fmt.Sprintf("tool %q of server %q is held back: it is irreversible (%s), and the gateway exposes irreversible tools only when allowed; "+
 						"start the gateway with --allow-irreversible, or set \"allowIrreversible\": true on server %q (each call then asks the user), "+
-						"or, for a client that asks its user before each call, start it with --client NAME (capbroker client add writes it)", t.Name, u.cfg.Name, c.RiskFrom, u.cfg.Name),
+						"or, for a client that asks its user before each call, start it with --client NAME (capbroker client add writes it; on a shared gateway, ?client=NAME in the client's URL)", t.Name, u.cfg.Name, c.RiskFrom, u.cfg.Name),
 					Release: fmt.Sprintf("--allow-irreversible, \"allowIrreversible\": true on server %q, or --client claude-code|claude-desktop|vscode|cursor", u.cfg.Name)})
 				continue
 			}

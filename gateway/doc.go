@@ -103,10 +103,13 @@
 // [Options.FindBudget] tokens ([DefaultFindBudget], 800). The answer is
 // compact JSON: per match its name, one line of description, its
 // confidence, a short reason, and, for the confident matches (high,
-// medium) alone, its input schema; matching held tools one line each.
-// Only confident matches join the session's list; the others stay
-// callable by name. Past the budget, reasons go first, then schemas, then
-// low matches.
+// medium) alone, its input schema; matching held tools one line each;
+// under "down", the servers the session could use that are not
+// connected (their tools may be missing; absent when all are up, and a
+// server outside the session's profiles is never named). Only confident
+// matches join the session's list; the others stay callable by name.
+// Past the budget, reasons go first, then the down servers' errors, then
+// schemas, then low matches.
 //
 // # Calls by name
 //
@@ -120,7 +123,8 @@
 // (FS.Read-File), the bare upstream name when one server has it. An
 // ambiguous or misspelt name is refused with "did you mean" and the
 // candidates; a name close to nothing, with find_capability; a name of a
-// server that is not connected, with that and why. A session
+// server the session could use that is not connected, with that and
+// why. A session
 // kept within profiles resolves loose and bare names among the tools
 // they allow, suggests only those, and refuses a prefixed name of
 // another tool as outside the profile. Arguments
@@ -260,8 +264,9 @@
 // Irreversible tools (by card risk: MCP annotations, else the verb of the
 // name) fit the client. For a client that asks its user before every tool
 // call ([Clients]: claude-code, claude-desktop, vscode, cursor, named by
-// [Options.Client], which "capbroker client add" writes as --client),
-// they pass through: the client's own prompt is the gate, and the gateway
+// [Options.Client], which "capbroker client add" writes as --client, or
+// per HTTP session by [ClientHeader] or ?client=, which "client add
+// --shared" writes in the URL; see clientkind.go), they pass through: the client's own prompt is the gate, and the gateway
 // does not ask again. Elsewhere they are held back unless
 // [Options.AllowIrreversible] or the server's allowIrreversible allows
 // them; an allowed irreversible call asks the user through MCP elicitation

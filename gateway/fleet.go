@@ -54,6 +54,9 @@ type fleet struct {
 type fleetState struct {
 	Mode     Mode   `json:"mode"`
 	PlanTask string `json:"plan_task,omitempty"`
+	// Client is the kind of client the session serves (ClientHeader), ""
+	// for the gateway's.
+	Client string `json:"client,omitempty"`
 	// Init is the client's initialize request, with the protocol version
 	// the gateway agreed to: replayed to rebuild the session.
 	Init *mcp.InitializeParams `json:"init"`
@@ -194,12 +197,15 @@ func (f *fleet) rebuild(ctx context.Context, r *http.Request, id string, serve f
 	if _, err := ParseMode(string(st.Mode)); err != nil {
 		return fmt.Errorf("session %s: stored mode: %w", id, err)
 	}
+	if _, err := ParseClient(st.Client); err != nil {
+		return fmt.Errorf("session %s: stored client: %w", id, err)
+	}
 	anon := m.Key == ""
 	key := m.Key
 	if anon {
 		key = id
 	}
-	s, err := g.newSession(context.WithoutCancel(ctx), key, id, st.Mode, anon, st.PlanTask)
+	s, err := g.newClientSession(context.WithoutCancel(ctx), st.Client, key, id, st.Mode, anon, st.PlanTask)
 	if err != nil {
 		return fmt.Errorf("rebuilding session %s: %w", id, err)
 	}
@@ -367,7 +373,7 @@ func (f *fleet) store(ctx context.Context, s *session, id string, req mcp.Reques
 	if r, ok := res.(*mcp.InitializeResult); ok && r.ProtocolVersion != "" {
 		p.ProtocolVersion = r.ProtocolVersion
 	}
-	st := fleetState{Mode: s.mode, PlanTask: s.planTask, Init: &p}
+	st := fleetState{Mode: s.mode, PlanTask: s.planTask, Client: s.clientKind, Init: &p}
 	m := &store.MCPSession{ID: id, Identity: s.identity}
 	s.mu.Lock()
 	if !s.anon {

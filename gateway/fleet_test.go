@@ -38,10 +38,10 @@ func (b *balancer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	b.mu.Lock()
 	r.URL.Host, r.Host = b.host, b.host
-	b.mu.Unlock()
 	for k, v := range b.headers {
 		r.Header.Set(k, v)
 	}
+	b.mu.Unlock()
 	return http.DefaultTransport.RoundTrip(r)
 }
 

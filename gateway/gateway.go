@@ -138,7 +138,11 @@ type Options struct {
 	// add" does (see Clients; "" for none). A client that asks its user
 	// before each call gets irreversible tools passed through, unasked by
 	// the gateway; one with file tools of its own gets no coding floor.
+	// Over HTTP a session may name its own (ClientHeader, ?client=).
 	Client string
+	// floors are Floors as given, before Client's kind changed them (a
+	// session of another kind starts from them; see clientkind.go).
+	floors map[policy.Family][]string
 	// Always pins tools into every session's list from the start: server
 	// names (all their tools), gateway tool names, or tool names
 	// (capbroker.yaml's always:). Servers with "alwaysLoad": true and
@@ -230,6 +234,7 @@ func (o *Options) resolved() *Options {
 	if r.FindK <= 0 {
 		r.FindK = DefaultFindK
 	}
+	r.floors = r.Floors
 	if r.client().FileTools {
 		r.Floors = noFileFloor(r.Floors)
 	}
@@ -598,10 +603,12 @@ func (g *Gateway) refresh(ctx context.Context) error {
 	g.gen++
 	gen := g.gen
 	g.mu.Unlock()
-	cat, err := buildCatalog(ctx, g.upstreams(), g.opts, g.ranking, g.currentProfiles().Serve)
+	ups, serve := g.upstreams(), g.currentProfiles().Serve
+	cat, err := buildCatalog(ctx, ups, g.opts, g.ranking, serve)
 	if err != nil {
 		return err
 	}
+	g.withOther(ctx, cat, ups, serve)
 	hook(ctx, hookRefreshBuilt, "")
 	if g.shared != nil {
 		// Building it may have pinned tools, or found an approval.
@@ -633,7 +640,7 @@ func (g *Gateway) refresh(ctx context.Context) error {
 	// Each sync reads the catalog in use then, so a session synced here
 	// after a newer refresh still ends up with the newest catalog.
 	for _, s := range sessions {
-		s.addPins(cat)
+		s.addPins(s.catalog())
 		s.sync()
 	}
 	return nil

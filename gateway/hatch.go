@@ -66,6 +66,10 @@ type findAnswer struct {
 	Held   []heldFound `json:"held,omitempty"`
 	Reason string      `json:"reason,omitempty"`
 	Next   string      `json:"next,omitempty"`
+	// Down names the servers the session could use that are not
+	// connected: their tools may be missing (see down.go). Absent when
+	// all are up.
+	Down *downAnswer `json:"down,omitempty"`
 }
 
 // DefaultFindK is how many matches a find_capability answer holds by
@@ -124,7 +128,7 @@ func (s *session) find(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 		return errorResult("find_capability: give a query: what the capability should do, in plain words"), nil
 	}
 	k := s.g.findK(a.Query, a.K)
-	cat := s.g.catalog()
+	cat := s.catalog()
 	start := time.Now()
 	rctx, note := withRankNote(ctx)
 	res := cat.broker.Find(rctx, a.Query, k)
@@ -143,7 +147,7 @@ func (s *session) find(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Call
 			}
 		}
 	}
-	out := s.g.findAnswer(cat, a.Query, res.Reason, cands, held, s.mode, s.g.findBudget())
+	out := s.g.findAnswer(cat, a.Query, res.Reason, cands, held, s.downServers(), s.mode, s.g.findBudget())
 	if taskNote != "" {
 		out.Reason = taskNote + "; " + out.Reason
 	}
@@ -193,9 +197,11 @@ func (g *Gateway) findBudget() int {
 // or medium: those join the session's list; a low one stays callable by
 // name, and a call with bad arguments is told its schema). When the
 // answer outgrows the budget, the last matches lose their schema, then
-// their place; the held tools come one line each.
-func (g *Gateway) findAnswer(cat *catalog, query, reason string, matches []policy.Capability, held []Held, mode Mode, budget int) findAnswer {
-	out := findAnswer{Matches: []found{}}
+// their place; the held tools come one line each. down (nil when every
+// server is up) names the servers not connected, their errors dropped
+// first when over budget.
+func (g *Gateway) findAnswer(cat *catalog, query, reason string, matches []policy.Capability, held []Held, down *downAnswer, mode Mode, budget int) findAnswer {
+	out := findAnswer{Matches: []found{}, Down: down}
 	for _, h := range held {
 		if len(out.Held) == maxHeld {
 			break
@@ -253,6 +259,9 @@ func (g *Gateway) findAnswer(cat *catalog, query, reason string, matches []polic
 	// a name the agent sees is worth more than anything said about it.
 	for i := len(out.Matches) - 1; i >= 0 && size() > budget; i-- {
 		out.Matches[i].Reason = ""
+	}
+	if out.Down != nil && size() > budget {
+		out.Down.shorten()
 	}
 	for i := len(out.Matches) - 1; i >= 0 && size() > budget; i-- {
 		out.Matches[i].InputSchema = nil

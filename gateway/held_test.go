@@ -211,8 +211,8 @@ func TestHeldFoundByMeaning(t *testing.T) {
 	}
 }
 
-// queryCounter is the built-in encoder counting the texts it embeds in
-// calls of a few texts (queries).
+// queryCounter is the built-in encoder counting the query texts it
+// embeds: every text of EmbedQueries, and those of Embed calls of a few.
 type queryCounter struct {
 	*encoder.Encoder
 	texts atomic.Int64
@@ -223,6 +223,12 @@ func (c *queryCounter) Embed(ctx context.Context, texts []string) ([][]float32, 
 		c.texts.Add(int64(len(texts)))
 	}
 	return c.Encoder.Embed(ctx, texts)
+}
+
+// EmbedQueries counts every text: queries are embedded here.
+func (c *queryCounter) EmbedQueries(ctx context.Context, texts []string) ([][]float32, error) {
+	c.texts.Add(int64(len(texts)))
+	return c.Encoder.EmbedQueries(ctx, texts)
 }
 
 // TestFindEmbedsQueryOnce: a query's vector is remembered, so a find of a

@@ -34,6 +34,10 @@ const (
 	// ModeHeader (or the query parameter "mode") overrides the gateway's
 	// exposure mode for the session: auto, search, call or all.
 	ModeHeader = "Capbroker-Mode"
+	// ClientHeader (or the query parameter "client", see clientkind.go)
+	// names the kind of client the session serves, overriding
+	// Options.Client.
+
 	// PlanTaskHeader (or the query parameter "plan_task") names the plan
 	// task whose tools the session starts with (see [Options.PlanTasks]).
 	PlanTaskHeader = "Capbroker-Plan-Task"
@@ -130,7 +134,7 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 		if anon {
 			key = id
 		}
-		s, err := g.newSession(r.Context(), key, id, mode, anon, requestPlanTask(r, g.opts.PlanTask))
+		s, err := g.newClientSession(r.Context(), requestClient(r), key, id, mode, anon, requestPlanTask(r, g.opts.PlanTask))
 		if err != nil {
 			g.opts.Logger.Error("opening a session", "error", err)
 			return nil
@@ -195,6 +199,10 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 			}
 		}
 		if why := g.checkRequestProfile(r); why != "" && r.Header.Get("Mcp-Session-Id") == "" {
+			http.Error(w, why, http.StatusBadRequest)
+			return
+		}
+		if why := checkRequestClient(r); why != "" && r.Header.Get("Mcp-Session-Id") == "" {
 			http.Error(w, why, http.StatusBadRequest)
 			return
 		}

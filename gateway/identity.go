@@ -184,7 +184,7 @@ func identityProfile(id *identity.Identity) (profileRef, bool) {
 // another is refused, saying which profile.
 func (g *Gateway) profileMiddleware(s *session) mcp.Middleware {
 	check := func(name string) (bool, string) {
-		e, ok := g.catalog().tools[name]
+		e, ok := s.catalog().tools[name]
 		if !ok {
 			return true, "" // not a tool of an upstream: the gateway's own, or unknown (refused later)
 		}

@@ -45,7 +45,7 @@ func (g *Gateway) hatchTool() *mcp.Tool {
 // the task's selection and the pins. It returns a note for the agent.
 func (s *session) enterTask(ctx context.Context, ref string) (string, error) {
 	g := s.g
-	cat := g.catalog()
+	cat := s.catalog()
 	sel, err := g.planSelection(ctx, cat, ref)
 	if err != nil {
 		return "", err

@@ -157,7 +157,7 @@ func (g *Gateway) keepWithin(s *session, refs ...profileRef) {
 	if first {
 		s.server.AddReceivingMiddleware(g.profileMiddleware(s))
 	}
-	s.addPins(g.catalog())
+	s.addPins(s.catalog())
 	s.sync()
 }
 

@@ -56,7 +56,7 @@ type ranking struct {
 func newRanking(o *Options, rebuild func()) *ranking {
 	r := &ranking{o: o, rebuild: rebuild, soon: make(chan struct{}, 1)}
 	if o.Embedder != nil {
-		r.e = &sharedEmbedder{e: o.Embedder, inflight: map[string]*flight{}}
+		r.e = &sharedEmbedder{e: o.Embedder, inflight: map[textKey]*flight{}}
 	}
 	return r
 }
@@ -380,8 +380,16 @@ func withRankNote(ctx context.Context) (context.Context, *rankNote) {
 type sharedEmbedder struct {
 	e        dense.Embedder
 	mu       sync.Mutex
-	inflight map[string]*flight
+	inflight map[textKey]*flight
 	recent   recentVectors
+}
+
+// textKey is a text and whether it is a search query: the embedder may
+// embed a query otherwise (see dense.QueryEmbedder), so the same text as
+// a card and as a query has two vectors.
+type textKey struct {
+	text  string
+	query bool
 }
 
 // A call of at most recentQueryTexts texts is a query; the vectors of the
@@ -395,18 +403,18 @@ const (
 // recentVectors remembers the vectors of recent query texts, the oldest
 // forgotten first. Its methods are called with sharedEmbedder.mu held.
 type recentVectors struct {
-	v     map[string][]float32
-	order []string // oldest first
+	v     map[textKey][]float32
+	order []textKey // oldest first
 }
 
-func (r *recentVectors) get(text string) ([]float32, bool) {
+func (r *recentVectors) get(text textKey) ([]float32, bool) {
 	v, ok := r.v[text]
 	return v, ok
 }
 
-func (r *recentVectors) put(text string, v []float32) {
+func (r *recentVectors) put(text textKey, v []float32) {
 	if r.v == nil {
-		r.v = make(map[string][]float32, recentQueries)
+		r.v = make(map[textKey][]float32, recentQueries)
 	}
 	if _, ok := r.v[text]; ok {
 		return
@@ -429,6 +437,27 @@ func (s *sharedEmbedder) Model() string { return s.e.Model() }
 
 // Embed implements dense.Embedder.
 func (s *sharedEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	return s.get(ctx, texts, false)
+}
+
+// EmbedQueries implements dense.QueryEmbedder: the embedder's own
+// EmbedQueries when it has one, else its Embed.
+func (s *sharedEmbedder) EmbedQueries(ctx context.Context, texts []string) ([][]float32, error) {
+	_, ok := s.e.(dense.QueryEmbedder)
+	return s.get(ctx, texts, ok)
+}
+
+// call embeds texts with the embedder, as queries or not.
+func (s *sharedEmbedder) call(ctx context.Context, texts []string, query bool) ([][]float32, error) {
+	if query {
+		return s.e.(dense.QueryEmbedder).EmbedQueries(ctx, texts)
+	}
+	return s.e.Embed(ctx, texts)
+}
+
+// get embeds texts (queries or not), from memory when a query's texts
+// were seen lately.
+func (s *sharedEmbedder) get(ctx context.Context, texts []string, query bool) ([][]float32, error) {
 	// Texts of a query seen lately come from memory.
 	var known [][]float32
 	if len(texts) <= recentQueryTexts {
@@ -436,7 +465,7 @@ func (s *sharedEmbedder) Embed(ctx context.Context, texts []string) ([][]float32
 		known = make([][]float32, len(texts))
 		var miss []string
 		for i, t := range texts {
-			if v, ok := s.recent.get(t); ok {
+			if v, ok := s.recent.get(textKey{t, query}); ok {
 				known[i] = v
 			} else {
 				miss = append(miss, t)
@@ -446,7 +475,7 @@ func (s *sharedEmbedder) Embed(ctx context.Context, texts []string) ([][]float32
 		if len(miss) == 0 {
 			return known, nil
 		}
-		got, err := s.embed(ctx, miss)
+		got, err := s.embed(ctx, miss, query)
 		if err != nil {
 			return nil, err
 		}
@@ -455,21 +484,21 @@ func (s *sharedEmbedder) Embed(ctx context.Context, texts []string) ([][]float32
 		for i, t := range texts {
 			if known[i] == nil {
 				known[i] = got[j]
-				s.recent.put(t, got[j])
+				s.recent.put(textKey{t, query}, got[j])
 				j++
 			}
 		}
 		s.mu.Unlock()
 		return known, nil
 	}
-	return s.embed(ctx, texts)
+	return s.embed(ctx, texts, query)
 }
 
 // embed embeds texts, waiting for those another call is embedding
 // rather than embedding them again. A single text is embedded at once.
-func (s *sharedEmbedder) embed(ctx context.Context, texts []string) ([][]float32, error) {
+func (s *sharedEmbedder) embed(ctx context.Context, texts []string, query bool) ([][]float32, error) {
 	if len(texts) == 1 {
-		v, err := s.e.Embed(ctx, texts)
+		v, err := s.call(ctx, texts, query)
 		if err == nil && len(v) != 1 {
 			err = fmt.Errorf("%s returned %d vectors for 1 text", s.e.Model(), len(v))
 		}
@@ -484,19 +513,19 @@ func (s *sharedEmbedder) embed(ctx context.Context, texts []string) ([][]float32
 	)
 	s.mu.Lock()
 	for i, t := range texts {
-		if f, ok := s.inflight[t]; ok {
+		if f, ok := s.inflight[textKey{t, query}]; ok {
 			waits[i] = f
 			continue
 		}
 		f := &flight{done: make(chan struct{})}
-		s.inflight[t] = f
+		s.inflight[textKey{t, query}] = f
 		mine, own, ownIdx = append(mine, f), append(own, t), append(ownIdx, i)
 	}
 	s.mu.Unlock()
 	var err error
 	if len(own) > 0 {
 		var got [][]float32
-		got, err = s.e.Embed(ctx, own)
+		got, err = s.call(ctx, own, query)
 		if err == nil && len(got) != len(own) {
 			err = fmt.Errorf("%s returned %d vectors for %d texts", s.e.Model(), len(got), len(own))
 		}
@@ -508,7 +537,7 @@ func (s *sharedEmbedder) embed(ctx context.Context, texts []string) ([][]float32
 			} else {
 				f.err = err
 			}
-			delete(s.inflight, own[j])
+			delete(s.inflight, textKey{own[j], query})
 			close(f.done)
 		}
 		s.mu.Unlock()

@@ -423,7 +423,7 @@ func gaugeValue(t *testing.T, m *Metrics, name string) float64 {
 func TestSharedEmbedder(t *testing.T) {
 	ctx := context.Background()
 	inner := &gated{Encoder: builtin(t), gate: make(chan struct{})}
-	s := &sharedEmbedder{e: inner, inflight: map[string]*flight{}}
+	s := &sharedEmbedder{e: inner, inflight: map[textKey]*flight{}}
 	var wg sync.WaitGroup
 	res := make([][][]float32, 2)
 	errs := make([]error, 2)
@@ -451,9 +451,44 @@ func TestSharedEmbedder(t *testing.T) {
 	if !slices.Equal(res[0][1], res[1][0]) || len(res[1][1]) == 0 {
 		t.Error("the shared text's vector differs")
 	}
-	failing := &sharedEmbedder{e: failEmbedder{}, inflight: map[string]*flight{}}
+	failing := &sharedEmbedder{e: failEmbedder{}, inflight: map[textKey]*flight{}}
 	if _, err := failing.Embed(ctx, []string{"x", "y"}); err == nil || len(failing.inflight) != 0 {
 		t.Errorf("failure: %v, %d left in flight", err, len(failing.inflight))
+	}
+}
+
+// TestSharedEmbedderQueries: a query is embedded as the encoder embeds
+// queries (without its fillers), a card text whole, and the same text as
+// both keeps two vectors in memory.
+func TestSharedEmbedderQueries(t *testing.T) {
+	ctx := context.Background()
+	enc := builtin(t)
+	s := &sharedEmbedder{e: enc, inflight: map[textKey]*flight{}}
+	const text = "could you please read the file"
+	asCard, err := s.Embed(ctx, []string{text})
+	if err != nil {
+		t.Fatal(err)
+	}
+	asQuery, err := s.EmbedQueries(ctx, []string{text})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCard, _ := enc.Embed(ctx, []string{text})
+	wantQuery, _ := enc.EmbedQueries(ctx, []string{text})
+	if !slices.Equal(asCard[0], wantCard[0]) || !slices.Equal(asQuery[0], wantQuery[0]) {
+		t.Fatal("a vector differs from the encoder's")
+	}
+	if slices.Equal(asCard[0], asQuery[0]) {
+		t.Fatal("the query was embedded as a card")
+	}
+	again, err := s.EmbedQueries(ctx, []string{text})
+	if err != nil || !slices.Equal(again[0], wantQuery[0]) {
+		t.Fatalf("the query again: %v", err)
+	}
+	// An embedder without EmbedQueries embeds queries with Embed.
+	plain := &sharedEmbedder{e: failEmbedder{}, inflight: map[textKey]*flight{}}
+	if _, err := plain.EmbedQueries(ctx, []string{text}); err == nil || err.Error() != "connection refused" {
+		t.Errorf("plain embedder: %v", err)
 	}
 }
 

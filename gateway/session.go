@@ -23,6 +23,9 @@ type session struct {
 	anon   bool // the client gave no name: nothing is stored, nothing shared
 	server *mcp.Server
 	client string // who opened it over HTTP (clientIdentity); "" over stdio
+	// clientKind is the kind of client it serves ([Clients]; see
+	// clientkind.go), "" for the gateway's.
+	clientKind string
 	// id is the MCP session ID (HTTP), identity the name of the identity
 	// that opened the session, if any (see identity.go).
 	id, identity string
@@ -52,11 +55,17 @@ type session struct {
 //
 // Sessions of one name share what they find (see [session.share]).
 func (g *Gateway) newSession(ctx context.Context, key, id string, mode Mode, anon bool, planTask string) (*session, error) {
+	return g.newClientSession(ctx, "", key, id, mode, anon, planTask)
+}
+
+// newClientSession is newSession for a client of kind ([Clients]; "" for
+// the gateway's, Options.Client).
+func (g *Gateway) newClientSession(ctx context.Context, kind, key, id string, mode Mode, anon bool, planTask string) (*session, error) {
+	s := &session{g: g, key: key, id: id, mode: mode, anon: anon, clientKind: kind, sessionState: sessionState{exposed: map[string]bool{}, initial: map[string]bool{}},
+		listed: map[string]string{}, prompts: map[string]string{}, resources: map[string]string{}, templates: map[string]string{}}
 	// cat serves the selection and the trace of the start; the tools
 	// listed always come from the catalog in use (see sync).
-	cat := g.catalog()
-	s := &session{g: g, key: key, id: id, mode: mode, anon: anon, sessionState: sessionState{exposed: map[string]bool{}, initial: map[string]bool{}},
-		listed: map[string]string{}, prompts: map[string]string{}, resources: map[string]string{}, templates: map[string]string{}}
+	cat := s.catalog()
 	caps := &mcp.ServerCapabilities{
 		Logging: &mcp.LoggingCapabilities{},
 		Tools:   &mcp.ToolCapabilities{ListChanged: true},
@@ -142,7 +151,7 @@ func (g *Gateway) newSession(ctx context.Context, key, id string, mode Mode, ano
 					return nil, err
 				}
 			} else {
-				sel = cat.broker.Select(rctx, g.opts.Task, &policy.Options{Family: g.opts.Family})
+				sel = cat.broker.Select(rctx, g.opts.Task, s.selectOptions())
 			}
 			names = merge(g.pinned(cat), sel.Names())
 			if planTask != "" {
@@ -156,7 +165,7 @@ func (g *Gateway) newSession(ctx context.Context, key, id string, mode Mode, ano
 				// Recorded as the session holds it once upstreams have
 				// started: late ones may have added to the selection.
 				g.awaitStart(ctx)
-				cat := g.catalog()
+				cat := s.catalog()
 				s.mu.Lock()
 				names := slices.Clone(s.order)
 				s.mu.Unlock()
@@ -184,7 +193,7 @@ func (g *Gateway) newSession(ctx context.Context, key, id string, mode Mode, ano
 				// Judged once upstreams have started: a tool of one still
 				// starting is not missing.
 				g.awaitStart(ctx)
-				cat := g.catalog()
+				cat := s.catalog()
 				var missing []string
 				for _, n := range names {
 					if _, ok := cat.tools[n]; !ok {

@@ -23,7 +23,7 @@ func (g *Gateway) endSession(s *session, why string) {
 		if pending || !s.inited.Load() {
 			return
 		}
-		cat := g.catalog()
+		cat := s.catalog()
 		e := Event{Session: s.key, Kind: "end", Mode: string(s.mode), Reason: "session ended: " + why,
 			Exposed: exposed, TokensExposed: cat.tokens(exposed), TokensFull: cat.fullTokens, Identity: s.identity, Finds: finds}
 		if s.mode == ModeAll {

@@ -21,7 +21,7 @@ func (s *session) sync() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ready := s.g.isReady() // before the catalog: once ready, the catalog read holds every upstream
-	cat := s.g.catalog()
+	cat := s.catalog()
 	if s.provisional {
 		s.reselectLocked(cat, ready)
 	}
@@ -114,7 +114,7 @@ func (s *session) reselectLocked(cat *catalog, ready bool) {
 			return
 		}
 	} else {
-		sel = cat.broker.Select(context.Background(), g.opts.Task, &policy.Options{Family: g.opts.Family})
+		sel = cat.broker.Select(context.Background(), g.opts.Task, s.selectOptions())
 	}
 	added := s.addLocked(merge(g.pinned(cat), sel.Names()))
 	if len(added) == 0 {
@@ -197,7 +197,7 @@ const (
 // listAll answers tools/list in all mode from the catalog's shared list.
 // The cursor is the last name of the page before.
 func (s *session) listAll(req mcp.Request) (mcp.Result, error) {
-	tools := s.g.catalog().allTools()
+	tools := s.catalog().allTools()
 	start := 0
 	if p, ok := req.GetParams().(*mcp.ListToolsParams); ok && p != nil && p.Cursor != "" {
 		after, err := base64.RawURLEncoding.DecodeString(p.Cursor)
@@ -218,7 +218,7 @@ func (s *session) listAll(req mcp.Request) (mcp.Result, error) {
 // registerAll registers the named tool on an all-mode session's server
 // before its first call, so the SDK can dispatch it.
 func (s *session) registerAll(name string) {
-	e, ok := s.g.catalog().tools[name]
+	e, ok := s.catalog().tools[name]
 	if !ok {
 		return // the SDK answers: unknown tool
 	}

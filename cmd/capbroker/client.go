@@ -165,11 +165,14 @@ func (m *Main) newClientAddCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			// The gateway learns which client it serves (--client): one that
+			// The gateway learns which client it serves (--client, or
+			// ?client= on the shared gateway's URL, per session): one that
 			// asks its user before each call gets irreversible tools passed
 			// through, one with file tools of its own no coding floor.
 			if _, known := gateway.Clients[f.Client]; known && gw.Command != "" {
 				gw.Args = append(gw.Args, "--client", f.Client)
+			} else if known && gw.URL != "" {
+				gw.URL = withQuery(gw.URL, "client", f.Client)
 			}
 			if profile != "" {
 				if err := m.useProfile(&gw, profile); err != nil {
@@ -187,10 +190,8 @@ func (m *Main) newClientAddCmd() *cobra.Command {
 			done := fmt.Sprintf("%s routes through capbroker: %d server(s) moved behind the gateway (%s)", f.Client, len(p.Moved), p.Servers)
 			switch {
 			case !gateway.Clients[f.Client].AsksEachCall:
-			case shared && m.sharedServiceHolds():
-				done += fmt.Sprintf("\nirreversible tools (write, delete, send...) are held: the shared gateway's service runs without --client; capbroker service install --client %s passes them through (%s asks you before each tool call)", f.Client, f.Client)
 			case shared:
-				done += fmt.Sprintf("\nirreversible tools (write, delete, send...) pass through: %s asks you before each tool call (the shared gateway runs with --client, as capbroker service install writes it; --client \"\" has it hold them)", f.Client)
+				done += fmt.Sprintf("\nirreversible tools (write, delete, send...) pass through: %s asks you before each tool call (the URL says ?client=%s to the shared gateway; drop it to have the gateway hold them)", f.Client, f.Client)
 			default:
 				done += fmt.Sprintf("\nirreversible tools (write, delete, send...) pass through: %s asks you before each tool call (gateway --client %s; drop it from the entry to have the gateway hold them)", f.Client, f.Client)
 			}

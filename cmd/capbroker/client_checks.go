@@ -255,22 +255,6 @@ func gatewayCheckLoopback(addr string) error {
 	return nil
 }
 
-// sharedServiceHolds reports whether the installed shared gateway
-// service runs without --client, so that it holds irreversible tools for
-// every client (a service installed before --client, or with --client
-// ""). No service installed: false (service install writes --client).
-func (m *Main) sharedServiceHolds() bool {
-	p, err := m.serviceFile()
-	if err != nil {
-		return false
-	}
-	data, err := os.ReadFile(p)
-	if err != nil {
-		return false
-	}
-	return !strings.Contains(string(data), "--client")
-}
-
 // noteNothingFronted warns when client add moved no server and the
 // servers file holds none: the client's entry would start a gateway
 // fronting nothing. For Claude Code it names the servers of its projects

@@ -418,7 +418,7 @@ replica drains (--drain-delay, --drain-timeout). See docs/fleet.md.`,
 	f.BoolVar(&allowIrreversible, "allow-irreversible", false, "expose irreversible tools of every server (each call asks the user)")
 	f.BoolVar(&holdNew, "hold-new", false, "quarantine tools never seen before (a renamed tool is new) until capbroker approve")
 	f.BoolVar(&confirmUnasked, "confirm-unasked", false, "run irreversible calls for clients that cannot be asked (no elicitation)")
-	f.StringVar(&client, "client", "", "the client this gateway serves (claude-code, claude-desktop, vscode, cursor; client add writes it): one that asks its user before each call gets irreversible tools passed through, one with its own file tools no coding floor")
+	f.StringVar(&client, "client", "", "the client this gateway serves (claude-code, claude-desktop, vscode, cursor; client add writes it): one that asks its user before each call gets irreversible tools passed through, one with its own file tools no coding floor; over HTTP a session's ?client= or Capbroker-Client header names its own")
 	f.StringArrayVar(&always, "always", nil, "pin a server (all its tools) or a tool into every session's list from the start; repeatable (also always: in capbroker.yaml)")
 	f.IntVar(&findK, "find-k", 0, "matches a find_capability answer holds when the agent asks for no number (default 8, and two a step for a task of several)")
 	f.IntVar(&findBudget, "find-budget", gateway.DefaultFindBudget, "most tokens of a find_capability answer (o200k): past it, matches lose their schema, then their place")

@@ -116,9 +116,18 @@ func (m *Main) useProfile(gw *clientconfig.Gateway, name string) error {
 		return usageError{fmt.Errorf("%w; nothing written", err)}
 	}
 	if gw.URL != "" {
-		gw.URL += "?profile=" + url.QueryEscape(name)
+		gw.URL = withQuery(gw.URL, "profile", name)
 		return nil
 	}
 	gw.Args = append(gw.Args, "--profile", name)
 	return nil
+}
+
+// withQuery is u with the query parameter key=value added.
+func withQuery(u, key, value string) string {
+	sep := "?"
+	if strings.Contains(u, "?") {
+		sep = "&"
+	}
+	return u + sep + key + "=" + url.QueryEscape(value)
 }

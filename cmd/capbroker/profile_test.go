@@ -157,7 +157,7 @@ func TestClientAddProfile(t *testing.T) {
 	if out, stderr, code := runEnv(t, env, "client", "add", "claude-code", "--shared", "--profile", "review"); code != 0 {
 		t.Fatalf("--shared: exit %d\n%s\n%s", code, out, stderr)
 	}
-	if u := entry()["url"]; u != "http://127.0.0.1:8931/mcp?profile=review" {
+	if u := entry()["url"]; u != "http://127.0.0.1:8931/mcp?client=claude-code&profile=review" {
 		t.Errorf("--shared --profile: url %v", u)
 	}
 }

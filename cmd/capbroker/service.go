@@ -116,7 +116,7 @@ func (m *Main) serviceFile() (string, error) {
 		return filepath.Join(home, "Library", "LaunchAgents", launchdLabel+".plist"), nil
 	}
 	return "", fmt.Errorf("service: no user service manager capbroker knows on %s; run the shared gateway yourself at logon "+
-		"(Windows: a Task Scheduler task \"At log on\" that runs: capbroker gateway --addr %s --client claude-code), then: capbroker client add CLIENT --shared", serviceGOOS, DefaultSharedAddr)
+		"(Windows: a Task Scheduler task \"At log on\" that runs: capbroker gateway --addr %s), then: capbroker client add CLIENT --shared", serviceGOOS, DefaultSharedAddr)
 }
 
 // systemdUnitText is the unit running command (absolute) with args.
@@ -187,10 +187,12 @@ gateway and servers. Wire clients to it with "capbroker client add CLIENT --shar
              enable --now), a launchd agent on macOS
              (~/Library/LaunchAgents/` + launchdLabel + `.plist; launchctl
              bootstrap). On Windows, create a Task Scheduler task that runs
-             "capbroker gateway --addr ` + DefaultSharedAddr + ` --client claude-code" at log on.
-             --client claude-code: the clients --shared wires (Claude Code,
-             VS Code, Cursor) ask you before each tool call, so irreversible
-             tools pass through; --client "" keeps the gateway's gate.
+             "capbroker gateway --addr ` + DefaultSharedAddr + `" at log on.
+             Each client "client add --shared" wires says which it is in its
+             URL (?client=claude-code): Claude Code, VS Code and Cursor ask
+             you before each tool call, so irreversible tools pass through
+             for them. A client whose URL names none gets the gateway's gate
+             (irreversible tools held), or what --client NAME says.
   status     whether the service is written and running, and the gateway's
              /status (upstreams, tools, sessions)
   uninstall  stops the service and removes it
@@ -239,6 +241,9 @@ func (m *Main) newServiceInstallCmd() *cobra.Command {
 				}
 				args = append(args, "--mcp-config", a)
 			}
+			if old, err := os.ReadFile(path); err == nil && client == "" && strings.Contains(string(old), "--client") {
+				fmt.Fprintln(m.Stderr, "note: the service ran with --client for every client; now each client says which it is in its URL: wire those added with --shared before again (capbroker client add CLIENT --shared), or their irreversible tools are held")
+			}
 			var text string
 			if serviceGOOS == "darwin" {
 				logDir := filepath.Join(m.Getenv("HOME"), "Library", "Logs", "capbroker")
@@ -276,41 +281,9 @@ func (m *Main) newServiceInstallCmd() *cobra.Command {
 			return nil
 		})
 	cmd.Flags().StringVar(&addr, "addr", DefaultSharedAddr, "address the shared gateway listens on (loopback)")
-	cmd.Flags().StringVar(&client, "client", "claude-code", "the clients the shared gateway serves ask their user before each tool call and have file tools of their own (claude-code, vscode and cursor alike): irreversible tools pass through, no MCP coding floor; \"\" keeps the gateway's gate for other clients")
+	cmd.Flags().StringVar(&client, "client", "", "the kind of client a URL without ?client= is served as (claude-code: irreversible tools pass through, no MCP coding floor); by default such clients keep the gateway's gate, and those client add --shared wires say which they are in their URL")
 	cmd.Flags().StringVar(&command, "command", "", "the capbroker the service runs (default: this executable, or the capbroker on $PATH)")
 	cmd.Flags().StringArrayVar(&configs, "mcp-config", nil, "servers file the gateway serves (repeatable; default: the places every command reads)")
-	return cmd
-}
-
-func (m *Main) newServiceStatusCmd() *cobra.Command {
-	var addr string
-	cmd := m.newServiceSubcmd("status", "Whether the shared gateway's service is installed and running", "  capbroker service status",
-		func(ctx context.Context, path string) error {
-			if !fileExists(path) {
-				fmt.Fprintf(m.Stdout, "service: not installed (no %s); capbroker service install writes it\n", path)
-			} else {
-				fmt.Fprintf(m.Stdout, "service: installed (%s)\n", path)
-				st := serviceManagerSteps(path).status
-				out, err := serviceRunner(ctx, st[0], st[1:]...)
-				state := strings.TrimSpace(string(out))
-				if errors.Is(err, errNoManager) {
-					state = "unknown (the service manager is not installed here)"
-				} else if state == "" && err != nil {
-					state = err.Error()
-				}
-				fmt.Fprintf(m.Stdout, "manager: %s\n", firstLine(state, 100))
-			}
-			st, err := sharedGatewayStatus(ctx, addr)
-			if err != nil {
-				// As systemctl status does, a gateway that is not running is
-				// a failure scripts can see.
-				fmt.Fprintf(m.Stdout, "gateway: not answering at http://%s (%v)\n", addr, err)
-				return fmt.Errorf("the shared gateway is not answering at http://%s: %s", addr, serviceStartHint(path))
-			}
-			fmt.Fprintf(m.Stdout, "gateway: answering at http://%s/mcp: %s\n", addr, st)
-			return nil
-		})
-	cmd.Flags().StringVar(&addr, "addr", DefaultSharedAddr, "address of the shared gateway")
 	return cmd
 }
 

@@ -9,11 +9,13 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/capbroker/capbroker/internal/testenv"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // fakeManager stands for systemctl or launchctl: it records the commands
@@ -62,9 +64,9 @@ func TestServiceSystemd(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the unit: %v\n%s", err, out)
 	}
-	// --client claude-code: the clients a shared gateway serves ask their
-	// user before each call, so irreversible tools pass through.
-	for _, want := range []string{"ExecStart=" + bin + " gateway --addr 127.0.0.1:1 --client claude-code\n", "WantedBy=default.target", "Restart=on-failure"} {
+	// No --client: each client says which it is in its URL (?client=,
+	// client add --shared writes it); one that says none keeps the gate.
+	for _, want := range []string{"ExecStart=" + bin + " gateway --addr 127.0.0.1:1\n", "WantedBy=default.target", "Restart=on-failure"} {
 		if !strings.Contains(string(data), want) {
 			t.Errorf("the unit lacks %q:\n%s", want, data)
 		}
@@ -76,6 +78,18 @@ func TestServiceSystemd(t *testing.T) {
 
 	if out, stderr, code := runEnv(t, env, "service", "install", "--command", bin, "--client", "nope"); code != 2 || !strings.Contains(stderr, `unknown client "nope"`) {
 		t.Errorf("install --client nope: exit %d\n%s\n%s", code, out, stderr)
+	}
+	// --client NAME: the kind of the clients whose URL names none. Once
+	// the service runs without it again, install says the clients wired
+	// before must say which they are.
+	if out, stderr, code := runEnv(t, env, "service", "install", "--command", bin, "--addr", "127.0.0.1:1", "--client", "claude-code"); code != 0 || strings.Contains(stderr, "note:") {
+		t.Errorf("install --client claude-code: exit %d\n%s\n%s", code, out, stderr)
+	}
+	if data, _ := os.ReadFile(unit); !strings.Contains(string(data), " gateway --addr 127.0.0.1:1 --client claude-code\n") {
+		t.Errorf("the unit of install --client claude-code:\n%s", data)
+	}
+	if out, stderr, code := runEnv(t, env, "service", "install", "--command", bin, "--addr", "127.0.0.1:1"); code != 0 || !strings.Contains(stderr, "note: the service ran with --client for every client") {
+		t.Errorf("install again without --client: exit %d\n%s\n%s", code, out, stderr)
 	}
 
 	f.calls = nil
@@ -146,7 +160,7 @@ func TestServiceLaunchd(t *testing.T) {
 	if err := xml.Unmarshal(data, &doc); err != nil {
 		t.Fatalf("the plist is not XML: %v\n%s", err, data)
 	}
-	if got := strings.Join(doc.Dict.Array.Strings, " "); got != bin+" gateway --addr 127.0.0.1:8931 --client claude-code" {
+	if got := strings.Join(doc.Dict.Array.Strings, " "); got != bin+" gateway --addr 127.0.0.1:8931" {
 		t.Errorf("ProgramArguments %q", got)
 	}
 	if doc.Dict.Strings[0] != "dev.capbroker.gateway" || !strings.Contains(string(data), "<key>KeepAlive</key><true/>") {
@@ -186,7 +200,7 @@ func TestClientAddShared(t *testing.T) {
 	data, _ := os.ReadFile(claudeJSON)
 	json.Unmarshal(data, &doc)
 	if len(doc.MCPServers) != 1 || string(doc.MCPServers["capbroker"]) == "" ||
-		!strings.Contains(string(data), `"url": "http://127.0.0.1:8931/mcp"`) || strings.Contains(string(data), `"command"`) {
+		!strings.Contains(string(data), `"url": "http://127.0.0.1:8931/mcp?client=claude-code"`) || strings.Contains(string(data), `"command"`) {
 		t.Errorf("~/.claude.json after add --shared:\n%s", data)
 	}
 	m := m0(env)
@@ -201,14 +215,14 @@ func TestClientAddShared(t *testing.T) {
 	if now, _ := os.ReadFile(claudeJSON); code != 0 || strings.Contains(string(now), "8931") || !strings.Contains(string(now), `"web"`) {
 		t.Errorf("remove: exit %d\n%s\n%s", code, out, now)
 	}
-	// A service that runs without --client holds irreversible tools for
-	// every client: add --shared says so, and how to pass them through.
-	if out, stderr, code := runEnv(t, env, "service", "install", "--command", fakeCapbroker(t), "--client", ""); code != 0 {
-		t.Fatalf("service install --client '': exit %d\n%s\n%s", code, out, stderr)
+	// With a profile: both the client and the profile in the URL.
+	if out, stderr, code := runEnv(t, env, "profile", "add", "web-only", "--server", "web"); code != 0 {
+		t.Fatalf("profile add: exit %d\n%s\n%s", code, out, stderr)
 	}
-	out, _, code = runEnv(t, env, "client", "add", "claude-code", "--shared")
-	if code != 0 || strings.Contains(out, "pass through:") || !strings.Contains(out, "are held: the shared gateway's service runs without --client; capbroker service install --client claude-code") {
-		t.Errorf("add --shared with a service without --client: exit %d\n%s", code, out)
+	out, stderr, code = runEnv(t, env, "client", "add", "claude-code", "--shared", "--profile", "web-only")
+	if data, _ := os.ReadFile(claudeJSON); code != 0 || !strings.Contains(string(data), `"url": "http://127.0.0.1:8931/mcp?client=claude-code&profile=web-only"`) ||
+		!strings.Contains(out, "the URL says ?client=claude-code") {
+		t.Errorf("add --shared --profile: exit %d\n%s\n%s\n%s", code, out, stderr, data)
 	}
 	runEnv(t, env, "client", "remove", "claude-code")
 	_, stderr, code = runEnv(t, map[string]string{"HOME": home}, "client", "add", "claude-desktop", "--shared", "--force")
@@ -226,15 +240,31 @@ func TestClientAddShared(t *testing.T) {
 // returns its address once it answers /status.
 func sharedGatewayForTest(t *testing.T) string {
 	t.Helper()
+	home := t.TempDir()
+	servers := filepath.Join(home, "servers.json")
+	writeFile(t, servers, `{"mcpServers": {}}`)
+	return runSharedGateway(t, home, freeAddr(t), "gateway", "--addr", "ADDR", "--mcp-config", servers)
+}
+
+// freeAddr is a free loopback address.
+func freeAddr(t *testing.T) string {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := l.Addr().String()
-	l.Close()
-	home := t.TempDir()
-	servers := filepath.Join(home, "servers.json")
-	writeFile(t, servers, `{"mcpServers": {}}`)
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// runSharedGateway runs capbroker with args (ADDR standing for addr) in
+// home until the test ends, and returns addr once it answers /status.
+func runSharedGateway(t *testing.T, home, addr string, args ...string) string {
+	t.Helper()
+	args = slices.Clone(args)
+	for i := range args {
+		args[i] = strings.ReplaceAll(args[i], "ADDR", addr)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var errb testenv.Buffer
 	m := &Main{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &errb, Getenv: func(k string) string {
@@ -244,7 +274,7 @@ func sharedGatewayForTest(t *testing.T) string {
 		return ""
 	}}
 	done := make(chan error, 1)
-	go func() { done <- m.Run(ctx, []string{"gateway", "--addr", addr, "--mcp-config", servers}) }()
+	go func() { done <- m.Run(ctx, args) }()
 	t.Cleanup(func() { cancel(); <-done })
 	for range 200 {
 		if _, err := sharedGatewayStatus(context.Background(), addr); err == nil {
@@ -258,4 +288,152 @@ func sharedGatewayForTest(t *testing.T) string {
 	}
 	t.Fatalf("the gateway did not answer at %s within 10 s\n%s", addr, errb.String())
 	return ""
+}
+
+// TestServiceStatusJSON: service status --json says what service status
+// prints, as one object with the documented field names, and exits as it
+// does: 1 when the gateway does not answer, installed or not.
+func TestServiceStatusJSON(t *testing.T) {
+	useFakeManager(t, "linux", &fakeManager{answer: func(cmd string) ([]byte, error) {
+		if strings.Contains(cmd, "is-active") {
+			return []byte("active\n"), nil
+		}
+		return nil, nil
+	}})
+	home := t.TempDir()
+	env := map[string]string{"HOME": home}
+	unit := filepath.Join(home, ".config", "systemd", "user", "capbroker-gateway.service")
+	up := sharedGatewayForTest(t)
+	status := func(addr string) (serviceStatus, map[string]any, string, int) {
+		t.Helper()
+		out, stderr, code := runEnv(t, env, "service", "status", "--json", "--addr", addr)
+		var st serviceStatus
+		var raw map[string]any
+		if err := json.Unmarshal([]byte(out), &st); err != nil {
+			t.Fatalf("service status --json: %v\n%s\n%s", err, out, stderr)
+		}
+		json.Unmarshal([]byte(out), &raw)
+		return st, raw, stderr, code
+	}
+	cases := []struct {
+		name      string
+		install   bool
+		addr      string
+		code      int
+		answering bool
+		manager   string
+		start     string
+	}{
+		{"not installed", false, "127.0.0.1:1", 1, false, "", "capbroker service install starts it"},
+		{"installed, answering", true, up, 0, true, "active", ""},
+		{"installed, not answering", true, "127.0.0.1:1", 1, false, "active", "systemctl --user restart capbroker-gateway.service"},
+	}
+	for _, c := range cases {
+		if c.install {
+			writeFile(t, unit, "[Service]\n")
+		}
+		st, raw, stderr, code := status(c.addr)
+		if code != c.code || st.ExitCode != c.code || st.Installed != c.install || st.File != unit || st.Answering != c.answering ||
+			st.Manager != c.manager || st.URL != "http://"+c.addr+"/mcp" || st.Log != "journalctl --user -u capbroker-gateway.service" ||
+			!strings.HasPrefix(st.Start, c.start) {
+			t.Errorf("%s: exit %d, %+v\n%s", c.name, code, st, stderr)
+		}
+		if c.answering != (st.Status != "") || c.answering == (st.Error != "") {
+			t.Errorf("%s: status %q, error %q", c.name, st.Status, st.Error)
+		}
+		for _, k := range []string{"installed", "file", "answering", "addr", "url", "log", "exit_code"} {
+			if _, ok := raw[k]; !ok {
+				t.Errorf("%s: no field %q in %v", c.name, k, raw)
+			}
+		}
+	}
+}
+
+// TestSharedGatewayClientKinds runs the shared gateway as service install
+// writes it (its unit's ExecStart, systemctl faked) in front of the real
+// npm filesystem server, which client add --shared moved out of
+// ~/.claude.json, and connects two MCP clients at once: one at the URL
+// client add wrote for Claude Code (?client=claude-code), one at the bare
+// URL. Claude Code's session gets no MCP coding floor, and write_file
+// passes through and writes; the bare one gets the floor, and write_file
+// is held.
+func TestSharedGatewayClientKinds(t *testing.T) {
+	fsServer := testenv.NodeBin(t, "mcp-server-filesystem")
+	useFakeManager(t, "linux", &fakeManager{})
+	home, dir := t.TempDir(), t.TempDir()
+	t.Chdir(t.TempDir())
+	env := map[string]string{"HOME": home}
+	addr := freeAddr(t)
+	claudeJSON := filepath.Join(home, ".claude.json")
+	writeFile(t, claudeJSON, `{"mcpServers": {"files": {"command": "`+fsServer+`", "args": ["`+dir+`"]}}}`)
+	if out, stderr, code := runEnv(t, env, "service", "install", "--command", fakeCapbroker(t), "--addr", addr); code != 0 {
+		t.Fatalf("service install: exit %d\n%s\n%s", code, out, stderr)
+	}
+	if out, stderr, code := runEnv(t, env, "client", "add", "claude-code", "--shared", "--addr", addr); code != 0 {
+		t.Fatalf("client add --shared: exit %d\n%s\n%s", code, out, stderr)
+	}
+	unit, _ := os.ReadFile(filepath.Join(home, ".config", "systemd", "user", "capbroker-gateway.service"))
+	_, execStart, _ := strings.Cut(string(unit), "ExecStart=")
+	execStart, _, _ = strings.Cut(execStart, "\n")
+	args := strings.Fields(execStart)[1:]
+	if slices.Contains(args, "--client") {
+		t.Errorf("the unit forces a client kind on every client: %s", execStart)
+	}
+	runSharedGateway(t, home, addr, append(args, "--start-wait", "1m")...)
+	var doc struct {
+		MCPServers map[string]struct{ URL string } `json:"mcpServers"`
+	}
+	data, _ := os.ReadFile(claudeJSON)
+	if err := json.Unmarshal(data, &doc); err != nil || doc.MCPServers["capbroker"].URL != "http://"+addr+"/mcp?client=claude-code" {
+		t.Fatalf("~/.claude.json: %v\n%s", err, data)
+	}
+	connect := func(url string) *mcp.ClientSession {
+		t.Helper()
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).
+			Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
+		if err != nil {
+			t.Fatalf("connecting to %s: %v", url, err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	code, bare := connect(doc.MCPServers["capbroker"].URL), connect("http://"+addr+"/mcp")
+	names := func(cs *mcp.ClientSession) []string {
+		t.Helper()
+		res, err := cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, tl := range res.Tools {
+			out = append(out, tl.Name)
+		}
+		return out
+	}
+	if got := names(code); slices.Contains(got, "files__list_directory") {
+		t.Errorf("Claude Code's first list %v has the MCP coding floor", got)
+	}
+	if got := names(bare); !slices.Contains(got, "files__list_directory") {
+		t.Errorf("the bare client's first list %v lacks the coding floor", got)
+	}
+	call := func(cs *mcp.ClientSession, path string) (string, bool) {
+		t.Helper()
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "files__write_file", Arguments: map[string]any{"path": path, "content": "hi"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := ""
+		for _, c := range res.Content {
+			if tc, ok := c.(*mcp.TextContent); ok {
+				text += tc.Text
+			}
+		}
+		return text, res.IsError
+	}
+	if text, isErr := call(code, filepath.Join(dir, "code.txt")); isErr || !fileExists(filepath.Join(dir, "code.txt")) {
+		t.Errorf("Claude Code's write_file: %v %s", isErr, text)
+	}
+	if text, isErr := call(bare, filepath.Join(dir, "bare.txt")); !isErr || !strings.Contains(text, "held back") || fileExists(filepath.Join(dir, "bare.txt")) {
+		t.Errorf("the bare client's write_file: %v %s, want held", isErr, text)
+	}
 }

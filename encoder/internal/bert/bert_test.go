@@ -2,6 +2,7 @@ package bert
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -235,6 +236,43 @@ func TestTokenizer(t *testing.T) {
 		}
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("Encode(%q) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestEncodeSkipping: whole words are skipped, never a piece of one, and
+// a text of skipped words only keeps them all.
+func TestEncodeSkipping(t *testing.T) {
+	vocab := []string{"[PAD]"}
+	for len(vocab) < 110 {
+		vocab = append(vocab, fmt.Sprintf("[unused%d]", len(vocab)))
+	}
+	vocab[idUnk], vocab[idCLS], vocab[idSEP] = "[UNK]", "[CLS]", "[SEP]"
+	ids := map[string]int32{}
+	for _, w := range []string{"the", "##me", "file", "read", "?", ".", "go", "a", "##b"} {
+		ids[w] = int32(len(vocab))
+		vocab = append(vocab, w)
+	}
+	tok := NewTokenizer(vocab)
+	skip := map[string]bool{"the": true, "?": true, "a": true, ".": true}
+	for _, tc := range []struct {
+		in   string
+		want []string
+	}{
+		{"read the file?", []string{"read", "file"}},
+		{"THE file", []string{"file"}},                   // words are compared lowercase
+		{"theme file", []string{"the", "##me", "file"}},  // a piece of a longer word stays
+		{"ab a", []string{"a", "##b"}},                   // "a" alone goes, "a" of "ab" stays
+		{"read file.go", []string{"read", "file", "go"}}, // punctuation is a word of its own
+		{"the?", []string{"the", "?"}},                   // nothing left: the text as it is
+		{"", nil},
+	} {
+		var want []int32
+		for _, w := range tc.want {
+			want = append(want, ids[w])
+		}
+		if got := tok.EncodeSkipping(tc.in, skip); !slices.Equal(got, want) {
+			t.Errorf("EncodeSkipping(%q) = %v, want %v", tc.in, got, want)
 		}
 	}
 }

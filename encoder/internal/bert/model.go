@@ -96,12 +96,20 @@ func (m *Model) packNow() {
 	m.pack.once.Do(func() {
 		m.pack.mu.Lock()
 		defer m.pack.mu.Unlock()
+		// All the packed layers in one arena: huge pages where the OS
+		// gives them (see tensor.Arena).
+		n := 0
 		for i := range m.Layers {
 			l := &m.Layers[i]
-			l.QKV.Pack()
-			l.Out.Pack()
-			l.FF1.Pack()
-			l.FF2.Pack()
+			n += l.QKV.PackSize() + l.Out.PackSize() + l.FF1.PackSize() + l.FF2.PackSize()
+		}
+		a := tensor.NewArena(n)
+		for i := range m.Layers {
+			l := &m.Layers[i]
+			l.QKV.PackIn(a)
+			l.Out.PackIn(a)
+			l.FF1.PackIn(a)
+			l.FF2.PackIn(a)
 		}
 		if m.Layers[0].QKV.P8 != nil {
 			m.findOutliers()

@@ -69,6 +69,24 @@ func (t *Tokenizer) Encode(text string) []int32 {
 	return ids
 }
 
+// EncodeSkipping is Encode without the words skip holds: words as step 4
+// above splits them, lowercase and without accents, so a punctuation
+// character is a word of its own. A word is skipped whole, never a piece
+// of one ("the" goes, "theme" stays). When every word would be skipped it
+// returns Encode(text): a text keeps at least what it has.
+func (t *Tokenizer) EncodeSkipping(text string, skip map[string]bool) []int32 {
+	var ids []int32
+	for _, w := range words(normalize(text)) {
+		if !skip[w] {
+			ids = t.appendWord(ids, w)
+		}
+	}
+	if len(ids) == 0 {
+		return t.Encode(text)
+	}
+	return ids
+}
+
 // appendWord appends the pieces of one word.
 func (t *Tokenizer) appendWord(ids []int32, w string) []int32 {
 	if utf8.RuneCountInString(w) > maxWordRunes {

@@ -117,15 +117,15 @@ func (p *Packed8) setOutliers(l *Linear, cols []int) {
 
 // pack8 lays l's int8 weights out for the 8-bit kernel (levels 255) or
 // the 7-bit one (127: q7.go); the layout is the same.
-func (l *Linear) pack8(levels int) {
+func (l *Linear) pack8(a *Arena, levels int) {
 	in, out := l.In, l.Out
 	groups := in / Group
 	p := &Packed8{
 		Levels: levels,
-		Q:      make([]int8, in*out),
-		Scale:  make([]float32, out*groups),
-		WSum:   make([]int32, out*groups),
-		Wt:     make([]float32, MaxOutliers*out),
+		Q:      arenaSlice[int8](a, in*out),
+		Scale:  arenaSlice[float32](a, out*groups),
+		WSum:   arenaSlice[int32](a, out*groups),
+		Wt:     arenaSlice[float32](a, MaxOutliers*out),
 	}
 	// Quads of int8 move as one uint32.
 	src := unsafe.Slice((*uint32)(unsafe.Pointer(&l.W.Q[0])), in*out/4)

@@ -31,6 +31,20 @@ type Packed struct {
 	Scale []float32
 }
 
+// PackSize is how many bytes of an [Arena] [Linear.PackIn] takes with
+// the kernels in use now (0 when l cannot be packed).
+func (l *Linear) PackSize() int {
+	if !l.CanPack() {
+		return 0
+	}
+	in, out := l.In, l.Out
+	groups := in / Group
+	if UseVNNI || UseU7 && UseAVX2 {
+		return arenaSize[int8](in*out) + 2*arenaSize[float32](out*groups) + arenaSize[float32](MaxOutliers*out)
+	}
+	return arenaSize[int8](in*out) + arenaSize[float32](out*groups)
+}
+
 // CanPack reports whether l's weights can run on the integer kernels:
 // int8, whole groups, outputs in pairs of blocks.
 func (l *Linear) CanPack() bool {
@@ -41,21 +55,25 @@ func (l *Linear) CanPack() bool {
 // model packs its layers on first use): for the 8-bit kernel where it
 // runs (UseVNNI), else for the int16 ones. It does nothing if they
 // cannot run there ([Linear.CanPack]).
-func (l *Linear) Pack() {
+func (l *Linear) Pack() { l.PackIn(nil) }
+
+// PackIn is [Linear.Pack] with the packed arrays cut from a (nil: the
+// heap).
+func (l *Linear) PackIn(a *Arena) {
 	if l.P != nil || l.P8 != nil || !l.CanPack() {
 		return
 	}
 	if UseVNNI {
-		l.pack8(255)
+		l.pack8(a, 255)
 		return
 	}
 	if UseU7 && UseAVX2 {
-		l.pack8(levels7)
+		l.pack8(a, levels7)
 		return
 	}
 	in, out := l.In, l.Out
 	groups := in / Group
-	p := &Packed{Q: make([]int8, in*out), Scale: make([]float32, out*groups)}
+	p := &Packed{Q: arenaSlice[int8](a, in*out), Scale: arenaSlice[float32](a, out*groups)}
 	// Pairs of int8 move as one uint16.
 	src := unsafe.Slice((*uint16)(unsafe.Pointer(&l.W.Q[0])), in*out/2)
 	dst := unsafe.Slice((*uint16)(unsafe.Pointer(&p.Q[0])), in*out/2)
