@@ -58,9 +58,13 @@
 // [Vectors] holds L2-normalized float32 vectors (or int8 with a scale per
 // vector, [VectorOptions.Int8]) and scans them all: exact cosine
 // similarity, top k in a bounded heap, ties broken by name, split across
-// cores for large catalogs. A search over 10k cards of 384 dimensions
-// takes about 2 ms of CPU, over 100k about 18 ms (BenchmarkSearch), so no
-// approximate index is needed at the sizes capbroker serves.
+// cores for large catalogs. On amd64 with AVX2 the float32 scan scores
+// four vectors at a time in assembly, with the Go loop's operations in
+// its order (the same scores, bit for bit), prefetching the next four:
+// about 22-27 ns a 384-dimension vector against the Go loop's 120-130
+// (BenchmarkDots). A search over 10k cards takes about 0.3 ms of CPU,
+// over 100k about 8 ms (BenchmarkSearch, one core), so no approximate
+// index is needed at the sizes capbroker serves.
 //
 // # Hybrid ranking
 //

@@ -233,31 +233,21 @@ func (v *Vectors) scan(q []float32, qi []int8, qscale float32, lo, hi int, h *sc
 		}
 		return sum, sq
 	}
-	for i := lo; i < hi; i++ {
-		s := dotF32(q, v.f32[i*d:(i+1)*d])
-		h.offer(int32(i), s)
-		sum += float64(s)
-		sq += float64(s) * float64(s)
+	var buf [scanBlock]float32
+	for i0 := lo; i0 < hi; i0 += scanBlock {
+		scores := buf[:min(scanBlock, hi-i0)]
+		dotsF32(scores, q, v.f32[i0*d:])
+		for j, s := range scores {
+			h.offer(int32(i0+j), s)
+			sum += float64(s)
+			sq += float64(s) * float64(s)
+		}
 	}
 	return sum, sq
 }
 
-// dotF32 is the dot product of equal-length a and b. The loop is shaped
-// so the compiler drops bounds checks: 8 products a step, 4 sums.
-func dotF32(a, b []float32) float32 {
-	var s0, s1, s2, s3 float32
-	for len(a) >= 8 && len(b) >= 8 {
-		s0 += a[0]*b[0] + a[4]*b[4]
-		s1 += a[1]*b[1] + a[5]*b[5]
-		s2 += a[2]*b[2] + a[6]*b[6]
-		s3 += a[3]*b[3] + a[7]*b[7]
-		a, b = a[8:], b[8:]
-	}
-	for i := range min(len(a), len(b)) {
-		s0 += a[i] * b[i]
-	}
-	return (s0 + s1) + (s2 + s3)
-}
+// scanBlock is how many vectors scan scores a call of dotsF32.
+const scanBlock = 64
 
 // dotInt8 is dotF32 for int8 vectors, summed exactly in int32 (products
 // are at most 127*127; overflow would take over 500,000 dimensions).
@@ -386,15 +376,30 @@ func (v *Vectors) Similarities(query []float32, idx []int) ([]float64, error) {
 	}
 	d := v.dim
 	out := make([]float64, len(idx))
-	for j, i := range idx {
+	for _, i := range idx {
 		if i < 0 || i >= len(v.names) {
 			return nil, fmt.Errorf("vectors: no vector %d of %d", i, len(v.names))
 		}
-		if qi != nil {
+	}
+	if qi != nil {
+		for j, i := range idx {
 			out[j] = float64(float32(dotInt8(qi, v.i8[i*d:(i+1)*d])) * qscale * v.scale[i])
-		} else {
-			out[j] = float64(dotF32(q, v.f32[i*d:(i+1)*d]))
 		}
+		return out, nil
+	}
+	// Runs of consecutive positions (all of them, for a query's parts)
+	// are scored a block at a time.
+	var buf [scanBlock]float32
+	for j := 0; j < len(idx); {
+		r := 1
+		for r < scanBlock && j+r < len(idx) && idx[j+r] == idx[j]+r {
+			r++
+		}
+		dotsF32(buf[:r], q, v.f32[idx[j]*d:])
+		for k, s := range buf[:r] {
+			out[j+k] = float64(s)
+		}
+		j += r
 	}
 	return out, nil
 }

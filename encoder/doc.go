@@ -96,14 +96,17 @@
 //
 // One core of the 2-core test machine (AMD EPYC with AVX-512 VNNI, shared
 // and loaded; BenchmarkTask, BenchmarkCards, CPU time): a 17-piece task
-// in about 1.9-2.8 ms on the 8-bit kernel (3.0-3.5 on the int16 VNNI
-// one, 3.8-4.3 on the AVX2 one, 68-76 in Go loops), cards at about 7,000
+// in about 1.6-2.0 ms on the 8-bit kernel (2.6-3.1 on the int16 VNNI
+// one, 3.2-4.2 on the AVX2 one, 57-60 in Go loops), cards at about 7,000
 // pieces a second a core. A 20-piece text needs 212 M multiply-adds,
 // 1.1 ms at the core's 8-bit peak (one 64-lane VPDPBUSD a cycle); the
 // pass also reads the 10.6 MB of packed weights, which the kernels
-// prefetch two pairs of blocks ahead. Attention scores a query against
-// eight keys at a time and mixes the values where they lie; softmax,
-// GELU and layer norm run 8 values at a time (internal/tensor). Embed
+// prefetch two pairs of blocks ahead. Attention computes a head of a
+// sequence in one assembly call: its keys transposed 8×8, each query
+// scored against eight keys at a time, its weights mixing the values
+// where they lie; softmax and layer norm run 8 values at a time, GELU (a
+// rational approximation of erf, no table) 8 with AVX2 and 16 with
+// AVX-512 (internal/tensor); the residual adds land in place. Embed
 // spreads a long batch over GOMAXPROCS goroutines ([Options.Workers]).
 // docs/speed.md has the figures and how to reproduce them.
 package encoder

@@ -59,3 +59,45 @@ func Mix(dst, p, v []float32, vstride, t int) {
 func fma32(a, b, c float32) float32 {
 	return float32(math.FMA(float64(a), float64(b), float64(c)))
 }
+
+// Attend computes one attention head over a sequence of t rows: for
+// each row i, the softmax of scale times its query's scores against the
+// t keys, times the t values, into dst[i·dstride:][:HeadDim]. The
+// queries, keys and values are read where they lie: row i's at
+// q[i·stride:], k[i·stride:] and v[i·stride:], HeadDim each (a head's
+// columns of a row of [q | k | v]). kt (HeadDim·tp values, tp = t
+// rounded up to a multiple of 8) and sc (tp) are scratch. It gives the
+// bits of the keys transposed into kt, then [Scores], [Softmax] and
+// [Mix] a row at a time; on amd64 with AVX2 one assembly call does it
+// all (the keys transposed 8×8 at a time), with the same operations.
+func Attend(dst []float32, dstride int, q, k, v []float32, stride, t int, scale float32, kt, sc []float32) {
+	if t == 0 {
+		return
+	}
+	tp := (t + 7) &^ 7
+	last := (t-1)*stride + HeadDim - 1
+	_, _, _, _ = q[last], k[last], v[last], dst[(t-1)*dstride+HeadDim-1]
+	_, _ = kt[HeadDim*tp-1], sc[tp-1]
+	if UseAVX2 {
+		attendAVX2(&dst[0], dstride, &q[0], &k[0], &v[0], stride, t, tp, scale, &kt[0], &sc[0])
+		return
+	}
+	attendGo(dst, dstride, q, k, v, stride, t, scale, kt, sc)
+}
+
+// attendGo is Attend a step at a time. The keys past t (up to tp) are
+// copies of key t-1: their scores are dropped by Softmax either way.
+func attendGo(dst []float32, dstride int, q, k, v []float32, stride, t int, scale float32, kt, sc []float32) {
+	tp := (t + 7) &^ 7
+	for i := range tp {
+		ki := k[min(i, t-1)*stride:][:HeadDim]
+		for c, x := range ki {
+			kt[c*tp+i] = x
+		}
+	}
+	for i := range t {
+		Scores(sc, q[i*stride:], kt, tp)
+		Softmax(sc[:tp], t, scale)
+		Mix(dst[i*dstride:], sc, v, stride, t)
+	}
+}

@@ -61,3 +61,85 @@ func TestAttentionHelpers(t *testing.T) {
 		}
 	}
 }
+
+// TestAttend checks one head's attention against its definition
+// (float64), and with AVX2 the one-call kernel against the step-by-step
+// path on the AVX2 helpers, bit for bit, for sequence lengths around the
+// multiples of 8; nothing of dst but the head's columns is written.
+func TestAttend(t *testing.T) {
+	defer restoreKernels()
+	rng := rand.New(rand.NewPCG(53, 54))
+	const hidden, stride = 384, 3 * 384
+	const qo, ko, vo = 2 * HeadDim, hidden + 2*HeadDim, 2*hidden + 2*HeadDim // head 2
+	scale := float32(1 / math.Sqrt(HeadDim))
+	for _, n := range []int{1, 2, 7, 8, 9, 15, 16, 17, 31, 128} {
+		tp := (n + 7) &^ 7
+		qkv := make([]float32, n*stride)
+		for i := range qkv {
+			qkv[i] = float32(rng.NormFloat64() * 2)
+		}
+		run := func(avx, fused bool) []float32 {
+			UseAVX2 = avx
+			dst := make([]float32, n*hidden)
+			for i := range dst {
+				dst[i] = -7
+			}
+			kt := make([]float32, HeadDim*tp)
+			sc := make([]float32, tp)
+			for i := range kt {
+				kt[i] = float32(math.NaN()) // never read as such
+			}
+			d, q, k, v := dst[2*HeadDim:], qkv[qo:], qkv[ko:], qkv[vo:]
+			if fused {
+				Attend(d, hidden, q, k, v, stride, n, scale, kt, sc)
+			} else {
+				attendGo(d, hidden, q, k, v, stride, n, scale, kt, sc)
+			}
+			return dst
+		}
+		goPath := run(false, false)
+		for i := range n {
+			s := make([]float64, n)
+			var mx, sum float64 = math.Inf(-1), 0
+			for j := range n {
+				for c := range HeadDim {
+					s[j] += float64(qkv[i*stride+qo+c]) * float64(qkv[j*stride+ko+c])
+				}
+				s[j] *= float64(scale)
+				mx = max(mx, s[j])
+			}
+			for j := range s {
+				s[j] = math.Exp(s[j] - mx)
+				sum += s[j]
+			}
+			for c := range hidden {
+				got := goPath[i*hidden+c]
+				if c < 2*HeadDim || c >= 3*HeadDim {
+					if got != -7 {
+						t.Fatalf("n %d: row %d column %d written: %v", n, i, c, got)
+					}
+					continue
+				}
+				var want float64
+				for j := range n {
+					want += s[j] / sum * float64(qkv[j*stride+vo+c-2*HeadDim])
+				}
+				if d := math.Abs(float64(got) - want); d > 1e-5*(1+math.Abs(want)) {
+					t.Fatalf("n %d: row %d column %d = %v, want %v", n, i, c, got, want)
+				}
+			}
+		}
+		if !HaveAVX2 {
+			continue
+		}
+		steps, fused := run(true, false), run(true, true)
+		for i := range steps {
+			if math.Float32bits(fused[i]) != math.Float32bits(steps[i]) {
+				t.Fatalf("n %d: value %d: one call %v, step by step %v", n, i, fused[i], steps[i])
+			}
+			if d := math.Abs(float64(steps[i]) - float64(goPath[i])); d > 1e-5*(1+math.Abs(float64(goPath[i]))) {
+				t.Fatalf("n %d: value %d: AVX2 %v, Go %v", n, i, steps[i], goPath[i])
+			}
+		}
+	}
+}

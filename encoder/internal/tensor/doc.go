@@ -12,9 +12,13 @@
 // float32 products of rows
 // decoded as needed (a 4-row × 2-output AVX2/FMA kernel, a portable Go
 // loop elsewhere); attention's products of a query with a head's keys
-// and values ([Scores], [Mix]) and of rows read in place
-// ([MulTStrided]), softmax ([Softmax]), GELU ([GELU]) and layer
-// normalization ([LayerNorm]) 8 values at a time on AVX2;
+// and values ([Scores], [Mix]), a whole head of a sequence in one call
+// ([Attend]: keys transposed 8×8, then scores, softmax and mix a query
+// at a time, the same bits as those steps) and products of rows read in
+// place ([MulTStrided]); softmax ([Softmax]) and layer normalization
+// ([LayerNorm]) 8 values at a time on AVX2; GELU ([GELU]) by a rational
+// approximation of erf within 2.7e-7·|x|, 8 values at a time on AVX2 and
+// 16 on AVX-512, the same bits as its Go loop;
 // and the little-endian weight table format a model's generator writes
 // and the binary embeds ([Writer], [Reader]).
 //

@@ -56,11 +56,16 @@ func absMaxAVX2(x *float32, n int) float32
 //go:noescape
 func roundAVX2(q *int16, x *float32, n int, mul float32)
 
-// geluAVX2 is GELU's Go loop (see [GELU]) over n values, n a multiple
-// of 8.
+// geluAVX2 is GELU's Go loop (gelu1) over n values, n a multiple of 8.
 //
 //go:noescape
-func geluAVX2(x *float32, n int, phi *float32)
+func geluAVX2(x *float32, n int)
+
+// geluAVX512 is geluAVX2 16 values at a time (AVX-512F), n a multiple of
+// 32.
+//
+//go:noescape
+func geluAVX512(x *float32, n int)
 
 // expAVX2 sets x[i] to e^(x[i]-sub) over n values (a multiple of 8,
 // each x[i]-sub <= 0) and returns their sum.
@@ -100,6 +105,11 @@ func layerNormAVX2(dst, src *float32, d int, scale, bias *float32, eps float64)
 //
 //go:noescape
 func scoresAVX2(dst, q, kt *float32, tp int)
+
+// attendAVX2 is Attend for t > 0, tp = t rounded up to a multiple of 8.
+//
+//go:noescape
+func attendAVX2(dst *float32, dstride int, q, k, v *float32, stride, t, tp int, scale float32, kt, sc *float32)
 
 // mixAVX2 is Mix.
 //

@@ -23,7 +23,9 @@ func absMaxAVX2(x *float32, n int) float32 { panic("unreachable") }
 
 func roundAVX2(q *int16, x *float32, n int, mul float32) { panic("unreachable") }
 
-func geluAVX2(x *float32, n int, phi *float32) { panic("unreachable") }
+func geluAVX2(x *float32, n int) { panic("unreachable") }
+
+func geluAVX512(x *float32, n int) { panic("unreachable") }
 
 func expAVX2(x *float32, n int, sub float32) float32 { panic("unreachable") }
 
@@ -47,3 +49,7 @@ func mixAVX2(dst, p, v *float32, vstride, t int) { panic("unreachable") }
 func scaleMaxAVX2(x *float32, n int, scale float32) float32 { panic("unreachable") }
 
 func mulAVX2(x *float32, n int, s float32) { panic("unreachable") }
+
+func attendAVX2(dst *float32, dstride int, q, k, v *float32, stride, t, tp int, scale float32, kt, sc *float32) {
+	panic("unreachable")
+}

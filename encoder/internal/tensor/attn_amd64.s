@@ -1,0 +1,365 @@
+#include "textflag.h"
+
+DATA expc<>+0(SB)/4, $1.44269504088896341   // log2(e)
+DATA expc<>+4(SB)/4, $0.693359375           // ln2, high part
+DATA expc<>+8(SB)/4, $-2.12194440e-4        // ln2, low part
+DATA expc<>+12(SB)/4, $1.9875691500e-4
+DATA expc<>+16(SB)/4, $1.3981999507e-3
+DATA expc<>+20(SB)/4, $8.3334519073e-3
+DATA expc<>+24(SB)/4, $4.1665795894e-2
+DATA expc<>+28(SB)/4, $1.6666665459e-1
+DATA expc<>+32(SB)/4, $5.0000001201e-1
+DATA expc<>+36(SB)/4, $1.0
+DATA expc<>+40(SB)/4, $-87.0
+DATA expc<>+44(SB)/4, $0.0
+GLOBL expc<>(SB), RODATA|NOPTR, $48
+
+// func expAVX2(x *float32, n int, sub float32) float32
+// x[i] = e^(x[i]-sub) for n values (a multiple of 8), each x[i]-sub <= 0;
+// returns their sum. Below -87 the result is 0. The exponential is
+// Cephes' expf: x = k·ln2 + r, |r| <= ln2/2, e^r by a degree-6
+// polynomial, times 2^k through the exponent bits: within 2 ulp.
+TEXT ·expAVX2(SB), NOSPLIT, $0-28
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+	VBROADCASTSS sub+16(FP), Y15
+	VBROADCASTSS expc<>+0(SB), Y14
+	VBROADCASTSS expc<>+4(SB), Y13
+	VBROADCASTSS expc<>+8(SB), Y12
+	VBROADCASTSS expc<>+40(SB), Y11
+	VBROADCASTSS expc<>+36(SB), Y10
+	VXORPS Y9, Y9, Y9 // the sum
+
+eloop:
+	VMOVUPS (SI), Y0
+	VSUBPS Y15, Y0, Y0
+	VCMPPS $0x11, Y11, Y0, Y8 // x < -87: the result is 0
+	VMAXPS Y11, Y0, Y0
+	VMULPS Y14, Y0, Y1
+	VROUNDPS $0, Y1, Y1 // k = round(x·log2 e)
+	VFNMADD231PS Y13, Y1, Y0 // r = x - k·ln2hi
+	VFNMADD231PS Y12, Y1, Y0 // r -= k·ln2lo
+	VBROADCASTSS expc<>+12(SB), Y2
+	VBROADCASTSS expc<>+16(SB), Y3
+	VFMADD213PS Y3, Y0, Y2 // p = p·r + c
+	VBROADCASTSS expc<>+20(SB), Y3
+	VFMADD213PS Y3, Y0, Y2
+	VBROADCASTSS expc<>+24(SB), Y3
+	VFMADD213PS Y3, Y0, Y2
+	VBROADCASTSS expc<>+28(SB), Y3
+	VFMADD213PS Y3, Y0, Y2
+	VBROADCASTSS expc<>+32(SB), Y3
+	VFMADD213PS Y3, Y0, Y2
+	VMULPS Y0, Y0, Y4 // r²
+	VADDPS Y10, Y0, Y5 // 1 + r
+	VFMADD231PS Y4, Y2, Y5 // p·r² + r + 1
+	VCVTPS2DQ Y1, Y1
+	VPSLLD $23, Y1, Y1
+	VPADDD Y1, Y5, Y5 // times 2^k
+	VANDNPS Y5, Y8, Y5 // 0 where x < -87
+	VADDPS Y5, Y9, Y9
+	VMOVUPS Y5, (SI)
+	ADDQ $32, SI
+	SUBQ $8, CX
+	JNZ  eloop
+	VEXTRACTF128 $1, Y9, X1
+	VADDPS X1, X9, X9
+	VHADDPS X9, X9, X9
+	VHADDPS X9, X9, X9
+	MOVSS X9, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// KEYROW loads into r the row of the key DX points to, or of the last
+// key (R9) past it, at byte offset off, and steps DX a row (R8 bytes).
+#define KEYROW(off, r) \
+	MOVQ DX, AX \
+	CMPQ AX, R9 \
+	CMOVQHI R9, AX \
+	VMOVUPS off(AX), r \
+	ADDQ R8, DX
+
+// KEYBLOCK transposes 8 keys (BX: the first's row) × 8 channels (from
+// byte offset off of their rows) into 8 rows of kt: channel c's 8 values
+// at R12 + c·R10; R12 ends 8 rows on.
+#define KEYBLOCK(off) \
+	MOVQ BX, DX \
+	KEYROW(off, Y0) \
+	KEYROW(off, Y1) \
+	KEYROW(off, Y2) \
+	KEYROW(off, Y3) \
+	KEYROW(off, Y4) \
+	KEYROW(off, Y5) \
+	KEYROW(off, Y6) \
+	KEYROW(off, Y7) \
+	VUNPCKLPS Y1, Y0, Y8 \
+	VUNPCKHPS Y1, Y0, Y9 \
+	VUNPCKLPS Y3, Y2, Y10 \
+	VUNPCKHPS Y3, Y2, Y11 \
+	VUNPCKLPS Y5, Y4, Y12 \
+	VUNPCKHPS Y5, Y4, Y13 \
+	VUNPCKLPS Y7, Y6, Y14 \
+	VUNPCKHPS Y7, Y6, Y15 \
+	VSHUFPS $0x44, Y10, Y8, Y0 \
+	VSHUFPS $0xee, Y10, Y8, Y1 \
+	VSHUFPS $0x44, Y11, Y9, Y2 \
+	VSHUFPS $0xee, Y11, Y9, Y3 \
+	VSHUFPS $0x44, Y14, Y12, Y4 \
+	VSHUFPS $0xee, Y14, Y12, Y5 \
+	VSHUFPS $0x44, Y15, Y13, Y6 \
+	VSHUFPS $0xee, Y15, Y13, Y7 \
+	VPERM2F128 $0x20, Y4, Y0, Y8 \
+	VPERM2F128 $0x20, Y5, Y1, Y9 \
+	VPERM2F128 $0x20, Y6, Y2, Y10 \
+	VPERM2F128 $0x20, Y7, Y3, Y11 \
+	VPERM2F128 $0x31, Y4, Y0, Y12 \
+	VPERM2F128 $0x31, Y5, Y1, Y13 \
+	VPERM2F128 $0x31, Y6, Y2, Y14 \
+	VPERM2F128 $0x31, Y7, Y3, Y15 \
+	VMOVUPS Y8, (R12) \
+	VMOVUPS Y9, (R12)(R10*1) \
+	VMOVUPS Y10, (R12)(R10*2) \
+	VMOVUPS Y11, (R12)(R13*1) \
+	LEAQ (R12)(R10*4), R12 \
+	VMOVUPS Y12, (R12) \
+	VMOVUPS Y13, (R12)(R10*1) \
+	VMOVUPS Y14, (R12)(R10*2) \
+	VMOVUPS Y15, (R12)(R13*1) \
+	LEAQ (R12)(R10*4), R12
+
+// SCORE4: four channels (c .. c+3, byte offset off of the query at SI)
+// of a chunk of 8 keys (AX: channel c's row of kt, stepped R10 a row).
+#define SCORE4(off) \
+	VBROADCASTSS (off)(SI), Y4 \
+	VFMADD231PS (AX), Y4, Y0 \
+	ADDQ R10, AX \
+	VBROADCASTSS (off+4)(SI), Y5 \
+	VFMADD231PS (AX), Y5, Y1 \
+	ADDQ R10, AX \
+	VBROADCASTSS (off+8)(SI), Y6 \
+	VFMADD231PS (AX), Y6, Y2 \
+	ADDQ R10, AX \
+	VBROADCASTSS (off+12)(SI), Y7 \
+	VFMADD231PS (AX), Y7, Y3 \
+	ADDQ R10, AX
+
+// func attendAVX2(dst *float32, dstride int, q, k, v *float32, stride, t, tp int, scale float32, kt, sc *float32)
+// Attend (attn.go) for t > 0: the keys transposed into kt 8×8 at a time
+// (keys t..tp-1 copies of key t-1), then for each query the very
+// instructions of scoresAVX2, Softmax's AVX2 path (scaleMaxAVX2,
+// expAVX2, mulAVX2) and mixAVX2, in their order.
+TEXT ·attendAVX2(SB), NOSPLIT, $0-88
+	MOVQ stride+40(FP), R8
+	SHLQ $2, R8 // a row of q, k, v
+	MOVQ tp+56(FP), CX
+	LEAQ (CX*4), R10 // a row of kt
+	LEAQ (R10)(R10*2), R13
+	MOVQ k+24(FP), BX
+	MOVQ t+48(FP), AX
+	DECQ AX
+	IMULQ R8, AX
+	LEAQ (BX)(AX*1), R9 // the last key
+	MOVQ kt+72(FP), R11
+
+akeys:
+	// keys j0 .. j0+7 (BX: key j0), channels 0..31, into kt columns
+	// j0 .. j0+7 (R11).
+	MOVQ R11, R12
+	KEYBLOCK(0)
+	KEYBLOCK(32)
+	KEYBLOCK(64)
+	KEYBLOCK(96)
+	LEAQ (BX)(R8*8), BX
+	ADDQ $32, R11
+	SUBQ $8, CX
+	JNZ  akeys
+
+	// Softmax's exponential's constants (as expAVX2).
+	VBROADCASTSS expc<>+0(SB), Y14
+	VBROADCASTSS expc<>+4(SB), Y13
+	VBROADCASTSS expc<>+8(SB), Y12
+	VBROADCASTSS expc<>+40(SB), Y11
+	VBROADCASTSS expc<>+36(SB), Y10
+	MOVQ q+16(FP), SI
+	MOVQ dst+0(FP), DI
+	MOVQ sc+80(FP), R12
+	MOVQ t+48(FP), R11
+
+aquery:
+	// Scores (scoresAVX2) into sc.
+	MOVQ kt+72(FP), DX
+	MOVQ R12, BX
+	MOVQ tp+56(FP), CX
+
+ascchunk:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ DX, AX
+	SCORE4(0)
+	SCORE4(16)
+	SCORE4(32)
+	SCORE4(48)
+	SCORE4(64)
+	SCORE4(80)
+	SCORE4(96)
+	SCORE4(112)
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VMOVUPS Y0, (BX)
+	ADDQ $32, BX
+	ADDQ $32, DX
+	SUBQ $8, CX
+	JNZ  ascchunk
+
+	// Softmax: the padding past t is -MaxFloat32.
+	MOVQ t+48(FP), AX
+	MOVQ tp+56(FP), CX
+
+apad:
+	CMPQ AX, CX
+	JGE  apadded
+	MOVL $0xff7fffff, (R12)(AX*4)
+	INCQ AX
+	JMP  apad
+
+apadded:
+	// scaleMaxAVX2
+	VBROADCASTSS scale+64(FP), Y1
+	MOVL $0xff7fffff, AX // -MaxFloat32
+	VMOVD AX, X0
+	VBROADCASTSS X0, Y0
+	MOVQ R12, BX
+
+asmloop:
+	VMULPS (BX), Y1, Y2
+	VMOVUPS Y2, (BX)
+	VMAXPS Y2, Y0, Y0
+	ADDQ $32, BX
+	SUBQ $8, CX
+	JNZ  asmloop
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS X1, X0, X0
+	VPERMILPS $0x4e, X0, X1
+	VMAXPS X1, X0, X0
+	VPERMILPS $0xb1, X0, X1
+	VMAXPS X1, X0, X0
+
+	// expAVX2, less the largest
+	VBROADCASTSS X0, Y15
+	VXORPS Y9, Y9, Y9 // the sum
+	MOVQ R12, BX
+	MOVQ tp+56(FP), CX
+
+aeloop:
+	VMOVUPS (BX), Y0
+	VSUBPS Y15, Y0, Y0
+	VCMPPS $0x11, Y11, Y0, Y8 // x < -87: the result is 0
+	VMAXPS Y11, Y0, Y0
+	VMULPS Y14, Y0, Y1
+	VROUNDPS $0, Y1, Y1 // k = round(x·log2 e)
+	VFNMADD231PS Y13, Y1, Y0 // r = x - k·ln2hi
+	VFNMADD231PS Y12, Y1, Y0 // r -= k·ln2lo
+	VBROADCASTSS expc<>+12(SB), Y2
+	VBROADCASTSS expc<>+16(SB), Y3
+	VFMADD213PS Y3, Y0, Y2 // p = p·r + c
+	VBROADCASTSS expc<>+20(SB), Y3
+	VFMADD213PS Y3, Y0, Y2
+	VBROADCASTSS expc<>+24(SB), Y3
+	VFMADD213PS Y3, Y0, Y2
+	VBROADCASTSS expc<>+28(SB), Y3
+	VFMADD213PS Y3, Y0, Y2
+	VBROADCASTSS expc<>+32(SB), Y3
+	VFMADD213PS Y3, Y0, Y2
+	VMULPS Y0, Y0, Y4 // r²
+	VADDPS Y10, Y0, Y5 // 1 + r
+	VFMADD231PS Y4, Y2, Y5 // p·r² + r + 1
+	VCVTPS2DQ Y1, Y1
+	VPSLLD $23, Y1, Y1
+	VPADDD Y1, Y5, Y5 // times 2^k
+	VANDNPS Y5, Y8, Y5 // 0 where x < -87
+	VADDPS Y5, Y9, Y9
+	VMOVUPS Y5, (BX)
+	ADDQ $32, BX
+	SUBQ $8, CX
+	JNZ  aeloop
+	VEXTRACTF128 $1, Y9, X1
+	VADDPS X1, X9, X9
+	VHADDPS X9, X9, X9
+	VHADDPS X9, X9, X9
+
+	// mulAVX2 by 1/sum
+	VMOVSS expc<>+36(SB), X1
+	VDIVSS X9, X1, X1
+	VBROADCASTSS X1, Y1
+	MOVQ R12, BX
+	MOVQ tp+56(FP), CX
+
+amuloop:
+	VMULPS (BX), Y1, Y2
+	VMOVUPS Y2, (BX)
+	ADDQ $32, BX
+	SUBQ $8, CX
+	JNZ  amuloop
+
+	// mixAVX2 into dst
+	MOVQ R12, BX
+	MOVQ v+32(FP), DX
+	MOVQ t+48(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+amxpair:
+	CMPQ CX, $2
+	JLT  amxlast
+	VBROADCASTSS (BX), Y8
+	VFMADD231PS (DX), Y8, Y0
+	VFMADD231PS 32(DX), Y8, Y1
+	VFMADD231PS 64(DX), Y8, Y2
+	VFMADD231PS 96(DX), Y8, Y3
+	ADDQ R8, DX
+	VBROADCASTSS 4(BX), Y9
+	VFMADD231PS (DX), Y9, Y4
+	VFMADD231PS 32(DX), Y9, Y5
+	VFMADD231PS 64(DX), Y9, Y6
+	VFMADD231PS 96(DX), Y9, Y7
+	ADDQ R8, DX
+	ADDQ $8, BX
+	SUBQ $2, CX
+	JMP  amxpair
+
+amxlast:
+	TESTQ CX, CX
+	JZ    amxdone
+	VBROADCASTSS (BX), Y8
+	VFMADD231PS (DX), Y8, Y0
+	VFMADD231PS 32(DX), Y8, Y1
+	VFMADD231PS 64(DX), Y8, Y2
+	VFMADD231PS 96(DX), Y8, Y3
+
+amxdone:
+	VADDPS Y4, Y0, Y0
+	VADDPS Y5, Y1, Y1
+	VADDPS Y6, Y2, Y2
+	VADDPS Y7, Y3, Y3
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+
+	// The next query.
+	ADDQ R8, SI
+	MOVQ dstride+8(FP), AX
+	LEAQ (DI)(AX*4), DI
+	DECQ R11
+	JNZ  aquery
+	VZEROUPPER
+	RET
