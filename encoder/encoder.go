@@ -27,7 +27,7 @@ var Model = modelName(tensor.HaveVNNI)
 
 func modelName(vnni bool) string {
 	if vnni {
-		return "builtin:minilm-l6-v2-int8-a8-v3"
+		return "builtin:minilm-l6-v2-int8-a8-v4"
 	}
 	return "builtin:minilm-l6-v2-int8-v2"
 }
