@@ -18,7 +18,8 @@ const task20 = "find the open pull requests on the payments repository and summa
 
 // kernels are the matrix kernels this CPU runs, best first, each with
 // a function that turns it on for packing and one for running (see
-// internal/tensor): vnni (8-bit inputs, VPDPBUSD), vnni16 (int16 inputs,
+// internal/tensor): amx (8-bit inputs, TDPBUSD, the same bits as
+// vnni), vnni (8-bit inputs, VPDPBUSD), vnni16 (int16 inputs,
 // VPDPWSSD: the layers packed for the int16 kernels, run with VNNI on),
 // avx2 (int16 inputs), avx2u7 (7-bit inputs, VPMADDUBSW: off by default,
 // see tensor's q7.go), go (the portable float loops).
@@ -31,9 +32,13 @@ func kernels() []struct {
 		pack, run func()
 	}
 	set := func(vnni, avx, u7 bool) func() {
-		return func() { tensor.UseVNNI, tensor.UseAVX2, tensor.UseU7 = vnni, avx, u7 }
+		return func() { tensor.UseAMX, tensor.UseVNNI, tensor.UseAVX2, tensor.UseU7 = false, vnni, avx, u7 }
 	}
 	var ks []k
+	if tensor.HaveAMX {
+		amx := func() { tensor.UseAMX, tensor.UseVNNI, tensor.UseAVX2, tensor.UseU7 = true, true, true, false }
+		ks = append(ks, k{"amx", amx, amx})
+	}
 	if tensor.HaveVNNI {
 		ks = append(ks, k{"vnni", set(true, true, false), set(true, true, false)},
 			k{"vnni16", set(false, true, false), set(true, true, false)})
@@ -47,7 +52,7 @@ func kernels() []struct {
 
 // restoreKernels turns this CPU's default kernels back on.
 func restoreKernels() {
-	tensor.UseVNNI, tensor.UseAVX2, tensor.UseU7 = tensor.HaveVNNI, tensor.HaveAVX2, false
+	tensor.UseAMX, tensor.UseVNNI, tensor.UseAVX2, tensor.UseU7 = tensor.HaveAMX, tensor.HaveVNNI, tensor.HaveAVX2, false
 }
 
 // fresh returns an encoder of one worker over a model of its own, its

@@ -4,7 +4,9 @@
 // ([Linear.Apply]): int8 weights packed in blocks of 16 outputs
 // ([Linear.Pack]) times inputs rounded to 8 bits a group of 64 (with a
 // few outlier columns a layer added in float32: [Linear.Observe],
-// [Linear.Outliers]) by an AVX-512 VNNI VPDPBUSD kernel, or rounded to
+// [Linear.Outliers]) by an AVX-512 VNNI VPDPBUSD kernel (or, where
+// the CPU has AMX and Linux grants its tiles, by TDPBUSD on tiles of up
+// to 16 rows, 28 rows a call, with the same bits: q8amx.go), or rounded to
 // int16 a row by an AVX2 (VPMADDWD) one (four rows a call, one at a time
 // past the last multiple of four), summed exactly in int32 per group of
 // 64 on amd64 (q8.go, qlinear.go); a 7-bit AVX2 kernel (VPMADDUBSW, exact

@@ -39,6 +39,10 @@ func (l *Linear) Apply(dst, src []float32, rows int, add bool) {
 		l.applyPacked7(dst, src, rows, add)
 		return
 	}
+	if l.P8 != nil && UseAMX && UseVNNI && UseAVX2 && rows > 0 && (in/Group)%2 == 0 {
+		l.applyPacked8AMX(dst, src, rows, add)
+		return
+	}
 	if l.P8 != nil && UseVNNI && UseAVX2 && rows > 0 {
 		l.applyPacked8(dst, src, rows, add)
 		return

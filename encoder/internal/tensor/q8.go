@@ -163,6 +163,7 @@ type q8buf struct {
 	qp  []uint32
 	tmp []float32
 	xo  []float32 // the outlier columns' values, MaxOutliers a row
+	amx *amxBuf   // the AMX kernel's configuration and scratch
 }
 
 var q8bufs = sync.Pool{New: func() any { return new(q8buf) }}

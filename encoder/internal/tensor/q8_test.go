@@ -136,21 +136,35 @@ func TestQuant8(t *testing.T) {
 	}
 }
 
-// TestPacked8Spec: the 8-bit kernel gives exactly what its Go
-// specification gives, for every row remainder, with and without bias
-// and outlier columns, set and add.
+// TestPacked8Spec: the 8-bit kernels (VNNI, and AMX where the CPU has
+// it) give exactly what their Go specification gives, for every row
+// remainder (of 4 for VNNI; AMX's tiles of 16 and 12 rows, and calls of
+// 28), with and without bias and outlier columns, set and add.
 func TestPacked8Spec(t *testing.T) {
 	if !HaveVNNI {
 		t.Skip("no AVX-512 VNNI on this machine: the 8-bit kernel does not run")
 	}
 	defer restoreKernels()
+	for _, amx := range []bool{false, true} {
+		name := map[bool]string{false: "vnni", true: "amx"}[amx]
+		t.Run(name, func(t *testing.T) {
+			if amx && !HaveAMX {
+				t.Skip("no AMX (or Linux refused it) on this machine: the AMX kernel does not run")
+			}
+			UseAMX = amx
+			testPacked8Spec(t)
+		})
+	}
+}
+
+func testPacked8Spec(t *testing.T) {
 	rng := rand.New(rand.NewPCG(33, 34))
 	for _, shape := range [][3]int{{1536, 64, 2}, {384, 96, 4}, {64, 32, 0}} {
 		in, out, cols := shape[0], shape[1], shape[2]
 		f := randomLinear(rng, in, out)
 		q := *f
 		q.W = Quantize(f.W.F, out, in)
-		for rows := 1; rows <= 9; rows++ {
+		for _, rows := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 27, 28, 29, 45, 57} {
 			src := make([]float32, rows*in)
 			for i := range src {
 				src[i] = float32(rng.NormFloat64())
@@ -291,19 +305,22 @@ func BenchmarkLinear8(b *testing.B) {
 		p7 := q
 		pack7For(b, &p7, 4, src, rows)
 		type kernel struct {
-			name string
-			l    *Linear
-			vnni bool
+			name      string
+			l         *Linear
+			vnni, amx bool
 		}
-		ks := []kernel{{"int16-avx2", &p16, false}, {"int7-avx2", &p7, false}}
+		ks := []kernel{{"int16-avx2", &p16, false, false}, {"int7-avx2", &p7, false, false}}
 		if HaveVNNI {
 			p8 := q
 			pack8For(b, &p8, 4, src, rows)
-			ks = append(ks, kernel{"int16-vnni", &p16, true}, kernel{"int8-vnni", &p8, true})
+			ks = append(ks, kernel{"int16-vnni", &p16, true, false}, kernel{"int8-vnni", &p8, true, false})
+			if HaveAMX {
+				ks = append(ks, kernel{"int8-amx", &p8, true, true})
+			}
 		}
 		for _, k := range ks {
 			b.Run(fmt.Sprintf("%dx%d/rows=%d/%s", in, out, rows, k.name), func(b *testing.B) {
-				UseVNNI, UseAVX2 = k.vnni, true
+				UseAMX, UseVNNI, UseAVX2 = k.amx, k.vnni, true
 				defer restoreKernels()
 				for b.Loop() {
 					k.l.Apply(dst, src, rows, false)

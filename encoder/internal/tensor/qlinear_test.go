@@ -23,7 +23,7 @@ func kernels() map[string]func() {
 	return ks
 }
 
-func restoreKernels() { UseVNNI, UseAVX2, UseU7 = HaveVNNI, HaveAVX2, false }
+func restoreKernels() { UseAMX, UseVNNI, UseAVX2, UseU7 = HaveAMX, HaveVNNI, HaveAVX2, false }
 
 // pack16 packs l for the int16 kernels (Pack picks the 8-bit one where
 // it runs).
