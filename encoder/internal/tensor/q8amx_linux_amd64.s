@@ -23,27 +23,29 @@
 #define TILESTORED_T0 BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x0e
 #define TILESTORED_T3 BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x9c; BYTE $0x0e; BYTE $0x00; BYTE $0x04; BYTE $0x00; BYTE $0x00
 
-// PREFETCHB: the weights four groups on (4 KB) into L2, a line at a
-// time: a query's pass reads 10.6 MB of weights that the work between
-// two requests has evicted (BenchmarkTaskCold: 1.16-1.21 ms a pass
-// without, 1.03-1.05 with; 2 KB on gains less, 8 KB the same).
+// PREFETCHB: the weights twelve groups on (12 KB) into L2, a line at a
+// time. A query's pass reads 10.6 MB of weights that a server's idle
+// gaps leave in memory, not in cache: BenchmarkTaskIdle (20 ms between
+// passes) 1.38-1.40 ms a pass 4 KB on, 1.29-1.37 at 8 KB, 1.26-1.28 at
+// 12 KB, 1.45-1.55 at 32 KB; without, 1.6-2.0. Past a matrix's end the
+// lines are the next one's, packed after it in the same arena.
 #define PREFETCHB \
-	PREFETCHT1 4096(DI) \
-	PREFETCHT1 4160(DI) \
-	PREFETCHT1 4224(DI) \
-	PREFETCHT1 4288(DI) \
-	PREFETCHT1 4352(DI) \
-	PREFETCHT1 4416(DI) \
-	PREFETCHT1 4480(DI) \
-	PREFETCHT1 4544(DI) \
-	PREFETCHT1 4608(DI) \
-	PREFETCHT1 4672(DI) \
-	PREFETCHT1 4736(DI) \
-	PREFETCHT1 4800(DI) \
-	PREFETCHT1 4864(DI) \
-	PREFETCHT1 4928(DI) \
-	PREFETCHT1 4992(DI) \
-	PREFETCHT1 5056(DI)
+	PREFETCHT1 12288(DI) \
+	PREFETCHT1 12352(DI) \
+	PREFETCHT1 12416(DI) \
+	PREFETCHT1 12480(DI) \
+	PREFETCHT1 12544(DI) \
+	PREFETCHT1 12608(DI) \
+	PREFETCHT1 12672(DI) \
+	PREFETCHT1 12736(DI) \
+	PREFETCHT1 12800(DI) \
+	PREFETCHT1 12864(DI) \
+	PREFETCHT1 12928(DI) \
+	PREFETCHT1 12992(DI) \
+	PREFETCHT1 13056(DI) \
+	PREFETCHT1 13120(DI) \
+	PREFETCHT1 13184(DI) \
+	PREFETCHT1 13248(DI)
 
 // FROW: one row's group sums (a row of a stored tile at off(R10)),
 // corrected by −z·Σw (Z16), scaled by the weight scales (Z17) times the
