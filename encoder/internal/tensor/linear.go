@@ -17,7 +17,8 @@ type Linear struct {
 	B       []float32 // Out
 	// P, once [Linear.Pack] has run, holds W laid out for the integer
 	// kernels, which Apply then uses; P8 instead where the 8-bit kernel
-	// runs (AVX-512 VNNI), or the 7-bit one is turned on (UseU7).
+	// runs (AVX-512 VNNI, or AMX where the CPU has it: q8amx.go), or the
+	// 7-bit one is turned on (UseU7).
 	P  *Packed
 	P8 *Packed8
 
@@ -39,7 +40,7 @@ func (l *Linear) Apply(dst, src []float32, rows int, add bool) {
 		l.applyPacked7(dst, src, rows, add)
 		return
 	}
-	if l.P8 != nil && UseAMX && UseVNNI && UseAVX2 && rows > 0 && (in/Group)%2 == 0 {
+	if l.P8 != nil && UseAMX && UseVNNI && UseAVX2 && rows > 0 {
 		l.applyPacked8AMX(dst, src, rows, add)
 		return
 	}
