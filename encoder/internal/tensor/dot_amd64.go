@@ -95,6 +95,12 @@ func qdot8VNNI(u *uint8, ustride int, w *int8, bstride int, s *float32, ws *int3
 //go:noescape
 func quant8AVX2(u *uint8, x *float32, groups int, qp *uint32, levels float32)
 
+// quant8AVX512 is quant8AVX2 16 values to a register (AVX-512F and BW):
+// the same bits.
+//
+//go:noescape
+func quant8AVX512(u *uint8, x *float32, groups int, qp *uint32, levels float32)
+
 // layerNormAVX2 is LayerNorm's loop over one row of d floats, d a
 // multiple of 8.
 //

@@ -299,6 +299,125 @@ q8qzero:
 	VZEROUPPER
 	RET
 
+// The order quant8AVX512's packs leave the 64 bytes of a group in, as
+// 16 dwords of 4 inputs: VPACKSSDW and VPACKUSWB work within each 128-bit
+// lane, so lane l holds inputs 4l..4l+3 of each of the four 16-input
+// loads in turn; dword m of the group (inputs 4m..4m+3) is dword
+// 4·(m mod 4) + m/4 of the packed register.
+DATA q8perm512<>+0(SB)/4, $0
+DATA q8perm512<>+4(SB)/4, $4
+DATA q8perm512<>+8(SB)/4, $8
+DATA q8perm512<>+12(SB)/4, $12
+DATA q8perm512<>+16(SB)/4, $1
+DATA q8perm512<>+20(SB)/4, $5
+DATA q8perm512<>+24(SB)/4, $9
+DATA q8perm512<>+28(SB)/4, $13
+DATA q8perm512<>+32(SB)/4, $2
+DATA q8perm512<>+36(SB)/4, $6
+DATA q8perm512<>+40(SB)/4, $10
+DATA q8perm512<>+44(SB)/4, $14
+DATA q8perm512<>+48(SB)/4, $3
+DATA q8perm512<>+52(SB)/4, $7
+DATA q8perm512<>+56(SB)/4, $11
+DATA q8perm512<>+60(SB)/4, $15
+GLOBL q8perm512<>(SB), RODATA|NOPTR, $64
+
+// func quant8AVX512(u *uint8, x *float32, groups int, qp *uint32, levels float32)
+// quant8AVX2 16 values to a register: a group is four loads, its range
+// three minimums and maximums (of registers, then with zero) before the
+// reduction across lanes, its rounding four multiplies, conversions and
+// adds, two VPACKSSDW, one VPACKUSWB, one VPERMD (q8perm512) and one
+// VPMINUB. The smallest and largest values do not depend on the order
+// they are taken in, the rest is lane by lane: the same bits (the one
+// value that could differ, a minimum of −0 for +0, gives the same range
+// and zero point).
+TEXT ·quant8AVX512(SB), NOSPLIT, $0-36
+	MOVQ u+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ groups+16(FP), CX
+	MOVQ qp+24(FP), DX
+	CVTTSS2SL levels+32(FP), R14
+	VXORPS X15, X15, X15
+	VPXORD Z31, Z31, Z31
+	VMOVDQU32 q8perm512<>+0(SB), Z30
+	VMOVD R14, X9
+	VPBROADCASTB X9, Z29 // the largest u
+
+q8zgroup:
+	VMOVUPS 0(SI), Z0
+	VMOVUPS 64(SI), Z1
+	VMOVUPS 128(SI), Z2
+	VMOVUPS 192(SI), Z3
+	VMINPS Z1, Z0, Z16
+	VMAXPS Z1, Z0, Z17
+	VMINPS Z3, Z2, Z18
+	VMAXPS Z3, Z2, Z19
+	VMINPS Z18, Z16, Z16
+	VMAXPS Z19, Z17, Z17
+	VMINPS Z31, Z16, Z16
+	VMAXPS Z31, Z17, Z17
+	VEXTRACTF64X4 $1, Z16, Y10
+	VEXTRACTF64X4 $1, Z17, Y11
+	VMINPS Z10, Z16, Z8 // the low halves are what counts
+	VMAXPS Z11, Z17, Z9
+	VEXTRACTF128 $1, Y8, X10
+	VMINPS X10, X8, X8
+	VPERMILPS $0x4e, X8, X10
+	VMINPS X10, X8, X8
+	VPERMILPS $0xb1, X8, X10
+	VMINPS X10, X8, X8 // lo
+	VEXTRACTF128 $1, Y9, X10
+	VMAXPS X10, X9, X9
+	VPERMILPS $0x4e, X9, X10
+	VMAXPS X10, X9, X9
+	VPERMILPS $0xb1, X9, X10
+	VMAXPS X10, X9, X9 // hi
+	VSUBSS X8, X9, X11 // d = hi - lo
+	VXORPS X12, X12, X12 // step
+	VXORPS X13, X13, X13 // levels/d
+	VUCOMISS X15, X11
+	JEQ  q8zzero
+	VMOVSS levels+32(FP), X14
+	VDIVSS X14, X11, X12
+	VDIVSS X11, X14, X13
+
+q8zzero:
+	VSUBSS X8, X15, X10 // -lo
+	VMULSS X13, X10, X10
+	CVTSS2SL X10, R12 // z
+	VMOVSS X12, (DX)
+	MOVL R12, R13
+	NEGL R13
+	ANDL $0xffff, R13
+	MOVL R13, 4(DX)
+	VBROADCASTSS X13, Z13
+	VPBROADCASTD R12, Z14
+	VMULPS Z13, Z0, Z0
+	VMULPS Z13, Z1, Z1
+	VMULPS Z13, Z2, Z2
+	VMULPS Z13, Z3, Z3
+	VCVTPS2DQ Z0, Z0
+	VCVTPS2DQ Z1, Z1
+	VCVTPS2DQ Z2, Z2
+	VCVTPS2DQ Z3, Z3
+	VPADDD Z14, Z0, Z0
+	VPADDD Z14, Z1, Z1
+	VPADDD Z14, Z2, Z2
+	VPADDD Z14, Z3, Z3
+	VPACKSSDW Z1, Z0, Z0
+	VPACKSSDW Z3, Z2, Z2
+	VPACKUSWB Z2, Z0, Z0
+	VPERMD Z0, Z30, Z0
+	VPMINUB Z29, Z0, Z0
+	VMOVDQU32 Z0, (DI)
+	ADDQ $256, SI
+	ADDQ $64, DI
+	ADDQ $8, DX
+	DECQ CX
+	JNZ  q8zgroup
+	VZEROUPPER
+	RET
+
 // func layerNormAVX2(dst, src *float32, d int, scale, bias *float32, eps float64)
 // LayerNorm of one row of d floats (a multiple of 8): the mean and the
 // variance summed in float64 (four lanes, two accumulators), then

@@ -38,6 +38,10 @@ func quant8AVX2(u *uint8, x *float32, groups int, qp *uint32, levels float32) {
 	panic("unreachable")
 }
 
+func quant8AVX512(u *uint8, x *float32, groups int, qp *uint32, levels float32) {
+	panic("unreachable")
+}
+
 func layerNormAVX2(dst, src *float32, d int, scale, bias *float32, eps float64) {
 	panic("unreachable")
 }
