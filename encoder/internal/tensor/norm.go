@@ -6,11 +6,21 @@ import "math"
 // may be src): zero mean, unit variance (with eps added to the variance),
 // then times scale plus bias. Sums run in float64 (on amd64 with AVX2,
 // four lanes at a time: the same values to within the order of the
-// float64 sums).
+// float64 sums). Where the VNNI kernel runs (AVX-512) and d is a
+// multiple of 16, four rows a call: each row's two accumulators of four
+// lanes in one register, the four rows' sums side by side so that their
+// chains of additions overlap (17 rows 1.8 times as fast as a row at a
+// time, BenchmarkLayerNorm), the same bits as the AVX2 loop.
 func LayerNorm(dst, src []float32, rows, d int, scale, bias []float32, eps float64) {
 	if UseAVX2 && d%8 == 0 && d > 0 && rows > 0 {
 		_, _, _, _ = src[rows*d-1], dst[rows*d-1], scale[d-1], bias[d-1]
-		for r := range rows {
+		r := 0
+		if UseVNNI && d%16 == 0 {
+			for ; r+4 <= rows; r += 4 {
+				layerNorm4AVX512(&dst[r*d], &src[r*d], d, &scale[0], &bias[0], eps)
+			}
+		}
+		for ; r < rows; r++ {
 			layerNormAVX2(&dst[r*d], &src[r*d], d, &scale[0], &bias[0], eps)
 		}
 		return

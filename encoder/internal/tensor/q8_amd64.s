@@ -493,6 +493,150 @@ lnout:
 	VZEROUPPER
 	RET
 
+// LNRED: the float64 sum of Z(r)'s eight lanes into X(r)'s low lane, in
+// layerNormAVX2's order (lanes 0..3 are its first accumulator, 4..7 its
+// second): the halves added lane by lane, then (0+2)+(1+3).
+#define LNRED(z, y, x) \
+	VEXTRACTF64X4 $1, z, Y8 \
+	VADDPD Y8, y, y \
+	VEXTRACTF128 $1, y, X8 \
+	VADDPD X8, x, x \
+	VHADDPD x, x, x
+
+// func layerNorm4AVX512(dst, src *float32, d int, scale, bias *float32, eps float64)
+// layerNormAVX2 over four rows of d floats (d a multiple of 16), the rows
+// side by side (dst may be src): each row's float64 sums in one register
+// of eight lanes (layerNormAVX2's two accumulators of four), the four
+// rows' chains of additions interleaved, so that their latency overlaps
+// (a row's sums are a chain of d/8 dependent additions: most of
+// layerNormAVX2's time); then each row's output 16 values a step. The
+// same operations on each lane in the same order: the same bits.
+TEXT ·layerNorm4AVX512(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ d+16(FP), CX
+	MOVQ scale+24(FP), R8
+	MOVQ bias+32(FP), R9
+	LEAQ (CX*4), R10 // a row
+	LEAQ (R10)(R10*2), R11 // three rows
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	MOVQ SI, BX
+	MOVQ CX, AX
+
+ln4sum:
+	VCVTPS2PD (BX), Z4
+	VCVTPS2PD (BX)(R10*1), Z5
+	VCVTPS2PD (BX)(R10*2), Z6
+	VCVTPS2PD (BX)(R11*1), Z7
+	VADDPD Z4, Z0, Z0
+	VADDPD Z5, Z1, Z1
+	VADDPD Z6, Z2, Z2
+	VADDPD Z7, Z3, Z3
+	ADDQ $32, BX
+	SUBQ $8, AX
+	JNZ  ln4sum
+	LNRED(Z0, Y0, X0)
+	LNRED(Z1, Y1, X1)
+	LNRED(Z2, Y2, X2)
+	LNRED(Z3, Y3, X3)
+	CVTSQ2SD CX, X9 // d
+	VDIVSD X9, X0, X0 // the means
+	VDIVSD X9, X1, X1
+	VDIVSD X9, X2, X2
+	VDIVSD X9, X3, X3
+	VBROADCASTSD X0, Z16
+	VBROADCASTSD X1, Z17
+	VBROADCASTSD X2, Z18
+	VBROADCASTSD X3, Z19
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	MOVQ SI, BX
+	MOVQ CX, AX
+
+ln4var:
+	VCVTPS2PD (BX), Z4
+	VCVTPS2PD (BX)(R10*1), Z5
+	VCVTPS2PD (BX)(R10*2), Z6
+	VCVTPS2PD (BX)(R11*1), Z7
+	VSUBPD Z16, Z4, Z4
+	VSUBPD Z17, Z5, Z5
+	VSUBPD Z18, Z6, Z6
+	VSUBPD Z19, Z7, Z7
+	VFMADD231PD Z4, Z4, Z0
+	VFMADD231PD Z5, Z5, Z1
+	VFMADD231PD Z6, Z6, Z2
+	VFMADD231PD Z7, Z7, Z3
+	ADDQ $32, BX
+	SUBQ $8, AX
+	JNZ  ln4var
+	LNRED(Z0, Y0, X0)
+	LNRED(Z1, Y1, X1)
+	LNRED(Z2, Y2, X2)
+	LNRED(Z3, Y3, X3)
+	VMOVSD eps+40(FP), X10
+	MOVQ $0x3ff0000000000000, DX
+	VMOVQ DX, X11 // 1
+	VDIVSD X9, X0, X0 // the variances
+	VDIVSD X9, X1, X1
+	VDIVSD X9, X2, X2
+	VDIVSD X9, X3, X3
+	VADDSD X10, X0, X0
+	VADDSD X10, X1, X1
+	VADDSD X10, X2, X2
+	VADDSD X10, X3, X3
+	VSQRTSD X0, X0, X0
+	VSQRTSD X1, X1, X1
+	VSQRTSD X2, X2, X2
+	VSQRTSD X3, X3, X3
+	VDIVSD X0, X11, X0 // inv
+	VDIVSD X1, X11, X1
+	VDIVSD X2, X11, X2
+	VDIVSD X3, X11, X3
+	VBROADCASTSD X0, Z20
+	VBROADCASTSD X1, Z21
+	VBROADCASTSD X2, Z22
+	VBROADCASTSD X3, Z23
+	MOVQ $4, DX
+
+ln4row:
+	// A row's output (its mean Z16, inv Z20): float32((x-mean)·inv),
+	// times scale, plus bias.
+	XORQ AX, AX
+
+ln4out:
+	VCVTPS2PD (SI)(AX*1), Z4
+	VCVTPS2PD 32(SI)(AX*1), Z5
+	VSUBPD Z16, Z4, Z4
+	VSUBPD Z16, Z5, Z5
+	VMULPD Z20, Z4, Z4
+	VMULPD Z20, Z5, Z5
+	VCVTPD2PS Z4, Y4
+	VCVTPD2PS Z5, Y5
+	VINSERTF64X4 $1, Y5, Z4, Z4
+	VMULPS (R8)(AX*1), Z4, Z4
+	VADDPS (R9)(AX*1), Z4, Z4
+	VMOVUPS Z4, (DI)(AX*1)
+	ADDQ $64, AX
+	CMPQ AX, R10
+	JLT  ln4out
+	ADDQ R10, SI
+	ADDQ R10, DI
+	VMOVAPD Z17, Z16
+	VMOVAPD Z18, Z17
+	VMOVAPD Z19, Z18
+	VMOVAPD Z21, Z20
+	VMOVAPD Z22, Z21
+	VMOVAPD Z23, Z22
+	DECQ DX
+	JNZ  ln4row
+	VZEROUPPER
+	RET
+
 // func scoresAVX2(dst, q, kt *float32, tp int)
 // dst[j] = Σ_c q[c]·kt[c·tp+j] over c < 32, for j < tp (a multiple of
 // 8): a query's scores against a head's keys, transposed (kt, 32 rows of

@@ -46,6 +46,10 @@ func layerNormAVX2(dst, src *float32, d int, scale, bias *float32, eps float64) 
 	panic("unreachable")
 }
 
+func layerNorm4AVX512(dst, src *float32, d int, scale, bias *float32, eps float64) {
+	panic("unreachable")
+}
+
 func scoresAVX2(dst, q, kt *float32, tp int) { panic("unreachable") }
 
 func mixAVX2(dst, p, v *float32, vstride, t int) { panic("unreachable") }
