@@ -281,9 +281,9 @@ func (s *Scratch) attention(dst, qkv []float32, seqs [][]int32) {
 		if t == 0 {
 			continue
 		}
-		tp := (t + 7) &^ 7
+		tp := (t + 15) &^ 15
 		s.vt = tensor.Grow(s.vt, headDim*tp)
-		s.scores = tensor.Grow(s.scores, tp)
+		s.scores = tensor.Grow(s.scores, t*tp)
 		rows := qkv[base*stride:]
 		for h := range Heads {
 			qo, ko, vo := h*headDim, Hidden+h*headDim, 2*Hidden+h*headDim

@@ -123,6 +123,12 @@ func scoresAVX2(dst, q, kt *float32, tp int)
 //go:noescape
 func attendAVX2(dst *float32, dstride int, q, k, v *float32, stride, t, tp int, scale float32, kt, sc *float32)
 
+// attendAVX512 is attendAVX2 16 lanes to a register (AVX-512F), tp = t
+// rounded up to a multiple of 16: the same bits.
+//
+//go:noescape
+func attendAVX512(dst *float32, dstride int, q, k, v *float32, stride, t, tp int, scale float32, kt, sc *float32)
+
 // mixAVX2 is Mix.
 //
 //go:noescape

@@ -61,3 +61,7 @@ func mulAVX2(x *float32, n int, s float32) { panic("unreachable") }
 func attendAVX2(dst *float32, dstride int, q, k, v *float32, stride, t, tp int, scale float32, kt, sc *float32) {
 	panic("unreachable")
 }
+
+func attendAVX512(dst *float32, dstride int, q, k, v *float32, stride, t, tp int, scale float32, kt, sc *float32) {
+	panic("unreachable")
+}
