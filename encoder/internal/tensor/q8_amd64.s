@@ -323,27 +323,42 @@ DATA q8perm512<>+60(SB)/4, $15
 GLOBL q8perm512<>(SB), RODATA|NOPTR, $64
 
 // func quant8AVX512(u *uint8, x *float32, groups int, qp *uint32, levels float32)
-// quant8AVX2 16 values to a register: a group is four loads, its range
-// three minimums and maximums (of registers, then with zero) before the
-// reduction across lanes, its rounding four multiplies, conversions and
-// adds, two VPACKSSDW, one VPACKUSWB, one VPERMD (q8perm512) and one
-// VPMINUB. The smallest and largest values do not depend on the order
-// they are taken in, the rest is lane by lane: the same bits (the one
-// value that could differ, a minimum of −0 for +0, gives the same range
-// and zero point).
-TEXT ·quant8AVX512(SB), NOSPLIT, $0-36
+// quant8AVX2 16 values to a register, in blocks of up to 16 groups: a
+// pass over the block's groups takes each one's range (four loads, three
+// minimums and maximums of registers, then with zero, then across lanes)
+// and its step, 1/step and zero point, which the frame keeps; a second
+// pass rounds the values (four multiplies and conversions, two
+// VPACKSSDW, the zero point added as int16 — the sums are small: |x/step|
+// <= levels — one VPACKUSWB, one VPERMD (q8perm512) and one VPMINUB). Two
+// passes, so that a group's long chain (its range, two divisions, its
+// rounding) does not hold up the next group's. The smallest and largest
+// values do not depend on the order they are taken in (a minimum of −0
+// for +0 gives the same range and zero point), the rest is lane by lane:
+// the same bits.
+TEXT ·quant8AVX512(SB), NOSPLIT, $128-36
 	MOVQ u+0(FP), DI
 	MOVQ x+8(FP), SI
 	MOVQ groups+16(FP), CX
 	MOVQ qp+24(FP), DX
 	CVTTSS2SL levels+32(FP), R14
+	VMOVSS levels+32(FP), X14
 	VXORPS X15, X15, X15
 	VPXORD Z31, Z31, Z31
 	VMOVDQU32 q8perm512<>+0(SB), Z30
 	VMOVD R14, X9
 	VPBROADCASTB X9, Z29 // the largest u
 
-q8zgroup:
+q8zblock:
+	MOVQ CX, R9
+	CMPQ R9, $16
+	JLE  q8zn
+	MOVQ $16, R9 // groups in this block
+
+q8zn:
+	MOVQ SI, R10
+	XORQ BX, BX
+
+q8zrange:
 	VMOVUPS 0(SI), Z0
 	VMOVUPS 64(SI), Z1
 	VMOVUPS 128(SI), Z2
@@ -377,7 +392,6 @@ q8zgroup:
 	VXORPS X13, X13, X13 // levels/d
 	VUCOMISS X15, X11
 	JEQ  q8zzero
-	VMOVSS levels+32(FP), X14
 	VDIVSS X14, X11, X12
 	VDIVSS X11, X14, X13
 
@@ -390,31 +404,43 @@ q8zzero:
 	NEGL R13
 	ANDL $0xffff, R13
 	MOVL R13, 4(DX)
-	VBROADCASTSS X13, Z13
-	VPBROADCASTD R12, Z14
-	VMULPS Z13, Z0, Z0
-	VMULPS Z13, Z1, Z1
-	VMULPS Z13, Z2, Z2
-	VMULPS Z13, Z3, Z3
+	VMOVSS X13, 0(SP)(BX*8)
+	MOVL R12, 4(SP)(BX*8)
+	ADDQ $256, SI
+	ADDQ $8, DX
+	INCQ BX
+	CMPQ BX, R9
+	JLT  q8zrange
+
+	MOVQ R10, SI
+	XORQ BX, BX
+
+q8zround:
+	VBROADCASTSS 0(SP)(BX*8), Z27
+	VPBROADCASTW 4(SP)(BX*8), Z28
+	VMULPS 0(SI), Z27, Z0
+	VMULPS 64(SI), Z27, Z1
+	VMULPS 128(SI), Z27, Z2
+	VMULPS 192(SI), Z27, Z3
 	VCVTPS2DQ Z0, Z0
 	VCVTPS2DQ Z1, Z1
 	VCVTPS2DQ Z2, Z2
 	VCVTPS2DQ Z3, Z3
-	VPADDD Z14, Z0, Z0
-	VPADDD Z14, Z1, Z1
-	VPADDD Z14, Z2, Z2
-	VPADDD Z14, Z3, Z3
 	VPACKSSDW Z1, Z0, Z0
 	VPACKSSDW Z3, Z2, Z2
+	VPADDW Z28, Z0, Z0
+	VPADDW Z28, Z2, Z2
 	VPACKUSWB Z2, Z0, Z0
 	VPERMD Z0, Z30, Z0
 	VPMINUB Z29, Z0, Z0
 	VMOVDQU32 Z0, (DI)
 	ADDQ $256, SI
 	ADDQ $64, DI
-	ADDQ $8, DX
-	DECQ CX
-	JNZ  q8zgroup
+	INCQ BX
+	CMPQ BX, R9
+	JLT  q8zround
+	SUBQ R9, CX
+	JNZ  q8zblock
 	VZEROUPPER
 	RET
 

@@ -138,6 +138,24 @@ func TestQuant8(t *testing.T) {
 				t.Fatalf("%s, trial %d (0..%d): qp %x, spec %x", k.name, trial, levels, gqp, wqp)
 			}
 		}
+		// A row of 20 groups (more than quant8AVX512's block of 16).
+		long := make([]float32, 20*Group)
+		for i := range long {
+			long[i] = x[(i*7)%len(x)] * float32(1+i/Group)
+		}
+		lwant, lgot := make([]uint8, len(long)), make([]uint8, len(long))
+		lwqp, lgqp := make([]uint32, 40), make([]uint32, 40)
+		for g := range 20 {
+			quantGroup8(lwant[g*Group:(g+1)*Group], long[g*Group:(g+1)*Group], lwqp[2*g:2*g+2], levels)
+		}
+		for _, k := range kernels {
+			clear(lgot)
+			clear(lgqp)
+			k.run(&lgot[0], &long[0], 20, &lgqp[0], float32(levels))
+			if !slices.Equal(lgot, lwant) || !slices.Equal(lgqp, lwqp) {
+				t.Fatalf("%s, trial %d (0..%d): a row of 20 groups differs from the spec", k.name, trial, levels)
+			}
+		}
 		// Each value is within half a step of its group's rounding.
 		for g := range 3 {
 			step := math.Float32frombits(wqp[2*g])
