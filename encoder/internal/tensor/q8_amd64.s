@@ -322,31 +322,78 @@ DATA q8perm512<>+56(SB)/4, $11
 DATA q8perm512<>+60(SB)/4, $15
 GLOBL q8perm512<>(SB), RODATA|NOPTR, $64
 
+// q8qpidx interleaves a block's 16 steps (table 1) and −z (table 2)
+// into qp's pairs, groups 0..7 then 8..15 (VPERMT2D).
+DATA q8qpidx<>+0(SB)/4, $0
+DATA q8qpidx<>+4(SB)/4, $16
+DATA q8qpidx<>+8(SB)/4, $1
+DATA q8qpidx<>+12(SB)/4, $17
+DATA q8qpidx<>+16(SB)/4, $2
+DATA q8qpidx<>+20(SB)/4, $18
+DATA q8qpidx<>+24(SB)/4, $3
+DATA q8qpidx<>+28(SB)/4, $19
+DATA q8qpidx<>+32(SB)/4, $4
+DATA q8qpidx<>+36(SB)/4, $20
+DATA q8qpidx<>+40(SB)/4, $5
+DATA q8qpidx<>+44(SB)/4, $21
+DATA q8qpidx<>+48(SB)/4, $6
+DATA q8qpidx<>+52(SB)/4, $22
+DATA q8qpidx<>+56(SB)/4, $7
+DATA q8qpidx<>+60(SB)/4, $23
+DATA q8qpidx<>+64(SB)/4, $8
+DATA q8qpidx<>+68(SB)/4, $24
+DATA q8qpidx<>+72(SB)/4, $9
+DATA q8qpidx<>+76(SB)/4, $25
+DATA q8qpidx<>+80(SB)/4, $10
+DATA q8qpidx<>+84(SB)/4, $26
+DATA q8qpidx<>+88(SB)/4, $11
+DATA q8qpidx<>+92(SB)/4, $27
+DATA q8qpidx<>+96(SB)/4, $12
+DATA q8qpidx<>+100(SB)/4, $28
+DATA q8qpidx<>+104(SB)/4, $13
+DATA q8qpidx<>+108(SB)/4, $29
+DATA q8qpidx<>+112(SB)/4, $14
+DATA q8qpidx<>+116(SB)/4, $30
+DATA q8qpidx<>+120(SB)/4, $15
+DATA q8qpidx<>+124(SB)/4, $31
+GLOBL q8qpidx<>(SB), RODATA|NOPTR, $128
+
 // func quant8AVX512(u *uint8, x *float32, groups int, qp *uint32, levels float32)
-// quant8AVX2 16 values to a register, in blocks of up to 16 groups: a
-// pass over the block's groups takes each one's range (four loads, three
-// minimums and maximums of registers, then with zero, then across lanes)
-// and its step, 1/step and zero point, which the frame keeps; a second
-// pass rounds the values (four multiplies and conversions, two
-// VPACKSSDW, the zero point added as int16 — the sums are small: |x/step|
-// <= levels — one VPACKUSWB, one VPERMD (q8perm512) and one VPMINUB). Two
-// passes, so that a group's long chain (its range, two divisions, its
-// rounding) does not hold up the next group's. The smallest and largest
-// values do not depend on the order they are taken in (a minimum of −0
-// for +0 gives the same range and zero point), the rest is lane by lane:
-// the same bits.
-TEXT ·quant8AVX512(SB), NOSPLIT, $128-36
+// quant8AVX2 16 values to a register, in blocks of up to 16 groups, in
+// three passes, so that no group's long chain (its range, two divisions,
+// its rounding) holds up the next group's:
+//   - each group's range: four loads, three minimums and maximums of
+//     registers, then with zero; the largest negated, so that one chain
+//     of minimums across lanes gives the smallest (lane 0) and the
+//     largest (lane 8); into the frame (lo at 0, −hi at 64);
+//   - the block's steps, 1/step and zero points 16 groups to a register
+//     (the frame's inv at 128, z at 192; qp by a masked store);
+//   - each group's rounding: four multiplies and conversions, two
+//     VPACKSSDW, the zero point added as int16 (the sums are small:
+//     |x/step| <= levels), one VPACKUSWB, one VPERMD (q8perm512) and one
+//     VPMINUB.
+// The smallest and largest values do not depend on the order they are
+// taken in (a minimum of −0 for +0, or a largest of −0, gives the same
+// range and zero point), the rest is lane by lane, each lane the
+// operation quant8AVX2 does (a zero range, or NaN, gives step and 1/step
+// 0 as its branch does): the same bits.
+TEXT ·quant8AVX512(SB), NOSPLIT, $256-36
 	MOVQ u+0(FP), DI
 	MOVQ x+8(FP), SI
 	MOVQ groups+16(FP), CX
 	MOVQ qp+24(FP), DX
 	CVTTSS2SL levels+32(FP), R14
-	VMOVSS levels+32(FP), X14
-	VXORPS X15, X15, X15
+	VBROADCASTSS levels+32(FP), Z25
 	VPXORD Z31, Z31, Z31
 	VMOVDQU32 q8perm512<>+0(SB), Z30
 	VMOVD R14, X9
 	VPBROADCASTB X9, Z29 // the largest u
+	MOVL $0x80000000, AX
+	VPBROADCASTD AX, Z26 // the sign
+	MOVL $0xffff, AX
+	VPBROADCASTD AX, Z24
+	VMOVDQU32 q8qpidx<>+0(SB), Z22
+	VMOVDQU32 q8qpidx<>+64(SB), Z23
 
 q8zblock:
 	MOVQ CX, R9
@@ -371,53 +418,68 @@ q8zrange:
 	VMAXPS Z19, Z17, Z17
 	VMINPS Z31, Z16, Z16
 	VMAXPS Z31, Z17, Z17
-	VEXTRACTF64X4 $1, Z16, Y10
-	VEXTRACTF64X4 $1, Z17, Y11
-	VMINPS Z10, Z16, Z8 // the low halves are what counts
-	VMAXPS Z11, Z17, Z9
-	VEXTRACTF128 $1, Y8, X10
-	VMINPS X10, X8, X8
-	VPERMILPS $0x4e, X8, X10
-	VMINPS X10, X8, X8
-	VPERMILPS $0xb1, X8, X10
-	VMINPS X10, X8, X8 // lo
-	VEXTRACTF128 $1, Y9, X10
-	VMAXPS X10, X9, X9
-	VPERMILPS $0x4e, X9, X10
-	VMAXPS X10, X9, X9
-	VPERMILPS $0xb1, X9, X10
-	VMAXPS X10, X9, X9 // hi
-	VSUBSS X8, X9, X11 // d = hi - lo
-	VXORPS X12, X12, X12 // step
-	VXORPS X13, X13, X13 // levels/d
-	VUCOMISS X15, X11
-	JEQ  q8zzero
-	VDIVSS X14, X11, X12
-	VDIVSS X11, X14, X13
-
-q8zzero:
-	VSUBSS X8, X15, X10 // -lo
-	VMULSS X13, X10, X10
-	CVTSS2SL X10, R12 // z
-	VMOVSS X12, (DX)
-	MOVL R12, R13
-	NEGL R13
-	ANDL $0xffff, R13
-	MOVL R13, 4(DX)
-	VMOVSS X13, 0(SP)(BX*8)
-	MOVL R12, 4(SP)(BX*8)
+	VPXORD Z26, Z17, Z17 // −max
+	VSHUFF64X2 $0x44, Z17, Z16, Z18
+	VSHUFF64X2 $0xee, Z17, Z16, Z19
+	VMINPS Z19, Z18, Z18 // lanes 0..7 min, 8..15 −max
+	VSHUFF64X2 $0xb1, Z18, Z18, Z19
+	VMINPS Z19, Z18, Z18
+	VPERMILPS $0x4e, Z18, Z19
+	VMINPS Z19, Z18, Z18
+	VPERMILPS $0xb1, Z18, Z19
+	VMINPS Z19, Z18, Z18
+	VMOVSS X18, 0(SP)(BX*4) // lo
+	VEXTRACTF32X4 $2, Z18, X19
+	VMOVSS X19, 64(SP)(BX*4) // −hi
 	ADDQ $256, SI
-	ADDQ $8, DX
 	INCQ BX
 	CMPQ BX, R9
 	JLT  q8zrange
+
+	// The block's steps and zero points: K4 its groups, K5 and K6 its
+	// pairs of qp in the two halves.
+	MOVQ CX, R11
+	MOVQ R9, CX
+	MOVL $1, AX
+	SHLL CX, AX
+	DECL AX
+	KMOVW AX, K4
+	SHLQ $1, CX
+	MOVQ $1, AX
+	SHLQ CX, AX
+	DECQ AX
+	KMOVW AX, K5
+	SHRQ $16, AX
+	KMOVW AX, K6
+	MOVQ R11, CX
+	VMOVUPS.Z 0(SP), K4, Z0 // lo
+	VMOVUPS.Z 64(SP), K4, Z1
+	VPXORD Z26, Z1, Z1 // hi
+	VSUBPS Z0, Z1, Z2 // d = hi - lo
+	VCMPPS $0x0c, Z31, Z2, K3 // d != 0 (and not NaN)
+	VDIVPS.Z Z25, Z2, K3, Z3 // step = d/levels
+	VDIVPS.Z Z2, Z25, K3, Z4 // levels/d
+	VSUBPS Z0, Z31, Z5 // -lo
+	VMULPS Z4, Z5, Z5
+	VCVTPS2DQ Z5, Z5 // z
+	VMOVUPS Z4, 128(SP)
+	VMOVDQU32 Z5, 192(SP)
+	VPSUBD Z5, Z31, Z6
+	VPANDD Z24, Z6, Z6 // −z, the low half
+	VMOVAPS Z3, Z7
+	VPERMT2D Z6, Z22, Z7
+	VMOVAPS Z3, Z8
+	VPERMT2D Z6, Z23, Z8
+	VMOVDQU32 Z7, K5, 0(DX)
+	VMOVDQU32 Z8, K6, 64(DX)
+	LEAQ (DX)(R9*8), DX
 
 	MOVQ R10, SI
 	XORQ BX, BX
 
 q8zround:
-	VBROADCASTSS 0(SP)(BX*8), Z27
-	VPBROADCASTW 4(SP)(BX*8), Z28
+	VBROADCASTSS 128(SP)(BX*4), Z27
+	VPBROADCASTW 192(SP)(BX*4), Z28
 	VMULPS 0(SI), Z27, Z0
 	VMULPS 64(SI), Z27, Z1
 	VMULPS 128(SI), Z27, Z2
