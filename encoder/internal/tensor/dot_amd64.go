@@ -108,10 +108,11 @@ func quant8AVX512(u *uint8, x *float32, groups int, qp *uint32, levels float32)
 func layerNormAVX2(dst, src *float32, d int, scale, bias *float32, eps float64)
 
 // layerNorm4AVX512 is layerNormAVX2 over four rows of d floats (d a
-// multiple of 16), the rows' sums interleaved (AVX-512F): the same bits.
+// multiple of 16), the rows' sums interleaved (AVX-512F), tmp (4·d) its
+// scratch: the same bits.
 //
 //go:noescape
-func layerNorm4AVX512(dst, src *float32, d int, scale, bias *float32, eps float64)
+func layerNorm4AVX512(dst, src *float32, d int, scale, bias *float32, eps float64, tmp *float64)
 
 // scoresAVX2 is Scores for tp a multiple of 8.
 //

@@ -591,27 +591,34 @@ lnout:
 	VADDPD X8, x, x \
 	VHADDPD x, x, x
 
-// func layerNorm4AVX512(dst, src *float32, d int, scale, bias *float32, eps float64)
+// func layerNorm4AVX512(dst, src *float32, d int, scale, bias *float32, eps float64, tmp *float64)
 // layerNormAVX2 over four rows of d floats (d a multiple of 16), the rows
 // side by side (dst may be src): each row's float64 sums in one register
 // of eight lanes (layerNormAVX2's two accumulators of four), the four
 // rows' chains of additions interleaved, so that their latency overlaps
 // (a row's sums are a chain of d/8 dependent additions: most of
 // layerNormAVX2's time); then each row's output 16 values a step. The
-// same operations on each lane in the same order: the same bits.
-TEXT ·layerNorm4AVX512(SB), NOSPLIT, $0-48
+// rows in float64 are kept in tmp (4·d), each value converted once, then
+// less its mean (a conversion takes both of the two ports AVX-512 has
+// for a step). The same operations on each lane in the same order: the
+// same bits.
+TEXT ·layerNorm4AVX512(SB), NOSPLIT, $0-56
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
 	MOVQ d+16(FP), CX
 	MOVQ scale+24(FP), R8
 	MOVQ bias+32(FP), R9
+	MOVQ tmp+48(FP), DX
 	LEAQ (CX*4), R10 // a row
 	LEAQ (R10)(R10*2), R11 // three rows
+	LEAQ (CX*8), R12 // a row of tmp
+	LEAQ (R12)(R12*2), R13 // three
 	VPXORQ Z0, Z0, Z0
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
 	VPXORQ Z3, Z3, Z3
 	MOVQ SI, BX
+	MOVQ DX, R14
 	MOVQ CX, AX
 
 ln4sum:
@@ -619,11 +626,16 @@ ln4sum:
 	VCVTPS2PD (BX)(R10*1), Z5
 	VCVTPS2PD (BX)(R10*2), Z6
 	VCVTPS2PD (BX)(R11*1), Z7
+	VMOVUPD Z4, (R14)
+	VMOVUPD Z5, (R14)(R12*1)
+	VMOVUPD Z6, (R14)(R12*2)
+	VMOVUPD Z7, (R14)(R13*1)
 	VADDPD Z4, Z0, Z0
 	VADDPD Z5, Z1, Z1
 	VADDPD Z6, Z2, Z2
 	VADDPD Z7, Z3, Z3
 	ADDQ $32, BX
+	ADDQ $64, R14
 	SUBQ $8, AX
 	JNZ  ln4sum
 	LNRED(Z0, Y0, X0)
@@ -643,23 +655,27 @@ ln4sum:
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
 	VPXORQ Z3, Z3, Z3
-	MOVQ SI, BX
+	MOVQ DX, R14
 	MOVQ CX, AX
 
 ln4var:
-	VCVTPS2PD (BX), Z4
-	VCVTPS2PD (BX)(R10*1), Z5
-	VCVTPS2PD (BX)(R10*2), Z6
-	VCVTPS2PD (BX)(R11*1), Z7
+	VMOVUPD (R14), Z4
+	VMOVUPD (R14)(R12*1), Z5
+	VMOVUPD (R14)(R12*2), Z6
+	VMOVUPD (R14)(R13*1), Z7
 	VSUBPD Z16, Z4, Z4
 	VSUBPD Z17, Z5, Z5
 	VSUBPD Z18, Z6, Z6
 	VSUBPD Z19, Z7, Z7
+	VMOVUPD Z4, (R14)
+	VMOVUPD Z5, (R14)(R12*1)
+	VMOVUPD Z6, (R14)(R12*2)
+	VMOVUPD Z7, (R14)(R13*1)
 	VFMADD231PD Z4, Z4, Z0
 	VFMADD231PD Z5, Z5, Z1
 	VFMADD231PD Z6, Z6, Z2
 	VFMADD231PD Z7, Z7, Z3
-	ADDQ $32, BX
+	ADDQ $64, R14
 	SUBQ $8, AX
 	JNZ  ln4var
 	LNRED(Z0, Y0, X0)
@@ -667,8 +683,8 @@ ln4var:
 	LNRED(Z2, Y2, X2)
 	LNRED(Z3, Y3, X3)
 	VMOVSD eps+40(FP), X10
-	MOVQ $0x3ff0000000000000, DX
-	VMOVQ DX, X11 // 1
+	MOVQ $0x3ff0000000000000, AX
+	VMOVQ AX, X11 // 1
 	VDIVSD X9, X0, X0 // the variances
 	VDIVSD X9, X1, X1
 	VDIVSD X9, X2, X2
@@ -689,20 +705,16 @@ ln4var:
 	VBROADCASTSD X1, Z21
 	VBROADCASTSD X2, Z22
 	VBROADCASTSD X3, Z23
-	MOVQ $4, DX
+	MOVQ $4, BX
 
 ln4row:
-	// A row's output (its mean Z16, inv Z20): float32((x-mean)·inv),
-	// times scale, plus bias.
+	// A row's output (x-mean in tmp at DX, inv Z20):
+	// float32((x-mean)·inv), times scale, plus bias.
 	XORQ AX, AX
 
 ln4out:
-	VCVTPS2PD (SI)(AX*1), Z4
-	VCVTPS2PD 32(SI)(AX*1), Z5
-	VSUBPD Z16, Z4, Z4
-	VSUBPD Z16, Z5, Z5
-	VMULPD Z20, Z4, Z4
-	VMULPD Z20, Z5, Z5
+	VMULPD (DX)(AX*2), Z20, Z4
+	VMULPD 64(DX)(AX*2), Z20, Z5
 	VCVTPD2PS Z4, Y4
 	VCVTPD2PS Z5, Y5
 	VINSERTF64X4 $1, Y5, Z4, Z4
@@ -712,15 +724,12 @@ ln4out:
 	ADDQ $64, AX
 	CMPQ AX, R10
 	JLT  ln4out
-	ADDQ R10, SI
+	ADDQ R12, DX
 	ADDQ R10, DI
-	VMOVAPD Z17, Z16
-	VMOVAPD Z18, Z17
-	VMOVAPD Z19, Z18
 	VMOVAPD Z21, Z20
 	VMOVAPD Z22, Z21
 	VMOVAPD Z23, Z22
-	DECQ DX
+	DECQ BX
 	JNZ  ln4row
 	VZEROUPPER
 	RET

@@ -46,7 +46,7 @@ func layerNormAVX2(dst, src *float32, d int, scale, bias *float32, eps float64) 
 	panic("unreachable")
 }
 
-func layerNorm4AVX512(dst, src *float32, d int, scale, bias *float32, eps float64) {
+func layerNorm4AVX512(dst, src *float32, d int, scale, bias *float32, eps float64, tmp *float64) {
 	panic("unreachable")
 }
 
