@@ -379,6 +379,24 @@ amxdone:
 	VFMADD231PS (AX), Z7, Z3 \
 	ADDQ R10, AX
 
+// SCORE4Z2 is SCORE4Z for two queries (SI, R9), each channel's row of kt
+// loaded once: the first query's sums in Z0..Z3, the second's in
+// Z26..Z29 (k·q, as q·k: the same product).
+#define SCORE4Z2(off) \
+	VMOVUPS (AX), Z4 \
+	VMOVUPS (AX)(R10*1), Z5 \
+	VMOVUPS (AX)(R10*2), Z6 \
+	VMOVUPS (AX)(R13*1), Z7 \
+	VFMADD231PS.BCST (off)(SI), Z4, Z0 \
+	VFMADD231PS.BCST (off)(R9), Z4, Z26 \
+	VFMADD231PS.BCST (off+4)(SI), Z5, Z1 \
+	VFMADD231PS.BCST (off+4)(R9), Z5, Z27 \
+	VFMADD231PS.BCST (off+8)(SI), Z6, Z2 \
+	VFMADD231PS.BCST (off+8)(R9), Z6, Z28 \
+	VFMADD231PS.BCST (off+12)(SI), Z7, Z3 \
+	VFMADD231PS.BCST (off+12)(R9), Z7, Z29 \
+	LEAQ (AX)(R10*4), AX
+
 // func attendAVX512(dst *float32, dstride int, q, k, v *float32, stride, t, tp int, scale float32, kt, sc *float32)
 // attendAVX2 16 lanes to a register (AVX-512F), tp = t rounded up to a
 // multiple of 16: the keys transposed 8×8 as attendAVX2 does, then each
@@ -448,10 +466,58 @@ zkeys:
 	// i·tp: the rows are independent, so that one's chain of additions
 	// overlaps the next's (as in the softmax and mix below, each a pass
 	// over the rows; a pass a row, as attendAVX2 does, waits on each
-	// row's chains in turn).
+	// row's chains in turn). Two queries a pass share each load of kt.
 	MOVQ q+16(FP), SI
 	MOVQ sc+80(FP), R12
 	MOVQ t+48(FP), R11
+
+	// Two queries a pass while two are left (sc rows BX and BX+R10).
+	CMPQ R11, $2
+	JLT  zquery
+
+zpair:
+	MOVQ kt+72(FP), DX
+	MOVQ R12, BX
+	MOVQ tp+56(FP), CX
+	LEAQ (SI)(R8*1), R9
+
+zsc2chunk:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z26, Z26, Z26
+	VPXORD Z27, Z27, Z27
+	VPXORD Z28, Z28, Z28
+	VPXORD Z29, Z29, Z29
+	MOVQ DX, AX
+	SCORE4Z2(0)
+	SCORE4Z2(16)
+	SCORE4Z2(32)
+	SCORE4Z2(48)
+	SCORE4Z2(64)
+	SCORE4Z2(80)
+	SCORE4Z2(96)
+	SCORE4Z2(112)
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	VADDPS Z27, Z26, Z26
+	VADDPS Z29, Z28, Z28
+	VADDPS Z28, Z26, Z26
+	VMOVUPS Z0, (BX)
+	VMOVUPS Z26, (BX)(R10*1)
+	ADDQ $64, BX
+	ADDQ $64, DX
+	SUBQ $16, CX
+	JNZ  zsc2chunk
+	LEAQ (SI)(R8*2), SI
+	LEAQ (R12)(R10*2), R12
+	SUBQ $2, R11
+	CMPQ R11, $2
+	JGE  zpair
+	TESTQ R11, R11
+	JZ   zscored
 
 zquery:
 	MOVQ kt+72(FP), DX
@@ -485,6 +551,7 @@ zscchunk:
 	DECQ R11
 	JNZ  zquery
 
+zscored:
 	// Softmax, row by row.
 	MOVQ sc+80(FP), R12
 	MOVQ t+48(FP), R11
