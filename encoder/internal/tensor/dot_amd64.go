@@ -145,3 +145,18 @@ func scaleMaxAVX2(x *float32, n int, scale float32) float32
 //
 //go:noescape
 func mulAVX2(x *float32, n int, s float32)
+
+// add3AVX2 is Add3 over n values, a multiple of 8.
+//
+//go:noescape
+func add3AVX2(dst, a, b, c *float32, n int)
+
+// addF64AVX2 is AddF64 over n values, a multiple of 8.
+//
+//go:noescape
+func addF64AVX2(acc *float64, x *float32, n int)
+
+// scaleF64AVX2 is ScaleF64 over n values, a multiple of 8.
+//
+//go:noescape
+func scaleF64AVX2(dst *float32, src *float64, n int, s float64)

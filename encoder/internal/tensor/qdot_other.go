@@ -65,3 +65,9 @@ func attendAVX2(dst *float32, dstride int, q, k, v *float32, stride, t, tp int, 
 func attendAVX512(dst *float32, dstride int, q, k, v *float32, stride, t, tp int, scale float32, kt, sc *float32) {
 	panic("unreachable")
 }
+
+func add3AVX2(dst, a, b, c *float32, n int) { panic("unreachable") }
+
+func addF64AVX2(acc *float64, x *float32, n int) { panic("unreachable") }
+
+func scaleF64AVX2(dst *float32, src *float64, n int, s float64) { panic("unreachable") }
