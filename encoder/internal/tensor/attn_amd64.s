@@ -399,14 +399,15 @@ amxdone:
 
 // func attendAVX512(dst *float32, dstride int, q, k, v *float32, stride, t, tp int, scale float32, kt, sc *float32)
 // attendAVX2 16 lanes to a register (AVX-512F), tp = t rounded up to a
-// multiple of 16: the keys transposed 8×8 as attendAVX2 does, then each
-// query's scores, softmax and mix with the same operations on each lane
-// in the same order, so the same bits. What is not lane by lane: the
-// largest score (the same whatever the order), and the sum of the
-// exponentials, which attendAVX2 takes over 8 lanes a chunk of 8 keys:
-// here each chunk of 16 adds its two halves in turn to 8 lanes, and the
-// 8 padding keys past attendAVX2's tp add exponentials of 0 (exactly
-// nothing).
+// multiple of 16, sc t rows of tp: the keys transposed 8×8 as attendAVX2
+// does, then all the queries' scores (two queries a pass), all their
+// softmaxes, all their mixes, each query with the same operations on
+// each lane in the same order, so the same bits. What is not lane by
+// lane: the largest score (the same whatever the order), and the sum of
+// the exponentials, which attendAVX2 takes over 8 lanes a chunk of 8
+// keys: here each chunk of 16 adds its two halves in turn to 8 lanes,
+// and the 8 padding keys past attendAVX2's tp add exponentials of 0
+// (exactly nothing).
 TEXT ·attendAVX512(SB), NOSPLIT, $0-88
 	MOVQ stride+40(FP), R8
 	SHLQ $2, R8 // a row of q, k, v
