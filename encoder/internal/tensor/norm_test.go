@@ -52,7 +52,7 @@ func TestLayerNorm4(t *testing.T) {
 	defer restoreKernels()
 	rng := rand.New(rand.NewPCG(43, 44))
 	for _, d := range []int{16, 384, 1536} {
-		for _, rows := range []int{1, 3, 4, 5, 8, 17} {
+		for _, rows := range []int{1, 3, 4, 5, 6, 7, 8, 9, 17, 18, 19} {
 			src := make([]float32, rows*d)
 			for i := range src {
 				src[i] = float32(rng.NormFloat64())*2 + 0.3
