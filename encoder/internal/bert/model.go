@@ -213,10 +213,7 @@ func (m *Model) forward(s *Scratch, seqs [][]int32, dst [][]float32) {
 		for pos, id := range q {
 			row := x[r*Hidden : (r+1)*Hidden]
 			e := m.Word.Row(ebuf[:], int(id), Hidden)
-			p := m.Pos[pos*Hidden : (pos+1)*Hidden]
-			for i := range row {
-				row[i] = e[i] + p[i] + m.Type[i]
-			}
+			tensor.Add3(row, e, m.Pos[pos*Hidden:(pos+1)*Hidden], m.Type)
 			r++
 		}
 	}
@@ -250,9 +247,7 @@ func (m *Model) forward(s *Scratch, seqs [][]int32, dst [][]float32) {
 		}
 		clear(p)
 		for range q {
-			for j, y := range x[r*Hidden : (r+1)*Hidden] {
-				p[j] += float64(y)
-			}
+			tensor.AddF64(p, x[r*Hidden:(r+1)*Hidden])
 			r++
 		}
 		var sum float64
@@ -260,9 +255,7 @@ func (m *Model) forward(s *Scratch, seqs [][]int32, dst [][]float32) {
 			sum += y * y
 		}
 		inv := 1 / math.Sqrt(math.Max(sum, 1e-24))
-		for j, y := range p {
-			v[j] = float32(y * inv)
-		}
+		tensor.ScaleF64(v, p, inv)
 	}
 }
 
@@ -281,9 +274,9 @@ func (s *Scratch) attention(dst, qkv []float32, seqs [][]int32) {
 		if t == 0 {
 			continue
 		}
-		tp := (t + 7) &^ 7
+		tp := (t + 15) &^ 15
 		s.vt = tensor.Grow(s.vt, headDim*tp)
-		s.scores = tensor.Grow(s.scores, tp)
+		s.scores = tensor.Grow(s.scores, t*tp)
 		rows := qkv[base*stride:]
 		for h := range Heads {
 			qo, ko, vo := h*headDim, Hidden+h*headDim, 2*Hidden+h*headDim

@@ -363,3 +363,333 @@ amxdone:
 	JNZ  aquery
 	VZEROUPPER
 	RET
+
+// SCORE4Z is SCORE4 for a chunk of 16 keys (Z registers).
+#define SCORE4Z(off) \
+	VBROADCASTSS (off)(SI), Z4 \
+	VFMADD231PS (AX), Z4, Z0 \
+	ADDQ R10, AX \
+	VBROADCASTSS (off+4)(SI), Z5 \
+	VFMADD231PS (AX), Z5, Z1 \
+	ADDQ R10, AX \
+	VBROADCASTSS (off+8)(SI), Z6 \
+	VFMADD231PS (AX), Z6, Z2 \
+	ADDQ R10, AX \
+	VBROADCASTSS (off+12)(SI), Z7 \
+	VFMADD231PS (AX), Z7, Z3 \
+	ADDQ R10, AX
+
+// SCORE4Z2 is SCORE4Z for two queries (SI, R9), each channel's row of kt
+// loaded once: the first query's sums in Z0..Z3, the second's in
+// Z26..Z29 (k·q, as q·k: the same product).
+#define SCORE4Z2(off) \
+	VMOVUPS (AX), Z4 \
+	VMOVUPS (AX)(R10*1), Z5 \
+	VMOVUPS (AX)(R10*2), Z6 \
+	VMOVUPS (AX)(R13*1), Z7 \
+	VFMADD231PS.BCST (off)(SI), Z4, Z0 \
+	VFMADD231PS.BCST (off)(R9), Z4, Z26 \
+	VFMADD231PS.BCST (off+4)(SI), Z5, Z1 \
+	VFMADD231PS.BCST (off+4)(R9), Z5, Z27 \
+	VFMADD231PS.BCST (off+8)(SI), Z6, Z2 \
+	VFMADD231PS.BCST (off+8)(R9), Z6, Z28 \
+	VFMADD231PS.BCST (off+12)(SI), Z7, Z3 \
+	VFMADD231PS.BCST (off+12)(R9), Z7, Z29 \
+	LEAQ (AX)(R10*4), AX
+
+// func attendAVX512(dst *float32, dstride int, q, k, v *float32, stride, t, tp int, scale float32, kt, sc *float32)
+// attendAVX2 16 lanes to a register (AVX-512F), tp = t rounded up to a
+// multiple of 16, sc t rows of tp: the keys transposed 8×8 as attendAVX2
+// does, then all the queries' scores (two queries a pass), all their
+// softmaxes, all their mixes, each query with the same operations on
+// each lane in the same order, so the same bits. What is not lane by
+// lane: the largest score (the same whatever the order), and the sum of
+// the exponentials, which attendAVX2 takes over 8 lanes a chunk of 8
+// keys: here each chunk of 16 adds its two halves in turn to 8 lanes,
+// and the 8 padding keys past attendAVX2's tp add exponentials of 0
+// (exactly nothing).
+TEXT ·attendAVX512(SB), NOSPLIT, $0-88
+	MOVQ stride+40(FP), R8
+	SHLQ $2, R8 // a row of q, k, v
+	MOVQ tp+56(FP), CX
+	LEAQ (CX*4), R10 // a row of kt
+	LEAQ (R10)(R10*2), R13
+	MOVQ k+24(FP), BX
+	MOVQ t+48(FP), AX
+	DECQ AX
+	IMULQ R8, AX
+	LEAQ (BX)(AX*1), R9 // the last key
+	MOVQ kt+72(FP), R11
+
+zkeys:
+	// keys j0 .. j0+7 (BX: key j0), channels 0..31, into kt columns
+	// j0 .. j0+7 (R11).
+	MOVQ R11, R12
+	KEYBLOCK(0)
+	KEYBLOCK(32)
+	KEYBLOCK(64)
+	KEYBLOCK(96)
+	LEAQ (BX)(R8*8), BX
+	ADDQ $32, R11
+	SUBQ $8, CX
+	JNZ  zkeys
+
+	// Softmax's exponential's constants (as expAVX2).
+	VBROADCASTSS expc<>+0(SB), Z14
+	VBROADCASTSS expc<>+4(SB), Z13
+	VBROADCASTSS expc<>+8(SB), Z12
+	VBROADCASTSS expc<>+40(SB), Z11
+	VBROADCASTSS expc<>+36(SB), Z10
+	VBROADCASTSS expc<>+12(SB), Z16
+	VBROADCASTSS expc<>+16(SB), Z17
+	VBROADCASTSS expc<>+20(SB), Z18
+	VBROADCASTSS expc<>+24(SB), Z19
+	VBROADCASTSS expc<>+28(SB), Z20
+	VBROADCASTSS expc<>+32(SB), Z21
+	VBROADCASTSS scale+64(FP), Z22
+	MOVL $0xff7fffff, AX // -MaxFloat32
+	VPBROADCASTD AX, Z23
+	VMULPS Z23, Z22, Z24 // the padding, scaled
+	// K2: the padding's lanes of a row's last chunk of 16.
+	MOVQ t+48(FP), CX
+	SUBQ tp+56(FP), CX
+	ADDQ $16, CX
+	MOVL $1, AX
+	SHLL CX, AX
+	DECL AX
+	NOTL AX
+	KMOVW AX, K2
+	MOVQ tp+56(FP), R14
+	SUBQ $16, R14
+	SHLQ $2, R14 // the last chunk's offset in a row of sc
+
+	// The queries' scores (scoresAVX2, 16 keys a chunk), row i at sc +
+	// i·tp: the rows are independent, so that one's chain of additions
+	// overlaps the next's (as in the softmax and mix below, each a pass
+	// over the rows; a pass a row, as attendAVX2 does, waits on each
+	// row's chains in turn). Two queries a pass share each load of kt.
+	MOVQ q+16(FP), SI
+	MOVQ sc+80(FP), R12
+	MOVQ t+48(FP), R11
+
+	// Two queries a pass while two are left (sc rows BX and BX+R10).
+	CMPQ R11, $2
+	JLT  zquery
+
+zpair:
+	MOVQ kt+72(FP), DX
+	MOVQ R12, BX
+	MOVQ tp+56(FP), CX
+	LEAQ (SI)(R8*1), R9
+
+zsc2chunk:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z26, Z26, Z26
+	VPXORD Z27, Z27, Z27
+	VPXORD Z28, Z28, Z28
+	VPXORD Z29, Z29, Z29
+	MOVQ DX, AX
+	SCORE4Z2(0)
+	SCORE4Z2(16)
+	SCORE4Z2(32)
+	SCORE4Z2(48)
+	SCORE4Z2(64)
+	SCORE4Z2(80)
+	SCORE4Z2(96)
+	SCORE4Z2(112)
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	VADDPS Z27, Z26, Z26
+	VADDPS Z29, Z28, Z28
+	VADDPS Z28, Z26, Z26
+	VMOVUPS Z0, (BX)
+	VMOVUPS Z26, (BX)(R10*1)
+	ADDQ $64, BX
+	ADDQ $64, DX
+	SUBQ $16, CX
+	JNZ  zsc2chunk
+	LEAQ (SI)(R8*2), SI
+	LEAQ (R12)(R10*2), R12
+	SUBQ $2, R11
+	CMPQ R11, $2
+	JGE  zpair
+	TESTQ R11, R11
+	JZ   zscored
+
+zquery:
+	MOVQ kt+72(FP), DX
+	MOVQ R12, BX
+	MOVQ tp+56(FP), CX
+
+zscchunk:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	MOVQ DX, AX
+	SCORE4Z(0)
+	SCORE4Z(16)
+	SCORE4Z(32)
+	SCORE4Z(48)
+	SCORE4Z(64)
+	SCORE4Z(80)
+	SCORE4Z(96)
+	SCORE4Z(112)
+	VADDPS Z1, Z0, Z0
+	VADDPS Z3, Z2, Z2
+	VADDPS Z2, Z0, Z0
+	VMOVUPS Z0, (BX)
+	ADDQ $64, BX
+	ADDQ $64, DX
+	SUBQ $16, CX
+	JNZ  zscchunk
+	ADDQ R8, SI
+	ADDQ R10, R12
+	DECQ R11
+	JNZ  zquery
+
+zscored:
+	// Softmax, row by row.
+	MOVQ sc+80(FP), R12
+	MOVQ t+48(FP), R11
+
+zsoft:
+	// scaleMaxAVX2, the padding past t -MaxFloat32 (times scale).
+	VMOVAPS Z23, Z0
+	MOVQ R12, BX
+	MOVQ R14, CX
+	TESTQ CX, CX
+	JZ   zsmlast
+
+zsmloop:
+	VMULPS (BX), Z22, Z2
+	VMOVUPS Z2, (BX)
+	VMAXPS Z2, Z0, Z0
+	ADDQ $64, BX
+	SUBQ $64, CX
+	JNZ  zsmloop
+
+zsmlast:
+	VMULPS (BX), Z22, Z2
+	VMOVAPS Z24, K2, Z2
+	VMOVUPS Z2, (BX)
+	VMAXPS Z2, Z0, Z0
+	VEXTRACTF64X4 $1, Z0, Y1
+	VMAXPS Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS X1, X0, X0
+	VPERMILPS $0x4e, X0, X1
+	VMAXPS X1, X0, X0
+	VPERMILPS $0xb1, X0, X1
+	VMAXPS X1, X0, X0
+
+	// expAVX2, less the largest
+	VBROADCASTSS X0, Z15
+	VXORPS Y9, Y9, Y9 // the sum, 8 lanes
+	MOVQ R12, BX
+	MOVQ tp+56(FP), CX
+
+zeloop:
+	VMOVUPS (BX), Z0
+	VSUBPS Z15, Z0, Z0
+	VCMPPS $0x11, Z11, Z0, K1 // x < -87: the result is 0
+	VMAXPS Z11, Z0, Z0
+	VMULPS Z14, Z0, Z1
+	VRNDSCALEPS $0, Z1, Z1 // k = round(x·log2 e)
+	VFNMADD231PS Z13, Z1, Z0 // r = x - k·ln2hi
+	VFNMADD231PS Z12, Z1, Z0 // r -= k·ln2lo
+	VMOVAPS Z16, Z2
+	VFMADD213PS Z17, Z0, Z2 // p = p·r + c
+	VFMADD213PS Z18, Z0, Z2
+	VFMADD213PS Z19, Z0, Z2
+	VFMADD213PS Z20, Z0, Z2
+	VFMADD213PS Z21, Z0, Z2
+	VMULPS Z0, Z0, Z4 // r²
+	VADDPS Z10, Z0, Z5 // 1 + r
+	VFMADD231PS Z4, Z2, Z5 // p·r² + r + 1
+	VCVTPS2DQ Z1, Z1
+	VPSLLD $23, Z1, Z1
+	VPADDD Z1, Z5, Z5 // times 2^k
+	VPXORD Z5, Z5, K1, Z5 // 0 where x < -87
+	VEXTRACTF64X4 $1, Z5, Y6
+	VADDPS Y5, Y9, Y9
+	VADDPS Y6, Y9, Y9
+	VMOVUPS Z5, (BX)
+	ADDQ $64, BX
+	SUBQ $16, CX
+	JNZ  zeloop
+	VEXTRACTF128 $1, Y9, X1
+	VADDPS X1, X9, X9
+	VHADDPS X9, X9, X9
+	VHADDPS X9, X9, X9
+
+	// mulAVX2 by 1/sum
+	VMOVSS expc<>+36(SB), X1
+	VDIVSS X9, X1, X1
+	VBROADCASTSS X1, Z1
+	MOVQ R12, BX
+	MOVQ tp+56(FP), CX
+
+zmuloop:
+	VMULPS (BX), Z1, Z2
+	VMOVUPS Z2, (BX)
+	ADDQ $64, BX
+	SUBQ $16, CX
+	JNZ  zmuloop
+	ADDQ R10, R12
+	DECQ R11
+	JNZ  zsoft
+
+	// mixAVX2, row by row, into dst: Z0, Z1 even keys, Z2, Z3 odd.
+	MOVQ sc+80(FP), R12
+	MOVQ dst+0(FP), DI
+	MOVQ t+48(FP), R11
+	MOVQ dstride+8(FP), R9
+	SHLQ $2, R9
+
+zmix:
+	MOVQ R12, BX
+	MOVQ v+32(FP), DX
+	MOVQ t+48(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+zmxpair:
+	CMPQ CX, $2
+	JLT  zmxlast
+	VBROADCASTSS (BX), Z8
+	VFMADD231PS (DX), Z8, Z0
+	VFMADD231PS 64(DX), Z8, Z1
+	ADDQ R8, DX
+	VBROADCASTSS 4(BX), Z9
+	VFMADD231PS (DX), Z9, Z2
+	VFMADD231PS 64(DX), Z9, Z3
+	ADDQ R8, DX
+	ADDQ $8, BX
+	SUBQ $2, CX
+	JMP  zmxpair
+
+zmxlast:
+	TESTQ CX, CX
+	JZ    zmxdone
+	VBROADCASTSS (BX), Z8
+	VFMADD231PS (DX), Z8, Z0
+	VFMADD231PS 64(DX), Z8, Z1
+
+zmxdone:
+	VADDPS Z2, Z0, Z0
+	VADDPS Z3, Z1, Z1
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	ADDQ R10, R12
+	ADDQ R9, DI
+	DECQ R11
+	JNZ  zmix
+	VZEROUPPER
+	RET

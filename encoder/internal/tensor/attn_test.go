@@ -63,8 +63,9 @@ func TestAttentionHelpers(t *testing.T) {
 }
 
 // TestAttend checks one head's attention against its definition
-// (float64), and with AVX2 the one-call kernel against the step-by-step
-// path on the AVX2 helpers, bit for bit, for sequence lengths around the
+// (float64), and with AVX2 the one-call kernels (AVX2, and AVX-512 where
+// the CPU has it) against the step-by-step path on the AVX2 helpers, bit
+// for bit, for sequence lengths around the
 // multiples of 8; nothing of dst but the head's columns is written.
 func TestAttend(t *testing.T) {
 	defer restoreKernels()
@@ -72,20 +73,20 @@ func TestAttend(t *testing.T) {
 	const hidden, stride = 384, 3 * 384
 	const qo, ko, vo = 2 * HeadDim, hidden + 2*HeadDim, 2*hidden + 2*HeadDim // head 2
 	scale := float32(1 / math.Sqrt(HeadDim))
-	for _, n := range []int{1, 2, 7, 8, 9, 15, 16, 17, 31, 128} {
-		tp := (n + 7) &^ 7
+	for _, n := range []int{1, 2, 7, 8, 9, 15, 16, 17, 31, 33, 128} {
+		tp := (n + 15) &^ 15
 		qkv := make([]float32, n*stride)
 		for i := range qkv {
 			qkv[i] = float32(rng.NormFloat64() * 2)
 		}
-		run := func(avx, fused bool) []float32 {
-			UseAVX2 = avx
+		run := func(vnni, avx, fused bool) []float32 {
+			UseVNNI, UseAVX2 = vnni, avx
 			dst := make([]float32, n*hidden)
 			for i := range dst {
 				dst[i] = -7
 			}
 			kt := make([]float32, HeadDim*tp)
-			sc := make([]float32, tp)
+			sc := make([]float32, n*tp)
 			for i := range kt {
 				kt[i] = float32(math.NaN()) // never read as such
 			}
@@ -97,7 +98,7 @@ func TestAttend(t *testing.T) {
 			}
 			return dst
 		}
-		goPath := run(false, false)
+		goPath := run(false, false, false)
 		for i := range n {
 			s := make([]float64, n)
 			var mx, sum float64 = math.Inf(-1), 0
@@ -132,14 +133,54 @@ func TestAttend(t *testing.T) {
 		if !HaveAVX2 {
 			continue
 		}
-		steps, fused := run(true, false), run(true, true)
+		steps, fused := run(false, true, false), run(false, true, true)
+		fused512 := fused
+		if HaveVNNI {
+			fused512 = run(true, true, true)
+		}
 		for i := range steps {
 			if math.Float32bits(fused[i]) != math.Float32bits(steps[i]) {
 				t.Fatalf("n %d: value %d: one call %v, step by step %v", n, i, fused[i], steps[i])
+			}
+			if math.Float32bits(fused512[i]) != math.Float32bits(steps[i]) {
+				t.Fatalf("n %d: value %d: one call on AVX-512 %v, step by step %v", n, i, fused512[i], steps[i])
 			}
 			if d := math.Abs(float64(steps[i]) - float64(goPath[i])); d > 1e-5*(1+math.Abs(float64(goPath[i]))) {
 				t.Fatalf("n %d: value %d: AVX2 %v, Go %v", n, i, steps[i], goPath[i])
 			}
 		}
+	}
+}
+
+// BenchmarkAttend runs the 12 heads of a task's 17 rows with each
+// kernel this CPU runs.
+func BenchmarkAttend(b *testing.B) {
+	defer restoreKernels()
+	rng := rand.New(rand.NewPCG(55, 56))
+	const hidden, stride, n = 384, 3 * 384, 17
+	qkv := make([]float32, n*stride)
+	for i := range qkv {
+		qkv[i] = float32(rng.NormFloat64() * 2)
+	}
+	dst := make([]float32, n*hidden)
+	tp := (n + 15) &^ 15
+	kt, sc := make([]float32, HeadDim*tp), make([]float32, n*tp)
+	scale := float32(1 / math.Sqrt(HeadDim))
+	for _, k := range []struct {
+		name      string
+		vnni, avx bool
+	}{{"avx512", HaveVNNI, HaveAVX2}, {"avx2", false, HaveAVX2}, {"go", false, false}} {
+		if k.name != "go" && !k.avx || k.name == "avx512" && !k.vnni {
+			continue
+		}
+		b.Run(k.name, func(b *testing.B) {
+			UseVNNI, UseAVX2 = k.vnni, k.avx
+			for b.Loop() {
+				for h := range hidden / HeadDim {
+					qo, ko, vo := h*HeadDim, hidden+h*HeadDim, 2*hidden+h*HeadDim
+					Attend(dst[h*HeadDim:], hidden, qkv[qo:], qkv[ko:], qkv[vo:], stride, n, scale, kt, sc)
+				}
+			}
+		})
 	}
 }

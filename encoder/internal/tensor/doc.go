@@ -16,9 +16,13 @@
 // loop elsewhere); attention's products of a query with a head's keys
 // and values ([Scores], [Mix]), a whole head of a sequence in one call
 // ([Attend]: keys transposed 8×8, then scores, softmax and mix a query
-// at a time, the same bits as those steps) and products of rows read in
-// place ([MulTStrided]); softmax ([Softmax]) and layer normalization
-// ([LayerNorm]) 8 values at a time on AVX2; GELU ([GELU]) by a rational
+// at a time on AVX2, or 16 lanes to a register and each step a pass over
+// all the queries on AVX-512, the same bits as those steps) and products
+// of rows read in place ([MulTStrided]); softmax ([Softmax]) and layer
+// normalization ([LayerNorm]) 8 values at a time on AVX2 (layer norm
+// four rows a call on AVX-512, the same bits); the 8-bit rounding of a
+// product's input 16 values to a register on AVX-512 (the same bits as
+// AVX2's); GELU ([GELU]) by a rational
 // approximation of erf within 2.7e-7·|x|, 8 values at a time on AVX2 and
 // 16 on AVX-512, the same bits as its Go loop;
 // and the little-endian weight table format a model's generator writes

@@ -95,11 +95,24 @@ func qdot8VNNI(u *uint8, ustride int, w *int8, bstride int, s *float32, ws *int3
 //go:noescape
 func quant8AVX2(u *uint8, x *float32, groups int, qp *uint32, levels float32)
 
+// quant8AVX512 is quant8AVX2 16 values to a register (AVX-512F and BW):
+// the same bits.
+//
+//go:noescape
+func quant8AVX512(u *uint8, x *float32, groups int, qp *uint32, levels float32)
+
 // layerNormAVX2 is LayerNorm's loop over one row of d floats, d a
 // multiple of 8.
 //
 //go:noescape
 func layerNormAVX2(dst, src *float32, d int, scale, bias *float32, eps float64)
+
+// layerNorm4AVX512 is layerNormAVX2 over four rows of d floats (d a
+// multiple of 16), the rows' sums interleaved (AVX-512F), tmp (4·d) its
+// scratch: the same bits.
+//
+//go:noescape
+func layerNorm4AVX512(dst, src *float32, d int, scale, bias *float32, eps float64, tmp *float64)
 
 // scoresAVX2 is Scores for tp a multiple of 8.
 //
@@ -110,6 +123,12 @@ func scoresAVX2(dst, q, kt *float32, tp int)
 //
 //go:noescape
 func attendAVX2(dst *float32, dstride int, q, k, v *float32, stride, t, tp int, scale float32, kt, sc *float32)
+
+// attendAVX512 is attendAVX2 16 lanes to a register (AVX-512F), tp = t
+// rounded up to a multiple of 16: the same bits.
+//
+//go:noescape
+func attendAVX512(dst *float32, dstride int, q, k, v *float32, stride, t, tp int, scale float32, kt, sc *float32)
 
 // mixAVX2 is Mix.
 //
@@ -126,3 +145,18 @@ func scaleMaxAVX2(x *float32, n int, scale float32) float32
 //
 //go:noescape
 func mulAVX2(x *float32, n int, s float32)
+
+// add3AVX2 is Add3 over n values, a multiple of 8.
+//
+//go:noescape
+func add3AVX2(dst, a, b, c *float32, n int)
+
+// addF64AVX2 is AddF64 over n values, a multiple of 8.
+//
+//go:noescape
+func addF64AVX2(acc *float64, x *float32, n int)
+
+// scaleF64AVX2 is ScaleF64 over n values, a multiple of 8.
+//
+//go:noescape
+func scaleF64AVX2(dst *float32, src *float64, n int, s float64)

@@ -1,16 +1,38 @@
 package tensor
 
-import "math"
+import (
+	"math"
+	"slices"
+	"sync"
+)
+
+// lnBufs holds the AVX-512 layer norm's scratch: four rows in float64.
+var lnBufs = sync.Pool{New: func() any { return new([]float64) }}
 
 // LayerNorm normalizes each row of src over its d values into dst (which
 // may be src): zero mean, unit variance (with eps added to the variance),
 // then times scale plus bias. Sums run in float64 (on amd64 with AVX2,
 // four lanes at a time: the same values to within the order of the
-// float64 sums).
+// float64 sums). Where the VNNI kernel runs (AVX-512) and d is a
+// multiple of 16, four rows a call: each row's two accumulators of four
+// lanes in one register, the four rows' sums side by side so that their
+// chains of additions overlap, each value converted to float64 once (17
+// rows 2.2 times as fast as a row at a time, BenchmarkLayerNorm), the
+// same bits as the AVX2 loop.
 func LayerNorm(dst, src []float32, rows, d int, scale, bias []float32, eps float64) {
 	if UseAVX2 && d%8 == 0 && d > 0 && rows > 0 {
 		_, _, _, _ = src[rows*d-1], dst[rows*d-1], scale[d-1], bias[d-1]
-		for r := range rows {
+		r := 0
+		if UseVNNI && d%16 == 0 && rows >= 4 {
+			tp := lnBufs.Get().(*[]float64)
+			tmp := slices.Grow((*tp)[:0], 4*d)[:4*d]
+			for ; r+4 <= rows; r += 4 {
+				layerNorm4AVX512(&dst[r*d], &src[r*d], d, &scale[0], &bias[0], eps, &tmp[0])
+			}
+			*tp = tmp
+			lnBufs.Put(tp)
+		}
+		for ; r < rows; r++ {
 			layerNormAVX2(&dst[r*d], &src[r*d], d, &scale[0], &bias[0], eps)
 		}
 		return

@@ -41,3 +41,72 @@ func TestLayerNorm(t *testing.T) {
 		}
 	}
 }
+
+// TestLayerNorm4 checks the AVX-512 layer norm of four rows a call
+// against the AVX2 one, bit for bit, in place and not, for row counts
+// around the multiples of four (the rest a row at a time on AVX2).
+func TestLayerNorm4(t *testing.T) {
+	if !HaveVNNI || !HaveAVX2 {
+		t.Skip("no AVX-512 on this machine")
+	}
+	defer restoreKernels()
+	rng := rand.New(rand.NewPCG(43, 44))
+	for _, d := range []int{16, 384, 1536} {
+		for _, rows := range []int{1, 3, 4, 5, 6, 7, 8, 9, 17, 18, 19} {
+			src := make([]float32, rows*d)
+			for i := range src {
+				src[i] = float32(rng.NormFloat64())*2 + 0.3
+			}
+			for r := range rows {
+				src[r*d+rng.IntN(d)] = 60 * float32(rng.NormFloat64())
+			}
+			scale, bias := make([]float32, d), make([]float32, d)
+			for i := range scale {
+				scale[i], bias[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64())
+			}
+			want, got := make([]float32, len(src)), make([]float32, len(src))
+			UseVNNI, UseAVX2 = false, true
+			LayerNorm(want, src, rows, d, scale, bias, 1e-12)
+			UseVNNI = true
+			LayerNorm(got, src, rows, d, scale, bias, 1e-12)
+			inplace := append([]float32(nil), src...)
+			LayerNorm(inplace, inplace, rows, d, scale, bias, 1e-12)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) || math.Float32bits(inplace[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("d %d, %d rows: [%d] = %v (in place %v), AVX2 %v", d, rows, i, got[i], inplace[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkLayerNorm normalizes a task's 17 rows of 384 with each loop
+// this CPU runs.
+func BenchmarkLayerNorm(b *testing.B) {
+	defer restoreKernels()
+	rng := rand.New(rand.NewPCG(45, 46))
+	const rows, d = 17, 384
+	src := make([]float32, rows*d)
+	for i := range src {
+		src[i] = float32(rng.NormFloat64())
+	}
+	scale, bias := make([]float32, d), make([]float32, d)
+	for i := range scale {
+		scale[i], bias[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64())
+	}
+	dst := make([]float32, len(src))
+	for _, k := range []struct {
+		name      string
+		vnni, avx bool
+	}{{"avx512", HaveVNNI, HaveAVX2}, {"avx2", false, HaveAVX2}, {"go", false, false}} {
+		if k.name != "go" && !k.avx || k.name == "avx512" && !k.vnni {
+			continue
+		}
+		b.Run(k.name, func(b *testing.B) {
+			UseVNNI, UseAVX2 = k.vnni, k.avx
+			for b.Loop() {
+				LayerNorm(dst, src, rows, d, scale, bias, 1e-12)
+			}
+		})
+	}
+}

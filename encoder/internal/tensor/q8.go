@@ -177,30 +177,46 @@ func (b *q8buf) quantize8(src []float32, rows, in int, cols []int, levels int) {
 	groups := in / Group
 	b.u = slices.Grow(b.u[:0], padded*in)[:padded*in]
 	b.qp = slices.Grow(b.qp[:0], 2*padded*groups)[:2*padded*groups]
-	if len(cols) > 0 {
-		b.tmp = slices.Grow(b.tmp[:0], in)[:in]
+	// The groups of many rows in one call (a row's groups follow the
+	// last row's in u and qp as in src): all the rows, or, with outlier
+	// columns, as many as a copy of 16 KB holds (it stays in L1), their
+	// outlier columns zeroed.
+	if len(cols) == 0 {
+		if rows > 0 {
+			quantRow8(b.u[:rows*in], src[:rows*in], b.qp[:2*rows*groups], levels)
+		}
+	} else {
+		step := max(1, 4096/in)
+		b.tmp = slices.Grow(b.tmp[:0], step*in)[:step*in]
 		b.xo = slices.Grow(b.xo[:0], rows*MaxOutliers)[:rows*MaxOutliers]
 		clear(b.xo)
-	}
-	for r := range rows {
-		x := src[r*in : (r+1)*in]
-		if len(cols) > 0 {
-			copy(b.tmp, x)
-			for j, c := range cols {
-				b.xo[r*MaxOutliers+j] = x[c]
-				b.tmp[c] = 0
+		for r0 := 0; r0 < rows; r0 += step {
+			n := min(step, rows-r0)
+			x := b.tmp[:n*in]
+			copy(x, src[r0*in:(r0+n)*in])
+			for r := r0; r < r0+n; r++ {
+				for j, c := range cols {
+					b.xo[r*MaxOutliers+j] = src[r*in+c]
+					x[(r-r0)*in+c] = 0
+				}
 			}
-			x = b.tmp
+			quantRow8(b.u[r0*in:(r0+n)*in], x, b.qp[2*r0*groups:2*(r0+n)*groups], levels)
 		}
-		quantRow8(b.u[r*in:(r+1)*in], x, b.qp[2*r*groups:2*(r+1)*groups], levels)
 	}
 	clear(b.u[rows*in:])
 	clear(b.qp[2*rows*groups:])
 }
 
-// quantRow8 rounds a row, a group of 64 at a time, to 0..levels (255
-// or 127).
+// quantRow8 rounds rows (x, a whole number of groups), a group of 64 at
+// a time, to 0..levels (255 or 127): with AVX-512 where the VNNI kernel
+// runs (a group's 64 values in four registers, the ranges of a block of
+// groups taken before their steps and their rounding: 1.6 to 1.9 times
+// as fast as AVX2, BenchmarkQuant8), else AVX2; the same bits.
 func quantRow8(u []uint8, x []float32, qp []uint32, levels int) {
+	if UseVNNI && UseAVX2 {
+		quant8AVX512(&u[0], &x[0], len(x)/Group, &qp[0], float32(levels))
+		return
+	}
 	if UseAVX2 {
 		quant8AVX2(&u[0], &x[0], len(x)/Group, &qp[0], float32(levels))
 		return

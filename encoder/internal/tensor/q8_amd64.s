@@ -299,6 +299,213 @@ q8qzero:
 	VZEROUPPER
 	RET
 
+// The order quant8AVX512's packs leave the 64 bytes of a group in, as
+// 16 dwords of 4 inputs: VPACKSSDW and VPACKUSWB work within each 128-bit
+// lane, so lane l holds inputs 4l..4l+3 of each of the four 16-input
+// loads in turn; dword m of the group (inputs 4m..4m+3) is dword
+// 4·(m mod 4) + m/4 of the packed register.
+DATA q8perm512<>+0(SB)/4, $0
+DATA q8perm512<>+4(SB)/4, $4
+DATA q8perm512<>+8(SB)/4, $8
+DATA q8perm512<>+12(SB)/4, $12
+DATA q8perm512<>+16(SB)/4, $1
+DATA q8perm512<>+20(SB)/4, $5
+DATA q8perm512<>+24(SB)/4, $9
+DATA q8perm512<>+28(SB)/4, $13
+DATA q8perm512<>+32(SB)/4, $2
+DATA q8perm512<>+36(SB)/4, $6
+DATA q8perm512<>+40(SB)/4, $10
+DATA q8perm512<>+44(SB)/4, $14
+DATA q8perm512<>+48(SB)/4, $3
+DATA q8perm512<>+52(SB)/4, $7
+DATA q8perm512<>+56(SB)/4, $11
+DATA q8perm512<>+60(SB)/4, $15
+GLOBL q8perm512<>(SB), RODATA|NOPTR, $64
+
+// q8qpidx interleaves a block's 16 steps (table 1) and −z (table 2)
+// into qp's pairs, groups 0..7 then 8..15 (VPERMT2D).
+DATA q8qpidx<>+0(SB)/4, $0
+DATA q8qpidx<>+4(SB)/4, $16
+DATA q8qpidx<>+8(SB)/4, $1
+DATA q8qpidx<>+12(SB)/4, $17
+DATA q8qpidx<>+16(SB)/4, $2
+DATA q8qpidx<>+20(SB)/4, $18
+DATA q8qpidx<>+24(SB)/4, $3
+DATA q8qpidx<>+28(SB)/4, $19
+DATA q8qpidx<>+32(SB)/4, $4
+DATA q8qpidx<>+36(SB)/4, $20
+DATA q8qpidx<>+40(SB)/4, $5
+DATA q8qpidx<>+44(SB)/4, $21
+DATA q8qpidx<>+48(SB)/4, $6
+DATA q8qpidx<>+52(SB)/4, $22
+DATA q8qpidx<>+56(SB)/4, $7
+DATA q8qpidx<>+60(SB)/4, $23
+DATA q8qpidx<>+64(SB)/4, $8
+DATA q8qpidx<>+68(SB)/4, $24
+DATA q8qpidx<>+72(SB)/4, $9
+DATA q8qpidx<>+76(SB)/4, $25
+DATA q8qpidx<>+80(SB)/4, $10
+DATA q8qpidx<>+84(SB)/4, $26
+DATA q8qpidx<>+88(SB)/4, $11
+DATA q8qpidx<>+92(SB)/4, $27
+DATA q8qpidx<>+96(SB)/4, $12
+DATA q8qpidx<>+100(SB)/4, $28
+DATA q8qpidx<>+104(SB)/4, $13
+DATA q8qpidx<>+108(SB)/4, $29
+DATA q8qpidx<>+112(SB)/4, $14
+DATA q8qpidx<>+116(SB)/4, $30
+DATA q8qpidx<>+120(SB)/4, $15
+DATA q8qpidx<>+124(SB)/4, $31
+GLOBL q8qpidx<>(SB), RODATA|NOPTR, $128
+
+// func quant8AVX512(u *uint8, x *float32, groups int, qp *uint32, levels float32)
+// quant8AVX2 16 values to a register, in blocks of up to 16 groups, in
+// three passes, so that no group's long chain (its range, two divisions,
+// its rounding) holds up the next group's:
+//   - each group's range: four loads, three minimums and maximums of
+//     registers, then with zero; the largest negated, so that one chain
+//     of minimums across lanes gives the smallest (lane 0) and the
+//     largest (lane 8); into the frame (lo at 0, −hi at 64);
+//   - the block's steps, 1/step and zero points 16 groups to a register
+//     (the frame's inv at 128, z at 192; qp by a masked store);
+//   - each group's rounding: four multiplies and conversions, two
+//     VPACKSSDW, the zero point added as int16 (the sums are small:
+//     |x/step| <= levels), one VPACKUSWB, one VPERMD (q8perm512) and one
+//     VPMINUB.
+// The smallest and largest values do not depend on the order they are
+// taken in (a minimum of −0 for +0, or a largest of −0, gives the same
+// range and zero point), the rest is lane by lane, each lane the
+// operation quant8AVX2 does (a zero range, or NaN, gives step and 1/step
+// 0 as its branch does): the same bits.
+TEXT ·quant8AVX512(SB), NOSPLIT, $256-36
+	MOVQ u+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ groups+16(FP), CX
+	MOVQ qp+24(FP), DX
+	CVTTSS2SL levels+32(FP), R14
+	VBROADCASTSS levels+32(FP), Z25
+	VPXORD Z31, Z31, Z31
+	VMOVDQU32 q8perm512<>+0(SB), Z30
+	VMOVD R14, X9
+	VPBROADCASTB X9, Z29 // the largest u
+	MOVL $0x80000000, AX
+	VPBROADCASTD AX, Z26 // the sign
+	MOVL $0xffff, AX
+	VPBROADCASTD AX, Z24
+	VMOVDQU32 q8qpidx<>+0(SB), Z22
+	VMOVDQU32 q8qpidx<>+64(SB), Z23
+
+q8zblock:
+	MOVQ CX, R9
+	CMPQ R9, $16
+	JLE  q8zn
+	MOVQ $16, R9 // groups in this block
+
+q8zn:
+	MOVQ SI, R10
+	XORQ BX, BX
+
+q8zrange:
+	VMOVUPS 0(SI), Z0
+	VMOVUPS 64(SI), Z1
+	VMOVUPS 128(SI), Z2
+	VMOVUPS 192(SI), Z3
+	VMINPS Z1, Z0, Z16
+	VMAXPS Z1, Z0, Z17
+	VMINPS Z3, Z2, Z18
+	VMAXPS Z3, Z2, Z19
+	VMINPS Z18, Z16, Z16
+	VMAXPS Z19, Z17, Z17
+	VMINPS Z31, Z16, Z16
+	VMAXPS Z31, Z17, Z17
+	VPXORD Z26, Z17, Z17 // −max
+	VSHUFF64X2 $0x44, Z17, Z16, Z18
+	VSHUFF64X2 $0xee, Z17, Z16, Z19
+	VMINPS Z19, Z18, Z18 // lanes 0..7 min, 8..15 −max
+	VSHUFF64X2 $0xb1, Z18, Z18, Z19
+	VMINPS Z19, Z18, Z18
+	VPERMILPS $0x4e, Z18, Z19
+	VMINPS Z19, Z18, Z18
+	VPERMILPS $0xb1, Z18, Z19
+	VMINPS Z19, Z18, Z18
+	VMOVSS X18, 0(SP)(BX*4) // lo
+	VEXTRACTF32X4 $2, Z18, X19
+	VMOVSS X19, 64(SP)(BX*4) // −hi
+	ADDQ $256, SI
+	INCQ BX
+	CMPQ BX, R9
+	JLT  q8zrange
+
+	// The block's steps and zero points: K4 its groups, K5 and K6 its
+	// pairs of qp in the two halves.
+	MOVQ CX, R11
+	MOVQ R9, CX
+	MOVL $1, AX
+	SHLL CX, AX
+	DECL AX
+	KMOVW AX, K4
+	SHLQ $1, CX
+	MOVQ $1, AX
+	SHLQ CX, AX
+	DECQ AX
+	KMOVW AX, K5
+	SHRQ $16, AX
+	KMOVW AX, K6
+	MOVQ R11, CX
+	VMOVUPS.Z 0(SP), K4, Z0 // lo
+	VMOVUPS.Z 64(SP), K4, Z1
+	VPXORD Z26, Z1, Z1 // hi
+	VSUBPS Z0, Z1, Z2 // d = hi - lo
+	VCMPPS $0x0c, Z31, Z2, K3 // d != 0 (and not NaN)
+	VDIVPS.Z Z25, Z2, K3, Z3 // step = d/levels
+	VDIVPS.Z Z2, Z25, K3, Z4 // levels/d
+	VSUBPS Z0, Z31, Z5 // -lo
+	VMULPS Z4, Z5, Z5
+	VCVTPS2DQ Z5, Z5 // z
+	VMOVUPS Z4, 128(SP)
+	VMOVDQU32 Z5, 192(SP)
+	VPSUBD Z5, Z31, Z6
+	VPANDD Z24, Z6, Z6 // −z, the low half
+	VMOVAPS Z3, Z7
+	VPERMT2D Z6, Z22, Z7
+	VMOVAPS Z3, Z8
+	VPERMT2D Z6, Z23, Z8
+	VMOVDQU32 Z7, K5, 0(DX)
+	VMOVDQU32 Z8, K6, 64(DX)
+	LEAQ (DX)(R9*8), DX
+
+	MOVQ R10, SI
+	XORQ BX, BX
+
+q8zround:
+	VBROADCASTSS 128(SP)(BX*4), Z27
+	VPBROADCASTW 192(SP)(BX*4), Z28
+	VMULPS 0(SI), Z27, Z0
+	VMULPS 64(SI), Z27, Z1
+	VMULPS 128(SI), Z27, Z2
+	VMULPS 192(SI), Z27, Z3
+	VCVTPS2DQ Z0, Z0
+	VCVTPS2DQ Z1, Z1
+	VCVTPS2DQ Z2, Z2
+	VCVTPS2DQ Z3, Z3
+	VPACKSSDW Z1, Z0, Z0
+	VPACKSSDW Z3, Z2, Z2
+	VPADDW Z28, Z0, Z0
+	VPADDW Z28, Z2, Z2
+	VPACKUSWB Z2, Z0, Z0
+	VPERMD Z0, Z30, Z0
+	VPMINUB Z29, Z0, Z0
+	VMOVDQU32 Z0, (DI)
+	ADDQ $256, SI
+	ADDQ $64, DI
+	INCQ BX
+	CMPQ BX, R9
+	JLT  q8zround
+	SUBQ R9, CX
+	JNZ  q8zblock
+	VZEROUPPER
+	RET
+
 // func layerNormAVX2(dst, src *float32, d int, scale, bias *float32, eps float64)
 // LayerNorm of one row of d floats (a multiple of 8): the mean and the
 // variance summed in float64 (four lanes, two accumulators), then
@@ -371,6 +578,159 @@ lnout:
 	ADDQ $8, AX
 	CMPQ AX, CX
 	JLT  lnout
+	VZEROUPPER
+	RET
+
+// LNRED: the float64 sum of Z(r)'s eight lanes into X(r)'s low lane, in
+// layerNormAVX2's order (lanes 0..3 are its first accumulator, 4..7 its
+// second): the halves added lane by lane, then (0+2)+(1+3).
+#define LNRED(z, y, x) \
+	VEXTRACTF64X4 $1, z, Y8 \
+	VADDPD Y8, y, y \
+	VEXTRACTF128 $1, y, X8 \
+	VADDPD X8, x, x \
+	VHADDPD x, x, x
+
+// func layerNorm4AVX512(dst, src *float32, d int, scale, bias *float32, eps float64, tmp *float64)
+// layerNormAVX2 over four rows of d floats (d a multiple of 16), the rows
+// side by side (dst may be src): each row's float64 sums in one register
+// of eight lanes (layerNormAVX2's two accumulators of four), the four
+// rows' chains of additions interleaved, so that their latency overlaps
+// (a row's sums are a chain of d/8 dependent additions: most of
+// layerNormAVX2's time); then each row's output 16 values a step. The
+// rows in float64 are kept in tmp (4·d), each value converted once, then
+// less its mean (a conversion takes both of the two ports AVX-512 has
+// for a step). The same operations on each lane in the same order: the
+// same bits.
+TEXT ·layerNorm4AVX512(SB), NOSPLIT, $0-56
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ d+16(FP), CX
+	MOVQ scale+24(FP), R8
+	MOVQ bias+32(FP), R9
+	MOVQ tmp+48(FP), DX
+	LEAQ (CX*4), R10 // a row
+	LEAQ (R10)(R10*2), R11 // three rows
+	LEAQ (CX*8), R12 // a row of tmp
+	LEAQ (R12)(R12*2), R13 // three
+	VPXORQ Z0, Z0, Z0
+	VPXORQ Z1, Z1, Z1
+	VPXORQ Z2, Z2, Z2
+	VPXORQ Z3, Z3, Z3
+	MOVQ SI, BX
+	MOVQ DX, R14
+	MOVQ CX, AX
+
+ln4sum:
+	VCVTPS2PD (BX), Z4
+	VCVTPS2PD (BX)(R10*1), Z5
+	VCVTPS2PD (BX)(R10*2), Z6
+	VCVTPS2PD (BX)(R11*1), Z7
+	VMOVUPD Z4, (R14)
+	VMOVUPD Z5, (R14)(R12*1)
+	VMOVUPD Z6, (R14)(R12*2)
+	VMOVUPD Z7, (R14)(R13*1)
+	VADDPD Z4, Z0, Z0
+	VADDPD Z5, Z1, Z1
+	VADDPD Z6, Z2, Z2
+	VADDPD Z7, Z3, Z3
+	ADDQ $32, BX
+	ADDQ $64, R14
+	SUBQ $8, AX
+	JNZ  ln4sum
+	LNRED(Z0, Y0, X0)
+	LNRED(Z1, Y1, X1)
+	LNRED(Z2, Y2, X2)
+	LNRED(Z3, Y3, X3)
+	CVTSQ2SD CX, X9 // d
+	VDIVSD X9, X0, X0 // the means
+	VDIVSD X9, X1, X1
+	VDIVSD X9, X2, X2
+	VDIVSD X9, X3, X3
+	VBROADCASTSD X0, Z16
+	VBROADCASTSD X1, Z17
+	VBROADCASTSD X2, Z18
+	VBROADCASTSD X3, Z19
+	VPXORQ Z0, Z0, Z0
+	VPXORQ Z1, Z1, Z1
+	VPXORQ Z2, Z2, Z2
+	VPXORQ Z3, Z3, Z3
+	MOVQ DX, R14
+	MOVQ CX, AX
+
+ln4var:
+	VMOVUPD (R14), Z4
+	VMOVUPD (R14)(R12*1), Z5
+	VMOVUPD (R14)(R12*2), Z6
+	VMOVUPD (R14)(R13*1), Z7
+	VSUBPD Z16, Z4, Z4
+	VSUBPD Z17, Z5, Z5
+	VSUBPD Z18, Z6, Z6
+	VSUBPD Z19, Z7, Z7
+	VMOVUPD Z4, (R14)
+	VMOVUPD Z5, (R14)(R12*1)
+	VMOVUPD Z6, (R14)(R12*2)
+	VMOVUPD Z7, (R14)(R13*1)
+	VFMADD231PD Z4, Z4, Z0
+	VFMADD231PD Z5, Z5, Z1
+	VFMADD231PD Z6, Z6, Z2
+	VFMADD231PD Z7, Z7, Z3
+	ADDQ $64, R14
+	SUBQ $8, AX
+	JNZ  ln4var
+	LNRED(Z0, Y0, X0)
+	LNRED(Z1, Y1, X1)
+	LNRED(Z2, Y2, X2)
+	LNRED(Z3, Y3, X3)
+	VMOVSD eps+40(FP), X10
+	MOVQ $0x3ff0000000000000, AX
+	VMOVQ AX, X11 // 1
+	VDIVSD X9, X0, X0 // the variances
+	VDIVSD X9, X1, X1
+	VDIVSD X9, X2, X2
+	VDIVSD X9, X3, X3
+	VADDSD X10, X0, X0
+	VADDSD X10, X1, X1
+	VADDSD X10, X2, X2
+	VADDSD X10, X3, X3
+	VSQRTSD X0, X0, X0
+	VSQRTSD X1, X1, X1
+	VSQRTSD X2, X2, X2
+	VSQRTSD X3, X3, X3
+	VDIVSD X0, X11, X0 // inv
+	VDIVSD X1, X11, X1
+	VDIVSD X2, X11, X2
+	VDIVSD X3, X11, X3
+	VBROADCASTSD X0, Z20
+	VBROADCASTSD X1, Z21
+	VBROADCASTSD X2, Z22
+	VBROADCASTSD X3, Z23
+	MOVQ $4, BX
+
+ln4row:
+	// A row's output (x-mean in tmp at DX, inv Z20):
+	// float32((x-mean)·inv), times scale, plus bias.
+	XORQ AX, AX
+
+ln4out:
+	VMULPD (DX)(AX*2), Z20, Z4
+	VMULPD 64(DX)(AX*2), Z20, Z5
+	VCVTPD2PS Z4, Y4
+	VCVTPD2PS Z5, Y5
+	VINSERTF64X4 $1, Y5, Z4, Z4
+	VMULPS (R8)(AX*1), Z4, Z4
+	VADDPS (R9)(AX*1), Z4, Z4
+	VMOVUPS Z4, (DI)(AX*1)
+	ADDQ $64, AX
+	CMPQ AX, R10
+	JLT  ln4out
+	ADDQ R12, DX
+	ADDQ R10, DI
+	VMOVAPD Z21, Z20
+	VMOVAPD Z22, Z21
+	VMOVAPD Z23, Z22
+	DECQ BX
+	JNZ  ln4row
 	VZEROUPPER
 	RET
 

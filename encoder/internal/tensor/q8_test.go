@@ -74,12 +74,23 @@ func pack8For(t testing.TB, l *Linear, cols int, src []float32, rows int) {
 	}
 }
 
-// TestQuant8 checks the assembly rounding against quantGroup8, bit for
-// bit, on groups of every kind: mixed signs, one sign, zeros, outliers;
-// to 8 bits (the VNNI kernel's) and to 7 (the AVX2 one's).
+// TestQuant8 checks the assembly rounding (AVX2, and AVX-512 where the
+// CPU has it) against quantGroup8, bit for bit, on groups of every kind:
+// mixed signs, one sign, zeros, outliers; to 8 bits (the VNNI kernel's)
+// and to 7 (the AVX2 one's).
 func TestQuant8(t *testing.T) {
 	if !HaveAVX2 {
 		t.Skip("no AVX2 on this machine: quantGroup8 is all there is")
+	}
+	kernels := []struct {
+		name string
+		run  func(u *uint8, x *float32, groups int, qp *uint32, levels float32)
+	}{{"AVX2", quant8AVX2}}
+	if HaveVNNI {
+		kernels = append(kernels, struct {
+			name string
+			run  func(u *uint8, x *float32, groups int, qp *uint32, levels float32)
+		}{"AVX-512", quant8AVX512})
 	}
 	rng := rand.New(rand.NewPCG(31, 32))
 	for trial := range 400 {
@@ -89,7 +100,7 @@ func TestQuant8(t *testing.T) {
 		}
 		x := make([]float32, 3*Group)
 		for i := range x {
-			switch trial % 4 {
+			switch trial % 5 {
 			case 0:
 				x[i] = float32(rng.NormFloat64())
 			case 1:
@@ -98,26 +109,58 @@ func TestQuant8(t *testing.T) {
 				x[i] = -float32(rng.ExpFloat64())
 			case 3:
 				x[i] = float32(rng.NormFloat64()) * 1e-3
+			case 4:
+				x[i] = float32(math.Abs(rng.NormFloat64())) + 0.05
 			}
 		}
 		clear(x[Group : Group+Group/2]) // a half-empty group
-		if trial%5 == 0 {
+		if trial%7 == 0 {
 			clear(x[2*Group:]) // an empty group
 		}
-		x[rng.IntN(len(x))] = 40 * float32(rng.NormFloat64()) // an outlier
+		if trial%3 > 0 {
+			x[rng.IntN(len(x))] = 40 * float32(rng.NormFloat64()) // an outlier
+		}
 		want, got := make([]uint8, len(x)), make([]uint8, len(x))
-		wqp, gqp := make([]uint32, 6), make([]uint32, 6)
+		// gqp and lgqp run on past the groups' pairs: nothing is written
+		// there.
+		wqp, gqp := make([]uint32, 6), make([]uint32, 6+32)
 		for g := range 3 {
 			quantGroup8(want[g*Group:(g+1)*Group], x[g*Group:(g+1)*Group], wqp[2*g:2*g+2], levels)
 		}
-		quant8AVX2(&got[0], &x[0], 3, &gqp[0], float32(levels))
-		if !slices.Equal(got, want) || !slices.Equal(gqp, wqp) {
-			for i := range got {
-				if got[i] != want[i] {
-					t.Fatalf("trial %d (0..%d): u[%d] = %d, spec %d (x %v)", trial, levels, i, got[i], want[i], x[i])
-				}
+		for _, k := range kernels {
+			clear(got)
+			clear(gqp)
+			k.run(&got[0], &x[0], 3, &gqp[0], float32(levels))
+			if slices.ContainsFunc(gqp[6:], func(v uint32) bool { return v != 0 }) {
+				t.Fatalf("%s, trial %d: qp written past its end: %x", k.name, trial, gqp[6:])
 			}
-			t.Fatalf("trial %d (0..%d): qp %x, spec %x", trial, levels, gqp, wqp)
+			if gqp := gqp[:6]; !slices.Equal(got, want) || !slices.Equal(gqp, wqp) {
+				for i := range got {
+					if got[i] != want[i] {
+						t.Fatalf("%s, trial %d (0..%d): u[%d] = %d, spec %d (x %v)", k.name, trial, levels, i, got[i], want[i], x[i])
+					}
+				}
+				t.Fatalf("%s, trial %d (0..%d): qp %x, spec %x", k.name, trial, levels, gqp, wqp)
+			}
+		}
+		// A row of 20 groups (more than quant8AVX512's block of 16).
+		long := make([]float32, 20*Group)
+		for i := range long {
+			long[i] = x[(i*7)%len(x)] * float32(1+i/Group)
+		}
+		lwant, lgot := make([]uint8, len(long)), make([]uint8, len(long))
+		lwqp, lgqp := make([]uint32, 40), make([]uint32, 40+32)
+		for g := range 20 {
+			quantGroup8(lwant[g*Group:(g+1)*Group], long[g*Group:(g+1)*Group], lwqp[2*g:2*g+2], levels)
+		}
+		for _, k := range kernels {
+			clear(lgot)
+			clear(lgqp)
+			k.run(&lgot[0], &long[0], 20, &lgqp[0], float32(levels))
+			if !slices.Equal(lgot, lwant) || !slices.Equal(lgqp[:40], lwqp) ||
+				slices.ContainsFunc(lgqp[40:], func(v uint32) bool { return v != 0 }) {
+				t.Fatalf("%s, trial %d (0..%d): a row of 20 groups differs from the spec", k.name, trial, levels)
+			}
 		}
 		// Each value is within half a step of its group's rounding.
 		for g := range 3 {
@@ -326,6 +369,41 @@ func BenchmarkLinear8(b *testing.B) {
 					k.l.Apply(dst, src, rows, false)
 				}
 				b.ReportMetric(float64(in*out*rows)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
+			})
+		}
+	}
+}
+
+// BenchmarkQuant8 rounds a task's 17 rows to 8 bits, as a layer's
+// product does, with each loop this CPU runs: 384 inputs, four outlier
+// columns out (the attention's and the first feed-forward product's), and
+// 1536, none out (the second's).
+func BenchmarkQuant8(b *testing.B) {
+	defer restoreKernels()
+	rng := rand.New(rand.NewPCG(21, 22))
+	for _, in := range []int{384, 1536} {
+		const rows = 17
+		src := make([]float32, rows*in)
+		for i := range src {
+			src[i] = float32(rng.NormFloat64())
+		}
+		cols := []int{7, 100, 200, 301}
+		if in == 1536 {
+			cols = nil
+		}
+		for _, k := range []struct {
+			name      string
+			vnni, avx bool
+		}{{"avx512", HaveVNNI, HaveAVX2}, {"avx2", false, HaveAVX2}, {"go", false, false}} {
+			if k.name != "go" && !k.avx || k.name == "avx512" && !k.vnni {
+				continue
+			}
+			b.Run(fmt.Sprintf("in=%d/%s", in, k.name), func(b *testing.B) {
+				UseVNNI, UseAVX2 = k.vnni, k.avx
+				buf := new(q8buf)
+				for b.Loop() {
+					buf.quantize8(src, rows, in, cols, 255)
+				}
 			})
 		}
 	}

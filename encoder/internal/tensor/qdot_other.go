@@ -38,7 +38,15 @@ func quant8AVX2(u *uint8, x *float32, groups int, qp *uint32, levels float32) {
 	panic("unreachable")
 }
 
+func quant8AVX512(u *uint8, x *float32, groups int, qp *uint32, levels float32) {
+	panic("unreachable")
+}
+
 func layerNormAVX2(dst, src *float32, d int, scale, bias *float32, eps float64) {
+	panic("unreachable")
+}
+
+func layerNorm4AVX512(dst, src *float32, d int, scale, bias *float32, eps float64, tmp *float64) {
 	panic("unreachable")
 }
 
@@ -53,3 +61,13 @@ func mulAVX2(x *float32, n int, s float32) { panic("unreachable") }
 func attendAVX2(dst *float32, dstride int, q, k, v *float32, stride, t, tp int, scale float32, kt, sc *float32) {
 	panic("unreachable")
 }
+
+func attendAVX512(dst *float32, dstride int, q, k, v *float32, stride, t, tp int, scale float32, kt, sc *float32) {
+	panic("unreachable")
+}
+
+func add3AVX2(dst, a, b, c *float32, n int) { panic("unreachable") }
+
+func addF64AVX2(acc *float64, x *float32, n int) { panic("unreachable") }
+
+func scaleF64AVX2(dst *float32, src *float64, n int, s float64) { panic("unreachable") }
