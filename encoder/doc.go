@@ -61,7 +61,11 @@
 //     golden worst case from 0.99947 to 0.99931; [Model] is then
 //     "builtin:minilm-l6-v2-int8-a8-v4" (v4 since GELU became a rational
 //     function of erf, which moved an 8-bit rounding step now and then:
-//     vectors within cosine 0.9998 of v3's);
+//     vectors within cosine 0.9998 of v3's). Where the CPU also has
+//     AMX-INT8 and Linux grants its tiles (Intel from Sapphire Rapids),
+//     the same product runs on tiles (TDPBUSD: one group of 16 outputs
+//     for up to 16 rows an instruction, 28 rows a call) with the same
+//     bits, so the same [Model] name;
 //   - with AVX2 only, each row is rounded to int16 (one scale a row) and
 //     multiplied with VPMADDWD: within cosine 1e-5 of the float products.
 //     (AVX2's 8-bit product, VPMADDUBSW, saturates its pair sums unless
@@ -96,14 +100,15 @@
 //
 // # Cost
 //
-// One core of the 2-core test machine (AMD EPYC with AVX-512 VNNI, shared
-// and loaded; BenchmarkTask, BenchmarkCards, CPU time): a 17-piece task
-// in about 1.6-2.0 ms on the 8-bit kernel (2.6-3.1 on the int16 VNNI
-// one, 3.2-4.2 on the AVX2 one, 57-60 in Go loops), cards at about 7,000
-// pieces a second a core. A 20-piece text needs 212 M multiply-adds,
-// 1.1 ms at the core's 8-bit peak (one 64-lane VPDPBUSD a cycle); the
-// pass also reads the 10.6 MB of packed weights, which the kernels
-// prefetch two pairs of blocks ahead. Attention computes a head of a
+// One core of the 2-core test machine (an Intel Xeon with AVX-512 VNNI
+// and AMX; BenchmarkTask, BenchmarkCards, CPU time): a 17-piece task in
+// about 0.87 ms on AMX, 1.4 ms on the 8-bit VNNI kernel (2.0 on the
+// int16 VNNI one, 3.3-3.5 on the AVX2 one, 55 in Go loops); after 20 ms
+// idle, as a server between requests, 1.4 ms on AMX
+// (BenchmarkTaskIdle). A 17-piece text needs about 180 M multiply-adds,
+// 60 µs at AMX's peak; the pass is bound instead by reading the 11.9 MB
+// of packed weights (0.42 ms from L3 at one core's 28.6 GB/s, 0.8 ms
+// from memory), which the kernels prefetch ahead (docs/speed.md). Attention computes a head of a
 // sequence in one assembly call: its keys transposed 8×8, each query
 // scored against eight keys at a time, its weights mixing the values
 // where they lie; softmax and layer norm run 8 values at a time, GELU (a
