@@ -102,9 +102,28 @@ var coldBytes = make([]byte, 48<<20)
 
 // BenchmarkTaskCold is BenchmarkTask with the caches cold: 48 MB are
 // written between passes (not counted), so each pass reads the packed
-// weights from memory, as a server's query does. cpu-ms/op is the
-// pass's CPU alone.
+// weights from beyond L2. cpu-ms/op is the pass's CPU alone.
 func BenchmarkTaskCold(b *testing.B) {
+	benchBetween(b, func(i int) {
+		for j := 0; j < len(coldBytes); j += 64 {
+			coldBytes[j] += byte(i)
+		}
+	})
+}
+
+// BenchmarkTaskIdle is BenchmarkTask with 20 ms of sleep between
+// passes (not counted), as a server waits between requests: other
+// processes and machines sharing the last-level cache evict the 10.6 MB
+// of packed weights, and the pass reads them from memory. cpu-ms/op is
+// the pass's CPU alone (here 1.3-2× BenchmarkTask's).
+func BenchmarkTaskIdle(b *testing.B) {
+	benchBetween(b, func(int) { time.Sleep(20 * time.Millisecond) })
+}
+
+// benchBetween embeds task20 with each integer kernel, calling between
+// (with the pass's number) before each pass, and reports the passes'
+// CPU alone.
+func benchBetween(b *testing.B, between func(i int)) {
 	defer restoreKernels()
 	ctx := context.Background()
 	for _, k := range kernels() {
@@ -116,38 +135,7 @@ func BenchmarkTaskCold(b *testing.B) {
 			k.run()
 			var cpu time.Duration
 			for i := 0; b.Loop(); i++ {
-				for j := 0; j < len(coldBytes); j += 64 {
-					coldBytes[j] += byte(i)
-				}
-				c0 := testenv.CPUTime()
-				if _, err := e.Embed(ctx, []string{task20}); err != nil {
-					b.Fatal(err)
-				}
-				cpu += testenv.CPUTime() - c0
-			}
-			b.ReportMetric(float64(cpu)/1e6/float64(b.N), "cpu-ms/op")
-		})
-	}
-}
-
-// BenchmarkTaskIdle is BenchmarkTask with 20 ms of sleep between
-// passes (not counted), as a server waits between requests: other
-// processes and machines sharing the last-level cache evict the 10.6 MB
-// of packed weights, and the pass reads them from memory. cpu-ms/op is
-// the pass's CPU alone (here 1.3-2× BenchmarkTask's).
-func BenchmarkTaskIdle(b *testing.B) {
-	defer restoreKernels()
-	ctx := context.Background()
-	for _, k := range kernels() {
-		if k.name == "go" {
-			continue // the float loops are compute-bound
-		}
-		e := fresh(b, k.pack)
-		b.Run("kernel="+k.name, func(b *testing.B) {
-			k.run()
-			var cpu time.Duration
-			for b.Loop() {
-				time.Sleep(20 * time.Millisecond)
+				between(i)
 				c0 := testenv.CPUTime()
 				if _, err := e.Embed(ctx, []string{task20}); err != nil {
 					b.Fatal(err)
