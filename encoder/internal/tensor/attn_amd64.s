@@ -143,6 +143,24 @@ eloop:
 	VFMADD231PS (AX), Y7, Y3 \
 	ADDQ R10, AX
 
+// keysT transposes the keys into kt, 8×8 at a time, for attendAVX2
+// and attendAVX512: keys j0 .. j0+7 (BX: key j0, R8 bytes a row; keys
+// past the last, R9, read as it), channels 0..31, into kt columns
+// j0 .. j0+7 (R11, R10 bytes a row, R13 three rows), CX keys in all (tp,
+// a multiple of 8). It clobbers AX, BX, CX, DX, R11, R12 and Y0..Y15.
+TEXT keysT<>(SB), NOSPLIT|NOFRAME, $0-0
+keysloop:
+	MOVQ R11, R12
+	KEYBLOCK(0)
+	KEYBLOCK(32)
+	KEYBLOCK(64)
+	KEYBLOCK(96)
+	LEAQ (BX)(R8*8), BX
+	ADDQ $32, R11
+	SUBQ $8, CX
+	JNZ  keysloop
+	RET
+
 // func attendAVX2(dst *float32, dstride int, q, k, v *float32, stride, t, tp int, scale float32, kt, sc *float32)
 // Attend (attn.go) for t > 0: the keys transposed into kt 8×8 at a time
 // (keys t..tp-1 copies of key t-1), then for each query the very
@@ -161,18 +179,7 @@ TEXT ·attendAVX2(SB), NOSPLIT, $0-88
 	LEAQ (BX)(AX*1), R9 // the last key
 	MOVQ kt+72(FP), R11
 
-akeys:
-	// keys j0 .. j0+7 (BX: key j0), channels 0..31, into kt columns
-	// j0 .. j0+7 (R11).
-	MOVQ R11, R12
-	KEYBLOCK(0)
-	KEYBLOCK(32)
-	KEYBLOCK(64)
-	KEYBLOCK(96)
-	LEAQ (BX)(R8*8), BX
-	ADDQ $32, R11
-	SUBQ $8, CX
-	JNZ  akeys
+	CALL keysT<>(SB)
 
 	// Softmax's exponential's constants (as expAVX2).
 	VBROADCASTSS expc<>+0(SB), Y14
@@ -421,18 +428,7 @@ TEXT ·attendAVX512(SB), NOSPLIT, $0-88
 	LEAQ (BX)(AX*1), R9 // the last key
 	MOVQ kt+72(FP), R11
 
-zkeys:
-	// keys j0 .. j0+7 (BX: key j0), channels 0..31, into kt columns
-	// j0 .. j0+7 (R11).
-	MOVQ R11, R12
-	KEYBLOCK(0)
-	KEYBLOCK(32)
-	KEYBLOCK(64)
-	KEYBLOCK(96)
-	LEAQ (BX)(R8*8), BX
-	ADDQ $32, R11
-	SUBQ $8, CX
-	JNZ  zkeys
+	CALL keysT<>(SB)
 
 	// Softmax's exponential's constants (as expAVX2).
 	VBROADCASTSS expc<>+0(SB), Z14
