@@ -14,6 +14,39 @@ DATA expc<>+40(SB)/4, $-87.0
 DATA expc<>+44(SB)/4, $0.0
 GLOBL expc<>(SB), RODATA|NOPTR, $48
 
+// EXP8: e^(x − Y15) of the 8 values at (ptr), into (ptr), added to the
+// sum Y9 (expAVX2's step: x < −87 gives 0; constants ln2 hi, lo in Y13,
+// Y12, log2 e in Y14, 1 in Y10, −87 in Y11; clobbers Y0..Y5, Y8).
+#define EXP8(ptr) \
+	VMOVUPS (ptr), Y0 \
+	VSUBPS Y15, Y0, Y0 \
+	VCMPPS $0x11, Y11, Y0, Y8 \
+	VMAXPS Y11, Y0, Y0 \
+	VMULPS Y14, Y0, Y1 \
+	VROUNDPS $0, Y1, Y1 \
+	VFNMADD231PS Y13, Y1, Y0 \
+	VFNMADD231PS Y12, Y1, Y0 \
+	VBROADCASTSS expc<>+12(SB), Y2 \
+	VBROADCASTSS expc<>+16(SB), Y3 \
+	VFMADD213PS Y3, Y0, Y2 \
+	VBROADCASTSS expc<>+20(SB), Y3 \
+	VFMADD213PS Y3, Y0, Y2 \
+	VBROADCASTSS expc<>+24(SB), Y3 \
+	VFMADD213PS Y3, Y0, Y2 \
+	VBROADCASTSS expc<>+28(SB), Y3 \
+	VFMADD213PS Y3, Y0, Y2 \
+	VBROADCASTSS expc<>+32(SB), Y3 \
+	VFMADD213PS Y3, Y0, Y2 \
+	VMULPS Y0, Y0, Y4 \
+	VADDPS Y10, Y0, Y5 \
+	VFMADD231PS Y4, Y2, Y5 \
+	VCVTPS2DQ Y1, Y1 \
+	VPSLLD $23, Y1, Y1 \
+	VPADDD Y1, Y5, Y5 \
+	VANDNPS Y5, Y8, Y5 \
+	VADDPS Y5, Y9, Y9 \
+	VMOVUPS Y5, (ptr)
+
 // func expAVX2(x *float32, n int, sub float32) float32
 // x[i] = e^(x[i]-sub) for n values (a multiple of 8), each x[i]-sub <= 0;
 // returns their sum. Below -87 the result is 0. The exponential is
@@ -31,34 +64,7 @@ TEXT ·expAVX2(SB), NOSPLIT, $0-28
 	VXORPS Y9, Y9, Y9 // the sum
 
 eloop:
-	VMOVUPS (SI), Y0
-	VSUBPS Y15, Y0, Y0
-	VCMPPS $0x11, Y11, Y0, Y8 // x < -87: the result is 0
-	VMAXPS Y11, Y0, Y0
-	VMULPS Y14, Y0, Y1
-	VROUNDPS $0, Y1, Y1 // k = round(x·log2 e)
-	VFNMADD231PS Y13, Y1, Y0 // r = x - k·ln2hi
-	VFNMADD231PS Y12, Y1, Y0 // r -= k·ln2lo
-	VBROADCASTSS expc<>+12(SB), Y2
-	VBROADCASTSS expc<>+16(SB), Y3
-	VFMADD213PS Y3, Y0, Y2 // p = p·r + c
-	VBROADCASTSS expc<>+20(SB), Y3
-	VFMADD213PS Y3, Y0, Y2
-	VBROADCASTSS expc<>+24(SB), Y3
-	VFMADD213PS Y3, Y0, Y2
-	VBROADCASTSS expc<>+28(SB), Y3
-	VFMADD213PS Y3, Y0, Y2
-	VBROADCASTSS expc<>+32(SB), Y3
-	VFMADD213PS Y3, Y0, Y2
-	VMULPS Y0, Y0, Y4 // r²
-	VADDPS Y10, Y0, Y5 // 1 + r
-	VFMADD231PS Y4, Y2, Y5 // p·r² + r + 1
-	VCVTPS2DQ Y1, Y1
-	VPSLLD $23, Y1, Y1
-	VPADDD Y1, Y5, Y5 // times 2^k
-	VANDNPS Y5, Y8, Y5 // 0 where x < -87
-	VADDPS Y5, Y9, Y9
-	VMOVUPS Y5, (SI)
+	EXP8(SI)
 	ADDQ $32, SI
 	SUBQ $8, CX
 	JNZ  eloop
@@ -261,34 +267,7 @@ asmloop:
 	MOVQ tp+56(FP), CX
 
 aeloop:
-	VMOVUPS (BX), Y0
-	VSUBPS Y15, Y0, Y0
-	VCMPPS $0x11, Y11, Y0, Y8 // x < -87: the result is 0
-	VMAXPS Y11, Y0, Y0
-	VMULPS Y14, Y0, Y1
-	VROUNDPS $0, Y1, Y1 // k = round(x·log2 e)
-	VFNMADD231PS Y13, Y1, Y0 // r = x - k·ln2hi
-	VFNMADD231PS Y12, Y1, Y0 // r -= k·ln2lo
-	VBROADCASTSS expc<>+12(SB), Y2
-	VBROADCASTSS expc<>+16(SB), Y3
-	VFMADD213PS Y3, Y0, Y2 // p = p·r + c
-	VBROADCASTSS expc<>+20(SB), Y3
-	VFMADD213PS Y3, Y0, Y2
-	VBROADCASTSS expc<>+24(SB), Y3
-	VFMADD213PS Y3, Y0, Y2
-	VBROADCASTSS expc<>+28(SB), Y3
-	VFMADD213PS Y3, Y0, Y2
-	VBROADCASTSS expc<>+32(SB), Y3
-	VFMADD213PS Y3, Y0, Y2
-	VMULPS Y0, Y0, Y4 // r²
-	VADDPS Y10, Y0, Y5 // 1 + r
-	VFMADD231PS Y4, Y2, Y5 // p·r² + r + 1
-	VCVTPS2DQ Y1, Y1
-	VPSLLD $23, Y1, Y1
-	VPADDD Y1, Y5, Y5 // times 2^k
-	VANDNPS Y5, Y8, Y5 // 0 where x < -87
-	VADDPS Y5, Y9, Y9
-	VMOVUPS Y5, (BX)
+	EXP8(BX)
 	ADDQ $32, BX
 	SUBQ $8, CX
 	JNZ  aeloop
