@@ -32,7 +32,9 @@ func kernels() []struct {
 		pack, run func()
 	}
 	set := func(vnni, avx, u7 bool) func() {
-		return func() { tensor.UseAMX, tensor.UseVNNI, tensor.UseAVX2, tensor.UseU7 = false, vnni, avx, u7 }
+		return func() {
+			tensor.UseAMX, tensor.UseVNNI, tensor.UseAVX2, tensor.UseU7, tensor.UseSDOT = false, vnni, avx, u7, false
+		}
 	}
 	var ks []k
 	if tensor.HaveAMX {
@@ -47,12 +49,17 @@ func kernels() []struct {
 		ks = append(ks, k{"avx2", set(false, true, false), set(false, true, false)},
 			k{"avx2u7", set(false, true, true), set(false, true, false)})
 	}
+	if tensor.HaveSDOT {
+		sdot := func() { restoreKernels(); tensor.UseSDOT = true }
+		ks = append(ks, k{"sdot", sdot, sdot})
+	}
 	return append(ks, k{"go", set(false, false, false), set(false, false, false)})
 }
 
 // restoreKernels turns this CPU's default kernels back on.
 func restoreKernels() {
 	tensor.UseAMX, tensor.UseVNNI, tensor.UseAVX2, tensor.UseU7 = tensor.HaveAMX, tensor.HaveVNNI, tensor.HaveAVX2, false
+	tensor.UseSDOT = tensor.HaveSDOT
 }
 
 // fresh returns an encoder of one worker over a model of its own, its

@@ -136,30 +136,35 @@ func decoded(m *Model) *Model {
 // pass needs them give the very vectors (bit for bit) of the same weights
 // decoded up front, with the float kernels; the int16 kernels give them
 // to within cosine 0.99999, the 8-bit kernel (AVX-512 VNNI) to within
-// 0.9995, the 7-bit one (AVX2, off by default) to within 0.999; a batch
+// 0.9995 (as SDOT's on arm64), the 7-bit one (AVX2, off by default) to
+// within 0.999; a batch
 // gives each text the vector it gets alone.
 func TestInt8InPlace(t *testing.T) {
 	f32 := decoded(int8Model(t))
 	texts := goldenTexts(t)[:20]
-	defer func() { tensor.UseAVX2, tensor.UseVNNI, tensor.UseU7 = tensor.HaveAVX2, tensor.HaveVNNI, false }()
+	restore := func() {
+		tensor.UseAVX2, tensor.UseVNNI, tensor.UseU7, tensor.UseSDOT = tensor.HaveAVX2, tensor.HaveVNNI, false, tensor.HaveSDOT
+	}
+	defer restore()
 	for _, k := range []struct {
-		name          string
-		avx, vnni, u7 bool
-		want          float64
-	}{{"go", false, false, false, 0.99999}, {"avx2", true, false, false, 0.99999},
-		{"avx2u7", true, false, true, 0.999}, {"vnni", true, true, false, 0.9995}} {
-		if k.avx && !tensor.HaveAVX2 || k.vnni && !tensor.HaveVNNI {
+		name                string
+		avx, vnni, u7, sdot bool
+		want                float64
+	}{{"go", false, false, false, false, 0.99999}, {"avx2", true, false, false, false, 0.99999},
+		{"avx2u7", true, false, true, false, 0.999}, {"vnni", true, true, false, false, 0.9995},
+		{"sdot", false, false, false, true, 0.9995}} {
+		if k.avx && !tensor.HaveAVX2 || k.vnni && !tensor.HaveVNNI || k.sdot && !tensor.HaveSDOT {
 			continue
 		}
 		q8 := int8Model(t) // packed afresh for this kernel
 		if q8.Layers[0].QKV.W.F != nil || q8.Word.F != nil {
 			t.Fatal("ReadTable decoded the weights to float32")
 		}
-		tensor.UseAVX2, tensor.UseVNNI, tensor.UseU7 = k.avx, k.vnni, k.u7
+		tensor.UseAVX2, tensor.UseVNNI, tensor.UseU7, tensor.UseSDOT = k.avx, k.vnni, k.u7, k.sdot
 		a := embed(q8, texts)
-		tensor.UseVNNI = false
+		tensor.UseVNNI, tensor.UseSDOT = false, false
 		b := embed(f32, texts)
-		tensor.UseVNNI = k.vnni
+		tensor.UseVNNI, tensor.UseSDOT = k.vnni, k.sdot
 		worst := 1.0
 		for i := range texts {
 			c := dot(a[i], b[i])
@@ -168,7 +173,7 @@ func TestInt8InPlace(t *testing.T) {
 				t.Errorf("%s: %q: integer kernels vs float cosine %.6f", k.name, texts[i], c)
 			}
 			for j := range a[i] {
-				if !k.avx && math.Float32bits(a[i][j]) != math.Float32bits(b[i][j]) {
+				if !k.avx && !k.sdot && math.Float32bits(a[i][j]) != math.Float32bits(b[i][j]) {
 					t.Fatalf("%s: %q: coordinate %d is %v decoded a row at a time, %v decoded up front", k.name, texts[i], j, a[i][j], b[i][j])
 				}
 			}
@@ -418,7 +423,7 @@ func TestPackWhenItPays(t *testing.T) {
 	packed := func(m *Model) bool {
 		return (m.Layers[0].QKV.P != nil || m.Layers[0].QKV.P8 != nil) && (m.Layers[5].FF2.P != nil || m.Layers[5].FF2.P8 != nil)
 	}
-	if !tensor.HaveAVX2 {
+	if !tensor.HavePacked {
 		m, _ := ReadTable(b)
 		embed(m, []string{strings.Repeat("read the file and write it back ", 10)})
 		embed(m, []string{"read the file"})
@@ -458,8 +463,8 @@ func BenchmarkPackLayers(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if !tensor.HaveAVX2 {
-		b.Skip("nothing is packed without AVX2")
+	if !tensor.HavePacked {
+		b.Skip("nothing is packed without an integer kernel (AVX2, SDOT)")
 	}
 	for b.Loop() {
 		m, err := ReadTable(t)
@@ -530,10 +535,10 @@ func TestPrepare(t *testing.T) {
 	}
 	m.Prepare()
 	packed := (m.Layers[0].QKV.P != nil || m.Layers[0].QKV.P8 != nil) && (m.Layers[5].FF2.P != nil || m.Layers[5].FF2.P8 != nil)
-	if packed != tensor.HaveAVX2 {
-		t.Fatalf("packed %v after Prepare, with AVX2 %v", packed, tensor.HaveAVX2)
+	if packed != tensor.HavePacked {
+		t.Fatalf("packed %v after Prepare, with an integer kernel %v", packed, tensor.HavePacked)
 	}
-	if tensor.HaveVNNI && len(m.Layers[0].QKV.P8.Cols) != tensor.MaxOutliers {
+	if tensor.HaveA8 && len(m.Layers[0].QKV.P8.Cols) != tensor.MaxOutliers {
 		t.Fatalf("outlier columns %v after Prepare", m.Layers[0].QKV.P8.Cols)
 	}
 	d := decoded(m) // float weights: nothing to pack

@@ -71,9 +71,9 @@ const packRows = 64
 // the first forward pass of at least packRows rows, or on the second
 // pass. A one-shot command that embeds one short query (or nothing) does
 // not pay for it; a server or a batch of cards does at once. Without the
-// integer kernels (no AVX2) nothing is packed.
+// integer kernels (no AVX2 or SDOT) nothing is packed.
 func (m *Model) packLayers(rows int) {
-	if m.pack == nil || !tensor.HaveAVX2 {
+	if m.pack == nil || !tensor.HavePacked {
 		return // float weights, or no integer kernel to run them
 	}
 	if m.pack.passes.Add(1) == 1 && rows < packRows {
@@ -85,7 +85,7 @@ func (m *Model) packLayers(rows int) {
 // Prepare packs the layers now if the integer kernels run here (a
 // server that will embed queries, so its first query does not pay).
 func (m *Model) Prepare() {
-	if m.pack == nil || !tensor.HaveAVX2 {
+	if m.pack == nil || !tensor.HavePacked {
 		return
 	}
 	m.packNow()

@@ -13,19 +13,15 @@ func dot4Go(x0, x1, x2, x3, w []float32) (s0, s1, s2, s3 float32) {
 	return
 }
 
-// dot1Go returns the dot product of x and w.
+// dot1Go returns the dot product of x and w, summed in dot4Go's order
+// (one accumulator, k ascending): a row gives the same bits whether
+// Apply takes it in a group of four or alone, so a text's vector does
+// not depend on the batch it is embedded in.
 func dot1Go(x, w []float32) float32 {
 	x = x[:len(w)]
-	var s0, s1, s2, s3 float32
-	k := 0
-	for ; k+4 <= len(w); k += 4 {
-		s0 += x[k] * w[k]
-		s1 += x[k+1] * w[k+1]
-		s2 += x[k+2] * w[k+2]
-		s3 += x[k+3] * w[k+3]
+	var s float32
+	for k, wk := range w {
+		s += x[k] * wk
 	}
-	for ; k < len(w); k++ {
-		s0 += x[k] * w[k]
-	}
-	return s0 + s1 + s2 + s3
+	return s
 }

@@ -43,9 +43,10 @@ type Packed8 struct {
 	Levels int
 	Q      []int8
 	Scale  []float32
-	// WSum holds each output's sum of its group's int8 weights, as the
-	// low half of an int32 (the kernel multiplies it by −z with
-	// VPDPWSSD).
+	// WSum holds each output's sum of its group's int8 weights (at most
+	// 64·128 in magnitude, so its low half is the same sum as an int16:
+	// the amd64 kernels multiply that half by −z with VPDPWSSD or
+	// VPMADDWD, the pair's high half by zero; arm64's reads the whole).
 	WSum []int32
 	// Cols are the outlier columns, Wt their weights (as float32, one row
 	// of Out a column, MaxOutliers rows, zero past len(Cols)).
@@ -143,7 +144,7 @@ func (l *Linear) pack8(a *Arena, levels int) {
 				for _, w := range row[g*Group : (g+1)*Group] {
 					s += int32(int8(w))
 				}
-				p.WSum[i] = int32(uint16(int16(s)))
+				p.WSum[i] = s
 			}
 			r32 := src[(b*blockOut+o)*quads : (b*blockOut+o+1)*quads]
 			for s, q := range r32 {
@@ -162,8 +163,9 @@ type q8buf struct {
 	// low half of an int32), side by side.
 	qp  []uint32
 	tmp []float32
-	xo  []float32 // the outlier columns' values, MaxOutliers a row
-	amx *amxBuf   // the AMX kernel's configuration and scratch
+	xo  []float32                 // the outlier columns' values, MaxOutliers a row
+	amx *amxBuf                   // the AMX kernel's configuration and scratch
+	acc [qrows * blockOut]float32 // a block kernel's sums (q8block.go)
 }
 
 var q8bufs = sync.Pool{New: func() any { return new(q8buf) }}

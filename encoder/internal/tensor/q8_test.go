@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 )
@@ -62,7 +63,7 @@ func packed8Go(l *Linear, dst, src []float32, rows int, add bool) {
 
 func pack8For(t testing.TB, l *Linear, cols int, src []float32, rows int) {
 	t.Helper()
-	defer restoreKernels()
+	defer func(vnni, avx2 bool) { UseVNNI, UseAVX2 = vnni, avx2 }(UseVNNI, UseAVX2)
 	UseVNNI, UseAVX2 = true, true
 	l.Observe(true)
 	l.observe(src, rows)
@@ -184,17 +185,22 @@ func TestQuant8(t *testing.T) {
 // remainder (of 4 for VNNI; AMX's tiles of 16 and 12 rows, and calls of
 // 28), with and without bias and outlier columns, set and add.
 func TestPacked8Spec(t *testing.T) {
-	if !HaveVNNI {
-		t.Skip("no AVX-512 VNNI on this machine: the 8-bit kernel does not run")
-	}
 	defer restoreKernels()
-	for _, amx := range []bool{false, true} {
-		name := map[bool]string{false: "vnni", true: "amx"}[amx]
-		t.Run(name, func(t *testing.T) {
-			if amx && !HaveAMX {
-				t.Skip("no AMX (or Linux refused it) on this machine: the AMX kernel does not run")
+	for _, k := range []struct {
+		name string
+		have bool // the CPU runs the kernel
+		use  func()
+	}{
+		{"vnni", HaveVNNI, func() { UseAMX = false }},
+		{"amx", HaveAMX, func() {}},
+		{"sdot", HaveSDOT, func() {}},
+	} {
+		t.Run(k.name, func(t *testing.T) {
+			if !k.have {
+				t.Skipf("this CPU (%s) does not run the %s kernel", runtime.GOARCH, k.name)
 			}
-			UseAMX = amx
+			restoreKernels()
+			k.use()
 			testPacked8Spec(t)
 		})
 	}
@@ -245,7 +251,7 @@ func testPacked8Spec(t *testing.T) {
 	}
 }
 
-// TestPackedBound bounds the 8-bit (VNNI) and 7-bit (AVX2) products'
+// TestPackedBound bounds the 8-bit (VNNI, AMX, SDOT) and 7-bit (AVX2) products'
 // distance from the float product of the same int8 weights: each input
 // moves by at most half its group's step (a 255th or a 127th of its
 // range), outlier columns not at all.
@@ -257,7 +263,7 @@ func TestPackedBound(t *testing.T) {
 		levels float64
 		seed   uint64
 	}{
-		{"8-bit VNNI", HaveVNNI, pack8For, 255, 35},
+		{"8-bit", HaveVNNI || HaveSDOT, pack8For, 255, 35},
 		{"7-bit AVX2", HaveAVX2, pack7For, levels7, 39},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -280,6 +286,7 @@ func TestPackedBound(t *testing.T) {
 			want := make([]float32, rows*out)
 			UseVNNI, UseAVX2 = false, false
 			q.Apply(want, src, rows, false)
+			restoreKernels()
 			l := q
 			tc.pack(t, &l, 4, src, rows)
 			got := make([]float32, rows*out)

@@ -39,7 +39,7 @@ func (l *Linear) PackSize() int {
 	}
 	in, out := l.In, l.Out
 	groups := in / Group
-	if UseVNNI || UseU7 && UseAVX2 {
+	if UseVNNI || UseSDOT || UseU7 && UseAVX2 {
 		return arenaSize[int8](in*out) + 2*arenaSize[float32](out*groups) + arenaSize[float32](MaxOutliers*out)
 	}
 	return arenaSize[int8](in*out) + arenaSize[float32](out*groups)
@@ -53,7 +53,7 @@ func (l *Linear) CanPack() bool {
 
 // Pack lays l's int8 weights out for the integer kernels (once; a
 // model packs its layers on first use): for the 8-bit kernel where it
-// runs (UseVNNI), else for the int16 ones. It does nothing if they
+// runs (UseVNNI, UseSDOT), else for the int16 ones. It does nothing if they
 // cannot run there ([Linear.CanPack]).
 func (l *Linear) Pack() { l.PackIn(nil) }
 
@@ -63,7 +63,7 @@ func (l *Linear) PackIn(a *Arena) {
 	if l.P != nil || l.P8 != nil || !l.CanPack() {
 		return
 	}
-	if UseVNNI {
+	if UseVNNI || UseSDOT {
 		l.pack8(a, 255)
 		return
 	}

@@ -13,7 +13,7 @@ import (
 // kernels lists the integer kernels this CPU runs, each with a function
 // turning it on.
 func kernels() map[string]func() {
-	ks := map[string]func(){"go": func() { UseVNNI, UseAVX2 = false, false }}
+	ks := map[string]func(){"go": func() { UseVNNI, UseAVX2, UseSDOT = false, false, false }}
 	if HaveAVX2 {
 		ks["avx2"] = func() { UseVNNI, UseAVX2 = false, true }
 	}
@@ -23,13 +23,15 @@ func kernels() map[string]func() {
 	return ks
 }
 
-func restoreKernels() { UseAMX, UseVNNI, UseAVX2, UseU7 = HaveAMX, HaveVNNI, HaveAVX2, false }
+func restoreKernels() {
+	UseAMX, UseVNNI, UseAVX2, UseU7, UseSDOT = HaveAMX, HaveVNNI, HaveAVX2, false, HaveSDOT
+}
 
 // pack16 packs l for the int16 kernels (Pack picks the 8-bit one where
 // it runs).
 func pack16(l *Linear) {
-	defer func(v bool) { UseVNNI = v }(UseVNNI)
-	UseVNNI = false
+	defer func(v, s bool) { UseVNNI, UseSDOT = v, s }(UseVNNI, UseSDOT)
+	UseVNNI, UseSDOT = false, false
 	l.Pack()
 }
 
