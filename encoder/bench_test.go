@@ -33,7 +33,8 @@ func kernels() []struct {
 	}
 	set := func(vnni, avx, u7 bool) func() {
 		return func() {
-			tensor.UseAMX, tensor.UseVNNI, tensor.UseAVX2, tensor.UseU7, tensor.UseSDOT = false, vnni, avx, u7, false
+			tensor.UseAMX, tensor.UseVNNI, tensor.UseAVX2, tensor.UseU7 = false, vnni, avx, u7
+			tensor.UseSDOT, tensor.UseNEON = false, false
 		}
 	}
 	var ks []k
@@ -59,7 +60,7 @@ func kernels() []struct {
 // restoreKernels turns this CPU's default kernels back on.
 func restoreKernels() {
 	tensor.UseAMX, tensor.UseVNNI, tensor.UseAVX2, tensor.UseU7 = tensor.HaveAMX, tensor.HaveVNNI, tensor.HaveAVX2, false
-	tensor.UseSDOT = tensor.HaveSDOT
+	tensor.UseSDOT, tensor.UseNEON = tensor.HaveSDOT, tensor.HaveNEON
 }
 
 // fresh returns an encoder of one worker over a model of its own, its

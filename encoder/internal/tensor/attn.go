@@ -5,15 +5,25 @@ import "math"
 // HeadDim is the width of an attention head the attention helpers take.
 const HeadDim = 32
 
+// UseNEON turns the arm64 attention kernels on (Scores and Mix with
+// NEON: attn_arm64.s); tests turn it off to check them against the Go
+// loops.
+var UseNEON = HaveNEON
+
 // Scores sets dst[j] = Σ_c q[c]·kt[c·tp+j] over c < HeadDim, for j < tp:
 // a query's scores against a head's keys laid out transposed (kt holds
 // HeadDim rows of tp), so that eight keys are scored at once. On amd64
-// with AVX2 (tp a multiple of 8) four accumulators take c mod 4 and are
-// summed as (a0+a1)+(a2+a3); the Go loop sums in the same order.
+// with AVX2, or on arm64 with NEON (tp a multiple of 8), four
+// accumulators take c mod 4 and are summed as (a0+a1)+(a2+a3); the Go
+// loop sums in the same order.
 func Scores(dst, q, kt []float32, tp int) {
 	_, _, _ = dst[tp-1], q[HeadDim-1], kt[HeadDim*tp-1]
 	if UseAVX2 && tp%8 == 0 {
 		scoresAVX2(&dst[0], &q[0], &kt[0], tp)
+		return
+	}
+	if UseNEON && tp%8 == 0 {
+		scoresNEON(&dst[0], &q[0], &kt[0], tp)
 		return
 	}
 	for j := range tp {
@@ -38,6 +48,10 @@ func Mix(dst, p, v []float32, vstride, t int) {
 	_, _, _ = dst[HeadDim-1], p[t-1], v[(t-1)*vstride+HeadDim-1]
 	if UseAVX2 {
 		mixAVX2(&dst[0], &p[0], &v[0], vstride, t)
+		return
+	}
+	if UseNEON {
+		mixNEON(&dst[0], &p[0], &v[0], vstride, t)
 		return
 	}
 	var even, odd [HeadDim]float32

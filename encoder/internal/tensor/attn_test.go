@@ -7,11 +7,16 @@ import (
 )
 
 // TestAttentionHelpers checks Scores and Mix against their definitions
-// (float64 sums) and, with AVX2, the assembly against the Go loops, bit
-// for bit, for sequence lengths around the multiples of 8.
+// (float64 sums) and the assembly this CPU runs (AVX2, NEON) against the
+// Go loops, bit for bit, for sequence lengths around the multiples of 8.
 func TestAttentionHelpers(t *testing.T) {
-	defer func() { UseAVX2 = HaveAVX2 }()
+	defer restoreKernels()
 	rng := rand.New(rand.NewPCG(51, 52))
+	kernels := []struct {
+		name      string
+		have      bool
+		avx, neon bool
+	}{{"go", true, false, false}, {"avx2", HaveAVX2, true, false}, {"neon", HaveNEON, false, true}}
 	for _, n := range []int{1, 2, 7, 8, 9, 17, 31, 128} {
 		tp := (n + 7) &^ 7
 		q := make([]float32, HeadDim)
@@ -24,13 +29,13 @@ func TestAttentionHelpers(t *testing.T) {
 				x[i] = float32(rng.NormFloat64())
 			}
 		}
-		var got [2][]float32
-		var mixed [2][HeadDim]float32
-		for k, avx := range []bool{false, true} {
-			if avx && !HaveAVX2 {
+		got := make([][]float32, len(kernels))
+		mixed := make([][HeadDim]float32, len(kernels))
+		for k, kn := range kernels {
+			if !kn.have {
 				continue
 			}
-			UseAVX2 = avx
+			UseAVX2, UseNEON = kn.avx, kn.neon
 			got[k] = make([]float32, tp)
 			Scores(got[k], q, kt, tp)
 			Mix(mixed[k][:], p, v, vstride, n)
@@ -43,8 +48,10 @@ func TestAttentionHelpers(t *testing.T) {
 			if d := math.Abs(float64(got[0][j]) - want); d > 1e-5*(1+math.Abs(want)) {
 				t.Fatalf("n %d: score %d = %v, want %v", n, j, got[0][j], want)
 			}
-			if got[1] != nil && math.Float32bits(got[1][j]) != math.Float32bits(got[0][j]) {
-				t.Fatalf("n %d: score %d: AVX2 %v, Go %v", n, j, got[1][j], got[0][j])
+			for k := 1; k < len(kernels); k++ {
+				if got[k] != nil && math.Float32bits(got[k][j]) != math.Float32bits(got[0][j]) {
+					t.Fatalf("n %d: score %d: %s %v, Go %v", n, j, kernels[k].name, got[k][j], got[0][j])
+				}
 			}
 		}
 		for c := range HeadDim {
@@ -55,8 +62,10 @@ func TestAttentionHelpers(t *testing.T) {
 			if d := math.Abs(float64(mixed[0][c]) - want); d > 1e-5*(1+math.Abs(want)) {
 				t.Fatalf("n %d: mix %d = %v, want %v", n, c, mixed[0][c], want)
 			}
-			if HaveAVX2 && math.Float32bits(mixed[1][c]) != math.Float32bits(mixed[0][c]) {
-				t.Fatalf("n %d: mix %d: AVX2 %v, Go %v", n, c, mixed[1][c], mixed[0][c])
+			for k := 1; k < len(kernels); k++ {
+				if kernels[k].have && math.Float32bits(mixed[k][c]) != math.Float32bits(mixed[0][c]) {
+					t.Fatalf("n %d: mix %d: %s %v, Go %v", n, c, kernels[k].name, mixed[k][c], mixed[0][c])
+				}
 			}
 		}
 	}

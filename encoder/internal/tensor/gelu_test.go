@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestGELU: the AVX-512 and AVX2 loops give the Go loop's bits, over GELU's range,
+// TestGELU: the AVX-512, AVX2 and NEON loops give the Go loop's bits, over GELU's range,
 // the clamp's ends, beyond them and a ragged tail.
 func TestGELU(t *testing.T) {
 	defer restoreKernels()
@@ -18,14 +18,18 @@ func TestGELU(t *testing.T) {
 	copy(x, []float32{-geluClamp, geluClamp, math.Nextafter32(-geluClamp, -9), math.Nextafter32(geluClamp, 9),
 		-20, 20, 0, float32(math.Copysign(0, -1)), 5.5, -5.5, 1e-30, -1e-30, math.MaxFloat32, -math.MaxFloat32})
 	want := append([]float32(nil), x...)
-	UseVNNI, UseAVX2 = false, false
+	UseVNNI, UseAVX2, UseNEON = false, false, false
 	GELU(want)
-	// 1003 values: 992 on AVX-512, then 8 on AVX2, then 3 in Go.
+	// 1003 values: 992 on AVX-512, then 8 on AVX2, then 3 in Go; 1000
+	// on NEON, then 3 in Go.
 	for _, k := range []struct {
-		name      string
-		vnni, avx bool
-	}{{"avx512", HaveVNNI, HaveAVX2}, {"avx2", false, HaveAVX2}} {
-		UseVNNI, UseAVX2 = k.vnni, k.avx
+		name            string
+		vnni, avx, neon bool
+	}{{"avx512", HaveVNNI, HaveAVX2, false}, {"avx2", false, HaveAVX2, false}, {"neon", false, false, HaveNEON}} {
+		if !k.avx && !k.neon {
+			continue // this CPU does not run it
+		}
+		UseVNNI, UseAVX2, UseNEON = k.vnni, k.avx, k.neon
 		got := append([]float32(nil), x...)
 		GELU(got)
 		for i := range got {
@@ -89,14 +93,14 @@ func BenchmarkGELU(b *testing.B) {
 	}
 	x := make([]float32, len(src))
 	for _, k := range []struct {
-		name      string
-		vnni, avx bool
-	}{{"avx512", HaveVNNI, HaveAVX2}, {"avx2", false, HaveAVX2}, {"go", false, false}} {
-		if k.name != "go" && !k.avx || k.name == "avx512" && !k.vnni {
+		name            string
+		vnni, avx, neon bool
+	}{{"avx512", HaveVNNI, HaveAVX2, false}, {"avx2", false, HaveAVX2, false}, {"neon", false, false, HaveNEON}, {"go", false, false, false}} {
+		if k.name != "go" && !k.avx && !k.neon || k.name == "avx512" && !k.vnni {
 			continue
 		}
 		b.Run(k.name, func(b *testing.B) {
-			UseVNNI, UseAVX2 = k.vnni, k.avx
+			UseVNNI, UseAVX2, UseNEON = k.vnni, k.avx, k.neon
 			for b.Loop() {
 				copy(x, src)
 				GELU(x)

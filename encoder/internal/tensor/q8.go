@@ -213,7 +213,8 @@ func (b *q8buf) quantize8(src []float32, rows, in int, cols []int, levels int) {
 // a time, to 0..levels (255 or 127): with AVX-512 where the VNNI kernel
 // runs (a group's 64 values in four registers, the ranges of a block of
 // groups taken before their steps and their rounding: 1.6 to 1.9 times
-// as fast as AVX2, BenchmarkQuant8), else AVX2; the same bits.
+// as fast as AVX2, BenchmarkQuant8), else AVX2, or NEON on arm64; the
+// same bits.
 func quantRow8(u []uint8, x []float32, qp []uint32, levels int) {
 	if UseVNNI && UseAVX2 {
 		quant8AVX512(&u[0], &x[0], len(x)/Group, &qp[0], float32(levels))
@@ -221,6 +222,10 @@ func quantRow8(u []uint8, x []float32, qp []uint32, levels int) {
 	}
 	if UseAVX2 {
 		quant8AVX2(&u[0], &x[0], len(x)/Group, &qp[0], float32(levels))
+		return
+	}
+	if UseNEON {
+		quant8NEON(&u[0], &x[0], len(x)/Group, &qp[0], float32(levels))
 		return
 	}
 	for g := range len(x) / Group {

@@ -23,3 +23,9 @@ var HaveSDOT = cpu.ARM64.HasASIMDDP
 //go:noescape
 func qdot8SDOT(u *uint8, ustride int, w *int8, s *float32, ws *int32, groups int, qp *uint32, acc *[qrows * blockOut]float32,
 	bias, dst *float32, dstride, n int, xo, wt *float32, ncols int, add bool, pf int)
+
+// quant8NEON is quantGroup8 over groups of 64 floats at x, to
+// 0..levels (at most 255).
+//
+//go:noescape
+func quant8NEON(u *uint8, x *float32, groups int, qp *uint32, levels float32)

@@ -1,30 +1,11 @@
 #include "textflag.h"
+#include "neon_arm64.h"
 
 // The 8-bit product on arm64 (see q8_arm64.go): four rows of 8-bit
 // inputs (R0, R19, R20, R21) times one packed block of 16 outputs (R2):
 // per quad of inputs, SDOT multiplies the block's 64 weights (V0..V3:
 // outputs 4j..4j+3, four weights each) by each row's quad (a 4-byte
 // element of V4..V7) into the row's int32 sums, V16+4r..V19+4r.
-
-// Go's assembler has no SDOT, MLA, FMUL or FMLA by element, vector
-// SCVTF or FADD: they are spelled as words, registers by number (encodings as GNU
-// as gives them for the same operands). The element forms' index i is
-// H:L, bits 11 and 21.
-#define ELEM(op, d, n, m, i) WORD $((op) | (((i)&1)<<21) | (((i)>>1)<<11) | ((m)<<16) | ((n)<<5) | (d))
-// SDOT Vd.4S, Vn.16B, Vm.4B[i]
-#define SDOT(d, n, m, i) ELEM(0x4F80E000, d, n, m, i)
-// MLA Vd.4S, Vn.4S, Vm.S[i]
-#define MLA(d, n, m, i) ELEM(0x6F800000, d, n, m, i)
-// FMUL Vd.4S, Vn.4S, Vm.S[i]
-#define FMULE(d, n, m, i) ELEM(0x4F809000, d, n, m, i)
-// FMLA Vd.4S, Vn.4S, Vm.S[i]
-#define FMLAE(d, n, m, i) ELEM(0x4F801000, d, n, m, i)
-// SCVTF Vd.4S, Vn.4S
-#define SCVTF(d, n) WORD $(0x4E21D800 | ((n)<<5) | (d))
-// FADD Vd.4S, Vn.4S, Vm.4S
-#define FADD(d, n, m) WORD $(0x4E20D400 | ((m)<<16) | ((n)<<5) | (d))
-// FMLA Vd.4S, Vn.4S, Vm.4S (Go's VFMLA takes no computed register)
-#define FMLA(d, n, m) WORD $(0x4E20CC00 | ((m)<<16) | ((n)<<5) | (d))
 
 // QUAD: the next quad of the block's weights times quad q of each row's
 // 16 inputs in hand, prefetching the line pf (R17) bytes on.

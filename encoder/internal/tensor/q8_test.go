@@ -76,22 +76,26 @@ func pack8For(t testing.TB, l *Linear, cols int, src []float32, rows int) {
 }
 
 // TestQuant8 checks the assembly rounding (AVX2, and AVX-512 where the
-// CPU has it) against quantGroup8, bit for bit, on groups of every kind:
+// CPU has it; NEON on arm64) against quantGroup8, bit for bit, on groups of every kind:
 // mixed signs, one sign, zeros, outliers; to 8 bits (the VNNI kernel's)
 // and to 7 (the AVX2 one's).
 func TestQuant8(t *testing.T) {
-	if !HaveAVX2 {
-		t.Skip("no AVX2 on this machine: quantGroup8 is all there is")
-	}
-	kernels := []struct {
+	type kernel struct {
 		name string
 		run  func(u *uint8, x *float32, groups int, qp *uint32, levels float32)
-	}{{"AVX2", quant8AVX2}}
+	}
+	var kernels []kernel
+	if HaveAVX2 {
+		kernels = append(kernels, kernel{"AVX2", quant8AVX2})
+	}
 	if HaveVNNI {
-		kernels = append(kernels, struct {
-			name string
-			run  func(u *uint8, x *float32, groups int, qp *uint32, levels float32)
-		}{"AVX-512", quant8AVX512})
+		kernels = append(kernels, kernel{"AVX-512", quant8AVX512})
+	}
+	if HaveNEON {
+		kernels = append(kernels, kernel{"NEON", quant8NEON})
+	}
+	if len(kernels) == 0 {
+		t.Skipf("no rounding kernel on %s: quantGroup8 is all there is", runtime.GOARCH)
 	}
 	rng := rand.New(rand.NewPCG(31, 32))
 	for trial := range 400 {

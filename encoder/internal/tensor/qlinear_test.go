@@ -24,7 +24,7 @@ func kernels() map[string]func() {
 }
 
 func restoreKernels() {
-	UseAMX, UseVNNI, UseAVX2, UseU7, UseSDOT = HaveAMX, HaveVNNI, HaveAVX2, false, HaveSDOT
+	UseAMX, UseVNNI, UseAVX2, UseU7, UseSDOT, UseNEON = HaveAMX, HaveVNNI, HaveAVX2, false, HaveSDOT, HaveNEON
 }
 
 // pack16 packs l for the int16 kernels (Pack picks the 8-bit one where
