@@ -135,27 +135,30 @@ func decoded(m *Model) *Model {
 // TestInt8InPlace: int8 weights decoded a row at a time as the forward
 // pass needs them give the very vectors (bit for bit) of the same weights
 // decoded up front, with the float kernels; the int16 kernels give them
-// to within cosine 0.99999, the 8-bit kernel (AVX-512 VNNI) to within
-// 0.9995, the 7-bit one (AVX2, off by default) to within 0.999; a batch
-// gives each text the vector it gets alone.
+// to within cosine 0.99999, the 8-bit kernels (AVX-512 VNNI, AVX-VNNI)
+// to within 0.9995, the 7-bit one (AVX2, off by default) to within
+// 0.999; a batch gives each text the vector it gets alone.
 func TestInt8InPlace(t *testing.T) {
 	f32 := decoded(int8Model(t))
 	texts := goldenTexts(t)[:20]
-	defer func() { tensor.UseAVX2, tensor.UseVNNI, tensor.UseU7 = tensor.HaveAVX2, tensor.HaveVNNI, false }()
+	defer func() {
+		tensor.UseAVX2, tensor.UseVNNI, tensor.UseAVXVNNI, tensor.UseU7 = tensor.HaveAVX2, tensor.HaveVNNI, tensor.HaveAVXVNNI, false
+	}()
 	for _, k := range []struct {
-		name          string
-		avx, vnni, u7 bool
-		want          float64
-	}{{"go", false, false, false, 0.99999}, {"avx2", true, false, false, 0.99999},
-		{"avx2u7", true, false, true, 0.999}, {"vnni", true, true, false, 0.9995}} {
-		if k.avx && !tensor.HaveAVX2 || k.vnni && !tensor.HaveVNNI {
+		name                   string
+		avx, vnni, avxvnni, u7 bool
+		want                   float64
+	}{{"go", false, false, false, false, 0.99999}, {"avx2", true, false, false, false, 0.99999},
+		{"avx2u7", true, false, false, true, 0.999}, {"vnni", true, true, false, false, 0.9995},
+		{"avxvnni", true, false, true, false, 0.9995}} {
+		if k.avx && !tensor.HaveAVX2 || k.vnni && !tensor.HaveVNNI || k.avxvnni && !tensor.HaveAVXVNNI {
 			continue
 		}
 		q8 := int8Model(t) // packed afresh for this kernel
 		if q8.Layers[0].QKV.W.F != nil || q8.Word.F != nil {
 			t.Fatal("ReadTable decoded the weights to float32")
 		}
-		tensor.UseAVX2, tensor.UseVNNI, tensor.UseU7 = k.avx, k.vnni, k.u7
+		tensor.UseAVX2, tensor.UseVNNI, tensor.UseAVXVNNI, tensor.UseU7 = k.avx, k.vnni, k.avxvnni, k.u7
 		a := embed(q8, texts)
 		tensor.UseVNNI = false
 		b := embed(f32, texts)
@@ -533,7 +536,7 @@ func TestPrepare(t *testing.T) {
 	if packed != tensor.HaveAVX2 {
 		t.Fatalf("packed %v after Prepare, with AVX2 %v", packed, tensor.HaveAVX2)
 	}
-	if tensor.HaveVNNI && len(m.Layers[0].QKV.P8.Cols) != tensor.MaxOutliers {
+	if (tensor.HaveVNNI || tensor.HaveAVXVNNI) && len(m.Layers[0].QKV.P8.Cols) != tensor.MaxOutliers {
 		t.Fatalf("outlier columns %v after Prepare", m.Layers[0].QKV.P8.Cols)
 	}
 	d := decoded(m) // float weights: nothing to pack

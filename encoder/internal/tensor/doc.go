@@ -6,10 +6,13 @@
 // few outlier columns a layer added in float32: [Linear.Observe],
 // [Linear.Outliers]) by an AVX-512 VNNI VPDPBUSD kernel (or, where
 // the CPU has AMX and Linux grants its tiles, by TDPBUSD on tiles of up
-// to 16 rows, 28 rows a call, with the same bits: q8amx.go), or rounded to
-// int16 a row by an AVX2 (VPMADDWD) one (four rows a call, one at a time
-// past the last multiple of four), summed exactly in int32 per group of
-// 64 on amd64 (q8.go, qlinear.go); a 7-bit AVX2 kernel (VPMADDUBSW, exact
+// to 16 rows, 28 rows a call, with the same bits: q8amx.go; or, where it
+// has AVX-VNNI but no AVX-512, by VPDPBUSD on ymm registers in its VEX
+// encoding, written as bytes, a block of 16 outputs and four rows a
+// call, with the same bits again and AVX2 around it: q8avxvnni.go), or
+// rounded to int16 a row by an AVX2 (VPMADDWD) one (four rows a call,
+// one at a time past the last multiple of four), summed exactly in int32
+// per group of 64 on amd64 (q8.go, qlinear.go); a 7-bit AVX2 kernel (VPMADDUBSW, exact
 // in its ranges, off by default: [UseU7], q7.go) for measurement; or
 // float32 products of rows
 // decoded as needed (a 4-row × 2-output AVX2/FMA kernel, a portable Go
@@ -27,6 +30,10 @@
 // 16 on AVX-512, the same bits as its Go loop;
 // and the little-endian weight table format a model's generator writes
 // and the binary embeds ([Writer], [Reader]).
+//
+// The AVX-512 kernels run only where the AVX-512 VNNI kernel does
+// (UseVNNI); a CPU with AVX-VNNI alone runs VEX-encoded instructions
+// only (TestAVXVNNIEncoding checks the test binary's).
 //
 // A model package (bert) owns its shapes and the order of its table;
 // this package knows only matrices, vectors and numbers.

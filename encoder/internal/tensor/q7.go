@@ -24,8 +24,8 @@ package tensor
 // under the 0.999 the encoder promises (docs/speed.md, "An 8-bit kernel
 // for AVX2").
 
-// UseU7 packs layers for the 7-bit AVX2 kernel where the 8-bit VNNI one
-// does not run (Pack with UseVNNI off); off by default (see above),
+// UseU7 packs layers for the 7-bit AVX2 kernel where no 8-bit one runs
+// (Pack with UseVNNI and UseAVXVNNI off); off by default (see above),
 // benchmarks and tests turn it on.
 var UseU7 = false
 
@@ -34,31 +34,5 @@ const levels7 = 127
 
 // applyPacked7 is Apply on the 7-bit kernel.
 func (l *Linear) applyPacked7(dst, src []float32, rows int, add bool) {
-	in, out := l.In, l.Out
-	_ = src[rows*in-1]
-	_ = dst[rows*out-1]
-	p := l.P8
-	b := q8bufs.Get().(*q8buf)
-	defer q8bufs.Put(b)
-	b.quantize8(src, rows, in, p.Cols, levels7)
-	groups := in / Group
-	bstride := in * blockOut
-	sstride := groups * blockOut
-	bias := zeros32[:]
-	var acc [qrows * blockOut]float32
-	for j := 0; j < out; j += blockOut {
-		blk := j / blockOut
-		if l.B != nil {
-			bias = l.B[j : j+blockOut]
-		}
-		xo, ncols := &zeros32[0], len(p.Cols)
-		for r0 := 0; r0 < rows; r0 += qrows {
-			n := min(qrows, rows-r0)
-			if ncols > 0 {
-				xo = &b.xo[r0*MaxOutliers]
-			}
-			qdot7AVX2(&b.u[r0*in], in, &p.Q[blk*bstride], &p.Scale[blk*sstride], &p.WSum[blk*sstride], groups,
-				&b.qp[2*r0*groups], &acc, &bias[0], &dst[r0*out+j], 4*out, n, xo, &p.Wt[j], ncols, add, prefetchBlocks*bstride)
-		}
-	}
+	l.applyBlocks(dst, src, rows, add, true)
 }

@@ -10,26 +10,28 @@ import (
 	"github.com/capbroker/capbroker/internal/testenv"
 )
 
-// kernels lists the integer kernels this CPU runs, each with a function
+// kernels lists the int16 kernels this CPU runs, each with a function
 // turning it on.
 func kernels() map[string]func() {
-	ks := map[string]func(){"go": func() { UseVNNI, UseAVX2 = false, false }}
+	ks := map[string]func(){"go": func() { UseVNNI, UseAVXVNNI, UseAVX2 = false, false, false }}
 	if HaveAVX2 {
-		ks["avx2"] = func() { UseVNNI, UseAVX2 = false, true }
+		ks["avx2"] = func() { UseVNNI, UseAVXVNNI, UseAVX2 = false, false, true }
 	}
 	if HaveVNNI {
-		ks["vnni"] = func() { UseVNNI, UseAVX2 = true, true }
+		ks["vnni"] = func() { UseVNNI, UseAVXVNNI, UseAVX2 = true, false, true }
 	}
 	return ks
 }
 
-func restoreKernels() { UseAMX, UseVNNI, UseAVX2, UseU7 = HaveAMX, HaveVNNI, HaveAVX2, false }
+func restoreKernels() {
+	UseAMX, UseVNNI, UseAVXVNNI, UseAVX2, UseU7 = HaveAMX, HaveVNNI, HaveAVXVNNI, HaveAVX2, false
+}
 
 // pack16 packs l for the int16 kernels (Pack picks the 8-bit one where
 // it runs).
 func pack16(l *Linear) {
-	defer func(v bool) { UseVNNI = v }(UseVNNI)
-	UseVNNI = false
+	defer func(v, av bool) { UseVNNI, UseAVXVNNI = v, av }(UseVNNI, UseAVXVNNI)
+	UseVNNI, UseAVXVNNI = false, false
 	l.Pack()
 }
 
