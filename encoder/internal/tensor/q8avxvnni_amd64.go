@@ -8,8 +8,8 @@ var HaveAVXVNNI = HaveAVX2 && cpu.X86.HasAVXVNNI
 
 // qdot8AVXVNNI is qdot8VNNI for one Packed8 block of 16 outputs (at w;
 // scales and weight sums at s and ws) on AVX-VNNI (ymm registers, VEX
-// encodings, no AVX-512): for rows r < n (n <= 4; four rows are read)
-// of 8-bit inputs at u (ustride bytes apart), per group the exact int32
+// encodings, no AVX-512): for rows r < n (n <= 4; four rows are read,
+// two when n <= 2) of 8-bit inputs at u (ustride bytes apart), per group the exact int32
 // sum of (u − z)·w, times the weight scale times the row's step (qp),
 // summed in float32 with one fused multiply-add a group, plus bias[c]
 // (plus dst when add is set), plus, when ncols > 0, each of the row's 4
