@@ -19,10 +19,12 @@ const task20 = "find the open pull requests on the payments repository and summa
 // kernels are the matrix kernels this CPU runs, best first, each with
 // a function that turns it on for packing and one for running (see
 // internal/tensor): amx (8-bit inputs, TDPBUSD, the same bits as
-// vnni), vnni (8-bit inputs, VPDPBUSD), vnni16 (int16 inputs,
-// VPDPWSSD: the layers packed for the int16 kernels, run with VNNI on),
-// avx2 (int16 inputs), avx2u7 (7-bit inputs, VPMADDUBSW: off by default,
-// see tensor's q7.go), go (the portable float loops).
+// vnni), vnni (8-bit inputs, VPDPBUSD on zmm), avxvnni (8-bit inputs,
+// VPDPBUSD on ymm, VEX-encoded: the same bits again; AVX-512 off, as on
+// a CPU with AVX-VNNI but no AVX-512), vnni16 (int16 inputs, VPDPWSSD:
+// the layers packed for the int16 kernels, run with VNNI on), avx2
+// (int16 inputs), avx2u7 (7-bit inputs, VPMADDUBSW: off by default, see
+// tensor's q7.go), go (the portable float loops).
 func kernels() []struct {
 	name      string
 	pack, run func()
@@ -33,18 +35,28 @@ func kernels() []struct {
 	}
 	set := func(vnni, avx, u7 bool) func() {
 		return func() {
-			tensor.UseAMX, tensor.UseVNNI, tensor.UseAVX2, tensor.UseU7 = false, vnni, avx, u7
+			tensor.UseAMX, tensor.UseVNNI, tensor.UseAVXVNNI, tensor.UseAVX2, tensor.UseU7 = false, vnni, false, avx, u7
 			tensor.UseSDOT, tensor.UseNEON = false, false
 		}
 	}
 	var ks []k
 	if tensor.HaveAMX {
-		amx := func() { tensor.UseAMX, tensor.UseVNNI, tensor.UseAVX2, tensor.UseU7 = true, true, true, false }
+		amx := func() {
+			tensor.UseAMX, tensor.UseVNNI, tensor.UseAVXVNNI, tensor.UseAVX2, tensor.UseU7 = true, true, false, true, false
+		}
 		ks = append(ks, k{"amx", amx, amx})
 	}
 	if tensor.HaveVNNI {
-		ks = append(ks, k{"vnni", set(true, true, false), set(true, true, false)},
-			k{"vnni16", set(false, true, false), set(true, true, false)})
+		ks = append(ks, k{"vnni", set(true, true, false), set(true, true, false)})
+	}
+	if tensor.HaveAVXVNNI {
+		avxvnni := func() {
+			tensor.UseAMX, tensor.UseVNNI, tensor.UseAVXVNNI, tensor.UseAVX2, tensor.UseU7 = false, false, true, true, false
+		}
+		ks = append(ks, k{"avxvnni", avxvnni, avxvnni})
+	}
+	if tensor.HaveVNNI {
+		ks = append(ks, k{"vnni16", set(false, true, false), set(true, true, false)})
 	}
 	if tensor.HaveAVX2 {
 		ks = append(ks, k{"avx2", set(false, true, false), set(false, true, false)},
@@ -59,7 +71,8 @@ func kernels() []struct {
 
 // restoreKernels turns this CPU's default kernels back on.
 func restoreKernels() {
-	tensor.UseAMX, tensor.UseVNNI, tensor.UseAVX2, tensor.UseU7 = tensor.HaveAMX, tensor.HaveVNNI, tensor.HaveAVX2, false
+	tensor.UseAMX, tensor.UseVNNI, tensor.UseAVXVNNI, tensor.UseAVX2, tensor.UseU7 =
+		tensor.HaveAMX, tensor.HaveVNNI, tensor.HaveAVXVNNI, tensor.HaveAVX2, false
 	tensor.UseSDOT, tensor.UseNEON = tensor.HaveSDOT, tensor.HaveNEON
 }
 

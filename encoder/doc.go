@@ -45,14 +45,18 @@
 // (TestGolden; reference from scripts/encoder-reference.sh); the
 // published weights run here match it to within 1e-6 a coordinate.
 //
-// The int8 weights stay where the binary holds them. On amd64 with AVX2
-// each layer's weights are laid out once in blocks of 16 outputs (10.6
+// The int8 weights stay where the binary holds them. On amd64 with AVX2,
+// and on arm64 with the dot product instructions (Armv8.2 on: Apple's M
+// chips, Graviton 2 on, Ampere Altra, Cortex-A76 on), each layer's
+// weights are laid out once in blocks of 16 outputs (10.6
 // MB of heap; on a first pass of 64 rows or more, or on the second pass,
 // so a one-shot query does not pay for it) and multiplied in integers:
 //
-//   - with AVX-512 VNNI, each group of 64 inputs of a row is rounded to 8
-//     bits over its own range (smallest value to largest, zero included:
-//     255 steps and a zero point) and multiplied with VPDPBUSD; the four
+//   - with AVX-512 VNNI or AVX-VNNI (Intel's client CPUs since Alder
+//     Lake, which have no AVX-512), each group of 64 inputs of a row is
+//     rounded to 8 bits over its own range (smallest value to largest,
+//     zero included: 255 steps and a zero point) and multiplied with
+//     VPDPBUSD; the four
 //     input columns of each layer that dwarf the rest (BERT's layer norms
 //     put values of 10 to 30 in the same dimensions whatever the text,
 //     against a median of 1.7) are kept out of the rounding and added in
@@ -65,7 +69,12 @@
 //     AMX-INT8 and Linux grants its tiles (Intel from Sapphire Rapids),
 //     the same product runs on tiles (TDPBUSD: one group of 16 outputs
 //     for up to 16 rows an instruction, 28 rows a call) with the same
-//     bits, so the same [Model] name;
+//     bits, so the same [Model] name; with AVX-VNNI alone, on ymm
+//     registers (VPDPBUSD in its VEX encoding), again with the same bits
+//     and name; on arm64, with NEON's SDOT (signed × signed: each input
+//     becomes u − 128 and each group's sum gains (128 − z)·Σw, exactly),
+//     the same rounding and sums, so the same name (tested under
+//     qemu-aarch64; not yet timed on arm64 hardware);
 //   - with AVX2 only, each row is rounded to int16 (one scale a row) and
 //     multiplied with VPMADDWD: within cosine 1e-5 of the float products.
 //     (AVX2's 8-bit product, VPMADDUBSW, saturates its pair sums unless
@@ -102,7 +111,8 @@
 //
 // One core of the 2-core test machine (an Intel Xeon with AVX-512 VNNI
 // and AMX; BenchmarkTask, BenchmarkCards, CPU time): a 17-piece task in
-// about 0.87 ms on AMX, 1.4 ms on the 8-bit VNNI kernel (2.0 on the
+// about 0.87 ms on AMX, 1.4 ms on the 8-bit VNNI kernel (1.8 on the
+// AVX-VNNI one with AVX-512 off, as on a CPU without it; 2.0 on the
 // int16 VNNI one, 3.3-3.5 on the AVX2 one, 55 in Go loops); after 20 ms
 // idle, as a server between requests, 1.4 ms on AMX
 // (BenchmarkTaskIdle). A 17-piece text needs about 180 M multiply-adds,

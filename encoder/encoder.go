@@ -19,9 +19,10 @@ var table []byte
 
 // Model is the name vectors of the built-in encoder are cached under. It
 // changes whenever the weights, the tokenizer or the forward pass change
-// the vectors, so a cache never mixes them: on a CPU with AVX-512 VNNI,
-// or on arm64 with SDOT, the products round their inputs to 8 bits
-// ("-a8": vectors within cosine 0.9995 of the others'; tensor.HaveA8),
+// the vectors, so a cache never mixes them: on a CPU with AVX-512 VNNI
+// or AVX-VNNI, or on arm64 with SDOT, the products round their inputs to
+// 8 bits ("-a8": vectors within cosine 0.9995 of the others'; the AMX,
+// AVX-512 VNNI and AVX-VNNI kernels give the same bits; tensor.HaveA8),
 // elsewhere to int16 or not at all (the same vectors to within 1e-5).
 var Model = modelName(tensor.HaveA8)
 
@@ -217,7 +218,8 @@ func (e *Encoder) embed(ctx context.Context, texts []string, tokenize func(strin
 // integer kernel (the benchmarks measure about 2,700 on the 2-core test
 // machine, 4,700 on its AVX-512 VNNI kernel), used by
 // [Encoder.EstimateEmbed]; it assumes 1.4 times as many with VNNI, 2.2
-// with AMX and a tenth without an integer kernel (Go loops).
+// with AMX, 1.3 with AVX-VNNI (no AVX-512) and a tenth without an
+// integer kernel (Go loops).
 const PiecesPerSecond = 2500
 
 // piecesPerSecond is PiecesPerSecond for this CPU's kernel.
@@ -227,6 +229,10 @@ func piecesPerSecond() float64 {
 		return 2.2 * PiecesPerSecond // 1.6 times VNNI's in BenchmarkColdEmbed1k
 	case tensor.HaveVNNI:
 		return 1.4 * PiecesPerSecond
+	case tensor.HaveAVXVNNI:
+		// BenchmarkTask on the test machine with AVX-512 off: 1.8 times
+		// AVX2's rate (E-cores, and other CPUs, may do less).
+		return 1.3 * PiecesPerSecond
 	case tensor.HavePacked:
 		return PiecesPerSecond // AVX2; arm64's SDOT, not measured on its hardware
 	}

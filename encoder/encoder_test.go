@@ -104,6 +104,8 @@ func TestGolden(t *testing.T) {
 // reference: 0.999 for every kernel a CPU runs by default; the 7-bit
 // AVX2 kernel, off by default, measures 0.99876 (its inputs' rounding is
 // twice the 8-bit kernel's), bounded at 0.998 so a change to it shows.
+// The 8-bit kernels (amx, vnni, avxvnni), whose vectors [Model] names
+// alike, give the same vectors, bit for bit.
 func TestGoldenKernels(t *testing.T) {
 	gs := readGolden(t)
 	texts := make([]string, len(gs))
@@ -111,6 +113,8 @@ func TestGoldenKernels(t *testing.T) {
 		texts[i] = g.Text
 	}
 	defer restoreKernels()
+	var a8 [][]float32 // the first 8-bit kernel's vectors
+	var a8name string
 	for _, k := range kernels() {
 		e := fresh(t, k.pack)
 		k.run()
@@ -132,6 +136,21 @@ func TestGoldenKernels(t *testing.T) {
 			}
 		}
 		t.Logf("kernel=%s: worst cosine with the reference over %d inputs: %.5f", k.name, len(gs), worst)
+		if k.name != "amx" && k.name != "vnni" && k.name != "avxvnni" {
+			continue
+		}
+		if a8 == nil {
+			a8, a8name = vs, k.name
+			continue
+		}
+		for i := range vs {
+			for j := range vs[i] {
+				if math.Float32bits(vs[i][j]) != math.Float32bits(a8[i][j]) {
+					t.Fatalf("%q: coordinate %d is %v on %s, %v on %s", texts[i], j, vs[i][j], k.name, a8[i][j], a8name)
+				}
+			}
+		}
+		t.Logf("kernel=%s: the same vectors as kernel=%s", k.name, a8name)
 	}
 }
 

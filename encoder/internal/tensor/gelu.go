@@ -36,7 +36,7 @@ const (
 // AVX2; on arm64 8 at a time with NEON.
 func GELU(x []float32) {
 	n := 0
-	if UseVNNI && UseAVX2 && len(x) >= 32 {
+	if avx512() && len(x) >= 32 {
 		n = len(x) &^ 31
 		geluAVX512(&x[0], n)
 		x = x[n:]

@@ -17,8 +17,9 @@ type Linear struct {
 	B       []float32 // Out
 	// P, once [Linear.Pack] has run, holds W laid out for the integer
 	// kernels, which Apply then uses; P8 instead where the 8-bit kernel
-	// runs (AVX-512 VNNI, or AMX where the CPU has it: q8amx.go; NEON's
-	// SDOT on arm64: q8_arm64.go), or the 7-bit one is turned on (UseU7).
+	// runs (AVX-512 VNNI, or AMX where the CPU has it: q8amx.go; AVX-VNNI
+	// without AVX-512: q8avxvnni.go; NEON's SDOT on arm64: q8_arm64.go),
+	// or the 7-bit one is turned on (UseU7).
 	P  *Packed
 	P8 *Packed8
 
@@ -46,6 +47,10 @@ func (l *Linear) Apply(dst, src []float32, rows int, add bool) {
 	}
 	if l.P8 != nil && UseVNNI && UseAVX2 && rows > 0 {
 		l.applyPacked8(dst, src, rows, add)
+		return
+	}
+	if l.P8 != nil && UseAVXVNNI && UseAVX2 && rows > 0 {
+		l.applyBlocks(dst, src, rows, add, qdot8AVXVNNI)
 		return
 	}
 	if l.P8 != nil && UseSDOT && rows > 0 {

@@ -23,7 +23,7 @@ func LayerNorm(dst, src []float32, rows, d int, scale, bias []float32, eps float
 	if UseAVX2 && d%8 == 0 && d > 0 && rows > 0 {
 		_, _, _, _ = src[rows*d-1], dst[rows*d-1], scale[d-1], bias[d-1]
 		r := 0
-		if UseVNNI && d%16 == 0 && rows >= 4 {
+		if avx512() && d%16 == 0 && rows >= 4 {
 			tp := lnBufs.Get().(*[]float64)
 			tmp := slices.Grow((*tp)[:0], 4*d)[:4*d]
 			for ; r+4 <= rows; r += 4 {

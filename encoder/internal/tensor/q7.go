@@ -24,8 +24,8 @@ package tensor
 // under the 0.999 the encoder promises (docs/speed.md, "An 8-bit kernel
 // for AVX2").
 
-// UseU7 packs layers for the 7-bit AVX2 kernel where the 8-bit VNNI one
-// does not run (Pack with UseVNNI off); off by default (see above),
+// UseU7 packs layers for the 7-bit AVX2 kernel where no 8-bit one runs
+// (Pack with UseVNNI and UseAVXVNNI off); off by default (see above),
 // benchmarks and tests turn it on.
 var UseU7 = false
 

@@ -12,7 +12,7 @@ import (
 func pack7For(t testing.TB, l *Linear, cols int, src []float32, rows int) {
 	t.Helper()
 	defer restoreKernels()
-	UseVNNI, UseAVX2, UseU7 = false, true, true
+	UseVNNI, UseAVXVNNI, UseAVX2, UseU7 = false, false, true, true
 	l.Observe(true)
 	l.observe(src, rows)
 	l.Observe(false)

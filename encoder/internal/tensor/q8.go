@@ -10,7 +10,10 @@ import (
 // Products with int8 inputs. On a CPU with AVX-512 VNNI a layer's input
 // is rounded to 8 bits and multiplied by its int8 weights with VPDPBUSD
 // (unsigned 8-bit × signed 8-bit, four products summed into each int32
-// lane: twice the multiply-adds of an instruction of the int16 kernel).
+// lane: twice the multiply-adds of an instruction of the int16 kernel);
+// on one with AVX-VNNI but no AVX-512 (Intel's client CPUs since Alder
+// Lake) with the same instruction on ymm registers (q8avxvnni.go), and
+// with AMX on tiles (q8amx.go): the same bits everywhere.
 // Eight bits are too few for a whole row of a transformer's activations,
 // so the rounding is finer than a row's:
 //
@@ -25,8 +28,8 @@ import (
 //
 // The integer sum of each group is exact: the kernels sum (u − z)·w, u the
 // 8-bit input and z its group's zero point (the correction −z·Σw is one
-// VPDPWSSD a group), so every kernel and the Go specification agree bit
-// for bit. On the golden inputs the vectors stay within cosine 0.999 of
+// VPDPWSSD a group and block), so every kernel and the Go specification
+// agree bit for bit. On the golden inputs the vectors stay within cosine 0.999 of
 // the reference (worst 0.9992; internal/bert's TestInt8InPlace).
 
 // MaxOutliers is how many input columns of a layer are kept out of the
@@ -216,7 +219,7 @@ func (b *q8buf) quantize8(src []float32, rows, in int, cols []int, levels int) {
 // as fast as AVX2, BenchmarkQuant8), else AVX2, or NEON on arm64; the
 // same bits.
 func quantRow8(u []uint8, x []float32, qp []uint32, levels int) {
-	if UseVNNI && UseAVX2 {
+	if avx512() {
 		quant8AVX512(&u[0], &x[0], len(x)/Group, &qp[0], float32(levels))
 		return
 	}

@@ -184,33 +184,37 @@ func TestQuant8(t *testing.T) {
 	}
 }
 
-// TestPacked8Spec: the 8-bit kernels (VNNI, and AMX where the CPU has
-// it) give exactly what their Go specification gives, for every row
-// remainder (of 4 for VNNI; AMX's tiles of 16 and 12 rows, and calls of
-// 28), with and without bias and outlier columns, set and add.
+// TestPacked8Spec: the 8-bit kernels (AVX-512 VNNI, AMX and AVX-VNNI,
+// each where the CPU has it) give exactly what their Go specification
+// gives, for every row remainder (of 4 for VNNI and AVX-VNNI; AMX's
+// tiles of 16 and 12 rows, and calls of 28), with and without bias and
+// outlier columns, set and add. The avxvnni case runs as on a CPU
+// without AVX-512: UseVNNI off, so no AVX-512 kernel runs (the 8-bit
+// rounding is quant8AVX2's).
 func TestPacked8Spec(t *testing.T) {
 	defer restoreKernels()
 	for _, k := range []struct {
 		name string
-		have bool // the CPU runs the kernel
-		use  func()
+		have bool   // the CPU runs the kernel
+		on   func() // turns it on (after the layer is packed)
 	}{
-		{"vnni", HaveVNNI, func() { UseAMX = false }},
-		{"amx", HaveAMX, func() {}},
-		{"sdot", HaveSDOT, func() {}},
+		{"vnni", HaveVNNI, func() { UseAMX, UseVNNI, UseAVXVNNI, UseAVX2 = false, true, false, true }},
+		{"amx", HaveAMX, func() { UseAMX, UseVNNI, UseAVXVNNI, UseAVX2 = true, true, false, true }},
+		{"avxvnni", HaveAVXVNNI, func() { UseAMX, UseVNNI, UseAVXVNNI, UseAVX2 = false, false, true, true }},
+		{"sdot", HaveSDOT, func() { UseSDOT = true }},
 	} {
 		t.Run(k.name, func(t *testing.T) {
 			if !k.have {
-				t.Skipf("this CPU (%s) does not run the %s kernel", runtime.GOARCH, k.name)
+				t.Skipf("this CPU (%s) does not run the %s kernel (or Linux refused AMX)", runtime.GOARCH, k.name)
 			}
-			restoreKernels()
-			k.use()
-			testPacked8Spec(t)
+			testPacked8Spec(t, k.on)
 		})
 	}
 }
 
-func testPacked8Spec(t *testing.T) {
+// testPacked8Spec checks the 8-bit kernel that on turns on (after
+// packing, which restores the defaults) against qdot8Go.
+func testPacked8Spec(t *testing.T, on func()) {
 	rng := rand.New(rand.NewPCG(33, 34))
 	for _, shape := range [][3]int{{1536, 64, 2}, {384, 96, 4}, {64, 32, 0}} {
 		in, out, cols := shape[0], shape[1], shape[2]
@@ -243,7 +247,9 @@ func testPacked8Spec(t *testing.T) {
 					}
 					got := slices.Clone(want)
 					packed8Go(&l, want, src, rows, add)
+					on()
 					l.Apply(got, src, rows, add)
+					restoreKernels()
 					for i := range got {
 						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 							t.Fatalf("%dx%d rows %d add %v bias %v: [%d] = %v, spec %v", in, out, rows, add, bias, i, got[i], want[i])
@@ -255,10 +261,11 @@ func testPacked8Spec(t *testing.T) {
 	}
 }
 
-// TestPackedBound bounds the 8-bit (VNNI, AMX, SDOT) and 7-bit (AVX2) products'
-// distance from the float product of the same int8 weights: each input
-// moves by at most half its group's step (a 255th or a 127th of its
-// range), outlier columns not at all.
+// TestPackedBound bounds the 8-bit (VNNI, AMX, AVX-VNNI or SDOT: the
+// default kernel) and 7-bit (AVX2) products' distance from the float
+// product of the same int8 weights: each input moves by at most half its
+// group's step (a 255th or a 127th of its range), outlier columns not at
+// all.
 func TestPackedBound(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -267,7 +274,7 @@ func TestPackedBound(t *testing.T) {
 		levels float64
 		seed   uint64
 	}{
-		{"8-bit", HaveVNNI || HaveSDOT, pack8For, 255, 35},
+		{"8-bit", HaveVNNI || HaveAVXVNNI || HaveSDOT, pack8For, 255, 35},
 		{"7-bit AVX2", HaveAVX2, pack7For, levels7, 39},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -288,7 +295,7 @@ func TestPackedBound(t *testing.T) {
 				src[r*in+99] = 28
 			}
 			want := make([]float32, rows*out)
-			UseVNNI, UseAVX2 = false, false
+			UseVNNI, UseAVXVNNI, UseAVX2 = false, false, false
 			q.Apply(want, src, rows, false)
 			restoreKernels()
 			l := q
@@ -334,9 +341,11 @@ func TestPackedBound(t *testing.T) {
 
 // BenchmarkLinear8 compares, in one run, the kernels of int8 weights
 // this CPU runs: int16 inputs (VPMADDWD on AVX2, VPDPWSSD with VNNI),
-// 7-bit inputs on AVX2 (VPMADDUBSW, q7.go), 8-bit inputs with VNNI
-// (VPDPBUSD); rows=17 (a task's pieces) against rows=20 shows what the
-// rows past a multiple of four cost.
+// 7-bit inputs on AVX2 (VPMADDUBSW, q7.go), 8-bit inputs with AVX-512
+// VNNI (VPDPBUSD on zmm), on AMX (TDPBUSD) and with AVX-VNNI (VPDPBUSD on
+// ymm, as on a CPU without AVX-512: int8-avxvnni); rows=17 (a task's
+// pieces) against rows=20 shows what the rows past a multiple of four
+// cost.
 func BenchmarkLinear8(b *testing.B) {
 	if !HaveAVX2 {
 		b.Skip("no AVX2")
@@ -354,27 +363,31 @@ func BenchmarkLinear8(b *testing.B) {
 		}
 		dst := make([]float32, rows*out)
 		p16 := q
-		UseVNNI = false
-		p16.Pack()
+		pack16(&p16)
 		p7 := q
 		pack7For(b, &p7, 4, src, rows)
-		type kernel struct {
-			name      string
-			l         *Linear
-			vnni, amx bool
-		}
-		ks := []kernel{{"int16-avx2", &p16, false, false}, {"int7-avx2", &p7, false, false}}
-		if HaveVNNI {
-			p8 := q
+		p8 := q
+		if HaveVNNI || HaveAVXVNNI {
 			pack8For(b, &p8, 4, src, rows)
-			ks = append(ks, kernel{"int16-vnni", &p16, true, false}, kernel{"int8-vnni", &p8, true, false})
+		}
+		type kernel struct {
+			name               string
+			l                  *Linear
+			vnni, amx, avxvnni bool
+		}
+		ks := []kernel{{"int16-avx2", &p16, false, false, false}, {"int7-avx2", &p7, false, false, false}}
+		if HaveAVXVNNI {
+			ks = append(ks, kernel{"int8-avxvnni", &p8, false, false, true})
+		}
+		if HaveVNNI {
+			ks = append(ks, kernel{"int16-vnni", &p16, true, false, false}, kernel{"int8-vnni", &p8, true, false, false})
 			if HaveAMX {
-				ks = append(ks, kernel{"int8-amx", &p8, true, true})
+				ks = append(ks, kernel{"int8-amx", &p8, true, true, false})
 			}
 		}
 		for _, k := range ks {
 			b.Run(fmt.Sprintf("%dx%d/rows=%d/%s", in, out, rows, k.name), func(b *testing.B) {
-				UseAMX, UseVNNI, UseAVX2 = k.amx, k.vnni, true
+				UseAMX, UseVNNI, UseAVXVNNI, UseAVX2 = k.amx, k.vnni, k.avxvnni, true
 				defer restoreKernels()
 				for b.Loop() {
 					k.l.Apply(dst, src, rows, false)

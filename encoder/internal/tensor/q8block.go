@@ -1,9 +1,9 @@
 package tensor
 
 // A blockKernel multiplies up to qrows rows of rounded inputs by one
-// Packed8 block (16 outputs) a call: qdot7AVX2 on amd64 (7-bit inputs),
-// qdot8SDOT on arm64 (8-bit). Both take the same arguments (see
-// qdot8SDOT).
+// Packed8 block (16 outputs) a call: qdot8AVXVNNI (8-bit inputs) and
+// qdot7AVX2 (7-bit) on amd64, qdot8SDOT (8-bit) on arm64. All take the
+// same arguments (see qdot8SDOT).
 type blockKernel func(u *uint8, ustride int, w *int8, s *float32, ws *int32, groups int, qp *uint32, acc *[qrows * blockOut]float32,
 	bias, dst *float32, dstride, n int, xo, wt *float32, ncols int, add bool, pf int)
 
@@ -47,10 +47,11 @@ func (l *Linear) applyBlocks(dst, src []float32, rows int, add bool, kernel bloc
 var HavePacked = HaveAVX2 || HaveSDOT
 
 // HaveA8 reports whether the packed products round their inputs to 8
-// bits on this CPU (AVX-512 VNNI or AMX on amd64, SDOT on arm64): the
+// bits on this CPU (AVX-512 VNNI, AMX or AVX-VNNI on amd64, SDOT on
+// arm64): the
 // vectors of the "-a8" model name, within cosine 0.9995 of the float
 // kernels'.
-var HaveA8 = HaveVNNI || HaveSDOT
+var HaveA8 = HaveVNNI || HaveAVXVNNI || HaveSDOT
 
 // UseSDOT turns the arm64 8-bit kernel (qdot8SDOT) on where the CPU has
 // it; tests turn it off to check the portable path against it.

@@ -5,6 +5,9 @@ package tensor
 // HaveVNNI is false off amd64.
 const HaveVNNI = false
 
+// HaveAVXVNNI is false off amd64.
+const HaveAVXVNNI = false
+
 func qdotVNNI(x *int16, xstride int, w *int8, bstride int, s *float32, sstride int, groups int, acc *[qrows * 2 * blockOut]float32,
 	xs, bias, dst *float32, dstride, n int, add bool) {
 	panic("unreachable")
@@ -31,6 +34,11 @@ func expAVX2(x *float32, n int, sub float32) float32 { panic("unreachable") }
 
 func qdot8VNNI(u *uint8, ustride int, w *int8, bstride int, s *float32, ws *int32, sstride int, groups int,
 	qp *uint32, bias, dst *float32, dstride, n int, xo, wt *float32, ncols int, add bool) {
+	panic("unreachable")
+}
+
+func qdot8AVXVNNI(u *uint8, ustride int, w *int8, s *float32, ws *int32, groups int, qp *uint32, acc *[qrows * blockOut]float32,
+	bias, dst *float32, dstride, n int, xo, wt *float32, ncols int, add bool, pf int) {
 	panic("unreachable")
 }
 

@@ -7,9 +7,9 @@ import (
 )
 
 // Integer products with int16 inputs. A layer whose weights are int8 (a
-// weight table's) and that is packed with UseVNNI off (a CPU with AVX2
-// but no AVX-512 VNNI; VNNI CPUs take the 8-bit path of q8.go)
-// multiplies them by its input quantized to int16, one scale a row, with
+// weight table's) and that is packed with UseVNNI and UseAVXVNNI off (a
+// CPU with AVX2 but neither AVX-512 VNNI nor AVX-VNNI; the others take
+// the 8-bit path of q8.go) multiplies them by its input quantized to int16, one scale a row, with
 // integer multiply-adds: VPMADDWD (AVX2), or VPDPWSSD where VNNI is on
 // again (tests, benchmarks). Without them the product stays in float32
 // (a Go loop over decoded rows, faster in Go than integer lanes). Each
@@ -39,7 +39,7 @@ func (l *Linear) PackSize() int {
 	}
 	in, out := l.In, l.Out
 	groups := in / Group
-	if UseVNNI || UseSDOT || UseU7 && UseAVX2 {
+	if UseVNNI || UseAVXVNNI || UseSDOT || UseU7 && UseAVX2 {
 		return arenaSize[int8](in*out) + 2*arenaSize[float32](out*groups) + arenaSize[float32](MaxOutliers*out)
 	}
 	return arenaSize[int8](in*out) + arenaSize[float32](out*groups)
@@ -52,9 +52,9 @@ func (l *Linear) CanPack() bool {
 }
 
 // Pack lays l's int8 weights out for the integer kernels (once; a
-// model packs its layers on first use): for the 8-bit kernel where it
-// runs (UseVNNI, UseSDOT), else for the int16 ones. It does nothing if they
-// cannot run there ([Linear.CanPack]).
+// model packs its layers on first use): for the 8-bit kernels where one
+// runs (UseVNNI, UseAVXVNNI or UseSDOT), else for the int16 ones. It
+// does nothing if they cannot run there ([Linear.CanPack]).
 func (l *Linear) Pack() { l.PackIn(nil) }
 
 // PackIn is [Linear.Pack] with the packed arrays cut from a (nil: the
@@ -63,7 +63,7 @@ func (l *Linear) PackIn(a *Arena) {
 	if l.P != nil || l.P8 != nil || !l.CanPack() {
 		return
 	}
-	if UseVNNI || UseSDOT {
+	if UseVNNI || UseAVXVNNI || UseSDOT {
 		l.pack8(a, 255)
 		return
 	}
@@ -161,8 +161,9 @@ func quantizeRow(q []int16, x []float32, scale *float32) {
 	}
 }
 
-// UseVNNI turns the AVX-512 VNNI kernel on where the CPU has it; tests
-// turn it off to check the AVX2 and portable kernels.
+// UseVNNI turns the AVX-512 VNNI kernel on where the CPU has it, and
+// with it the other AVX-512 kernels (see avx512); tests turn it off to
+// check the AVX2 (or AVX-VNNI) and portable kernels.
 var UseVNNI = HaveVNNI
 
 // applyPacked is Apply on the integer kernels.

@@ -10,28 +10,29 @@ import (
 	"github.com/capbroker/capbroker/internal/testenv"
 )
 
-// kernels lists the integer kernels this CPU runs, each with a function
+// kernels lists the int16 kernels this CPU runs, each with a function
 // turning it on.
 func kernels() map[string]func() {
-	ks := map[string]func(){"go": func() { UseVNNI, UseAVX2, UseSDOT = false, false, false }}
+	ks := map[string]func(){"go": func() { UseVNNI, UseAVXVNNI, UseAVX2, UseSDOT = false, false, false, false }}
 	if HaveAVX2 {
-		ks["avx2"] = func() { UseVNNI, UseAVX2 = false, true }
+		ks["avx2"] = func() { UseVNNI, UseAVXVNNI, UseAVX2 = false, false, true }
 	}
 	if HaveVNNI {
-		ks["vnni"] = func() { UseVNNI, UseAVX2 = true, true }
+		ks["vnni"] = func() { UseVNNI, UseAVXVNNI, UseAVX2 = true, false, true }
 	}
 	return ks
 }
 
 func restoreKernels() {
-	UseAMX, UseVNNI, UseAVX2, UseU7, UseSDOT, UseNEON = HaveAMX, HaveVNNI, HaveAVX2, false, HaveSDOT, HaveNEON
+	UseAMX, UseVNNI, UseAVXVNNI, UseAVX2, UseU7 = HaveAMX, HaveVNNI, HaveAVXVNNI, HaveAVX2, false
+	UseSDOT, UseNEON = HaveSDOT, HaveNEON
 }
 
 // pack16 packs l for the int16 kernels (Pack picks the 8-bit one where
 // it runs).
 func pack16(l *Linear) {
-	defer func(v, s bool) { UseVNNI, UseSDOT = v, s }(UseVNNI, UseSDOT)
-	UseVNNI, UseSDOT = false, false
+	defer func(v, av, s bool) { UseVNNI, UseAVXVNNI, UseSDOT = v, av, s }(UseVNNI, UseAVXVNNI, UseSDOT)
+	UseVNNI, UseAVXVNNI, UseSDOT = false, false, false
 	l.Pack()
 }
 
