@@ -357,7 +357,7 @@ func (g *Gateway) explain(u *upstream, tool string, err error) string {
 	case errors.Is(err, context.DeadlineExceeded):
 		return fmt.Sprintf("capbroker gateway: server %q did not answer %s within %s; the call was cancelled (%v)", u.cfg.Name, tool, u.timeout, err)
 	case errors.Is(err, ErrUpstreamDown):
-		return fmt.Sprintf("capbroker gateway: server %q is not connected and is being restarted; try again shortly (%v)", u.cfg.Name, err)
+		return fmt.Sprintf("capbroker gateway: server %q is not connected; the gateway restarts it by itself, so a later call may work (%v)", u.cfg.Name, err)
 	case errors.Is(err, mcp.ErrConnectionClosed), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return fmt.Sprintf("capbroker gateway: server %q closed the connection during %s (it is being restarted; try again): %v", u.cfg.Name, tool, err)
 	}

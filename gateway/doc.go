@@ -32,7 +32,10 @@
 // servers start, removed ones stop, changed ones restart, unchanged ones
 // keep running, and sessions get list_changed.
 // Every call has a timeout (per server, else [Options.CallTimeout]), so an
-// upstream that hangs fails its own calls and never blocks the others.
+// upstream that hangs fails its own calls and never blocks the others. A
+// call to an upstream being restarted waits for it at most 10 s; one that
+// failed to start twice in a row fails calls at once, with why (its last
+// error and stderr lines) and when it is tried next.
 // An upstream's list_changed notifications re-list it and refresh every
 // session.
 //

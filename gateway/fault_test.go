@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -126,4 +128,68 @@ func TestUnreachableUpstream(t *testing.T) {
 		t.Errorf("status of the missing server: %+v", st)
 	}
 	_ = context.Background
+}
+
+// TestUpstreamThatCannotRestart kills an upstream that then cannot start
+// again: a call to it fails once two attempts to restart it have failed,
+// naming the server, why and when it is tried next, instead of holding
+// the call for its timeout (an hour here: the test would hang on the old
+// behaviour).
+func TestUpstreamThatCannotRestart(t *testing.T) {
+	dir := t.TempDir()
+	stop := filepath.Join(dir, "stop")
+	victim := testServer("victim")
+	exe := victim.Command
+	victim.Command = "/bin/sh"
+	victim.Args = []string{"-c", `if [ -e "$STOP" ]; then echo "$WHY" >&2; exit 1; fi; exec "$SERVER"`}
+	victim.Env["STOP"], victim.Env["SERVER"], victim.Env["WHY"] = stop, exe, "victim: cannot start, its install is broken"
+	victim.Timeout = time.Hour
+	g := startGateway(t, []ServerConfig{victim}, &Options{Mode: ModeAll, MinBackoff: 20 * time.Millisecond, MaxBackoff: time.Minute})
+	cs := connect(t, serveHTTP(t, g, nil), nil, nil)
+
+	pidText, isErr := callText(t, cs, "victim__pid", nil)
+	if isErr {
+		t.Fatalf("pid: %s", pidText)
+	}
+	pid, err := strconv.Atoi(pidText)
+	if err != nil {
+		t.Fatalf("pid %q: %v", pidText, err)
+	}
+	if err := os.WriteFile(stop, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for g.Status()[0].Connected {
+		time.Sleep(5 * time.Millisecond)
+	}
+	// Called while the gateway restarts it: the call waits for the
+	// restart, which fails twice.
+	text, isErr := callText(t, cs, "victim__echo", map[string]any{"text": "again"})
+	for _, want := range []string{`server "victim" is not connected`, "attempts to start it failed", "cannot start, its install is broken", "next attempt in"} {
+		if !isErr || !strings.Contains(text, want) {
+			t.Fatalf("a call to the dead server: isError=%v %q, want %q in it", isErr, text, want)
+		}
+	}
+	t.Logf("the call: %s", text)
+	// And the next call is refused at once, the same way.
+	if text, isErr := callText(t, cs, "victim__echo", map[string]any{"text": "again"}); !isErr || !strings.Contains(text, "attempts to start it failed") {
+		t.Fatalf("a second call: isError=%v %q", isErr, text)
+	}
+	// Once the server can start again, the gateway brings it back.
+	if err := os.Remove(stop); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		text, isErr := callText(t, cs, "victim__echo", map[string]any{"text": "back"})
+		if !isErr && text == "victim: back" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server never came back: %q", text)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }

@@ -77,6 +77,12 @@ type upstream struct {
 	ready    chan struct{} // closed while cs is usable; replaced when it drops
 	lastErr  error
 	restarts int
+	// failures counts the attempts to connect that failed since the last
+	// success; retryAt is when the next attempt starts (zero while one
+	// runs or the upstream is connected). See session.
+	failures int
+	retryAt  time.Time
+	failed   chan struct{} // closed when an attempt fails; then replaced
 	list     listing
 	// truncated says which listings a bound cut short, "" if none.
 	truncated string
@@ -93,6 +99,7 @@ func newUpstream(cfg ServerConfig, opts *Options, h hooks) *upstream {
 		log:      redactLogger(opts.Logger, cfg.Secrets).With("upstream", cfg.Name),
 		timeout:  cfg.Timeout,
 		ready:    make(chan struct{}),
+		failed:   make(chan struct{}),
 		calls:    map[uint64]*call{},
 		subs:     map[string]int{},
 		redactor: mcpconfig.NewRedactor(cfg.Secrets...),
@@ -137,6 +144,9 @@ func (u *upstream) run(ctx context.Context, firstDone chan<- struct{}) {
 	first := true
 	for {
 		started := time.Now()
+		u.mu.Lock()
+		u.retryAt = time.Time{}
+		u.mu.Unlock()
 		cs, err := u.connect(ctx)
 		if err == nil {
 			err = u.relistSession(ctx, cs)
@@ -157,6 +167,10 @@ func (u *upstream) run(ctx context.Context, firstDone chan<- struct{}) {
 			err = u.redactErr(err)
 			u.mu.Lock()
 			u.lastErr = err
+			u.failures++
+			u.retryAt = time.Now().Add(backoff)
+			close(u.failed)
+			u.failed = make(chan struct{})
 			u.mu.Unlock()
 			if first {
 				first = false
@@ -168,6 +182,7 @@ func (u *upstream) run(ctx context.Context, firstDone chan<- struct{}) {
 			u.mu.Lock()
 			u.cs = cs
 			u.lastErr = nil
+			u.failures = 0
 			close(u.ready)
 			u.mu.Unlock()
 			if first {
@@ -192,6 +207,7 @@ func (u *upstream) run(ctx context.Context, firstDone chan<- struct{}) {
 					u.ready = make(chan struct{})
 				}
 				u.restarts++
+				u.retryAt = time.Now().Add(backoff)
 				u.lastErr = u.redactErr(fmt.Errorf("connection lost: %v", orClosed(werr)))
 				lost := u.lastErr
 				u.mu.Unlock()
@@ -227,6 +243,7 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 	ctx, cancel := context.WithTimeout(ctx, u.opts.StartTimeout)
 	defer cancel()
 	var t mcp.Transport
+	var stderr *lineLogger      // a stdio server's
 	var watch *srcmcp.AuthWatch // says when a remote server wants a sign-in
 	if u.cfg.URL != "" {
 		tr := mcpconfig.HTTP
@@ -241,13 +258,18 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 		cmd := exec.Command(u.cfg.Command, u.cfg.Args...)
 		cmd.Dir = u.cfg.Dir
 		cmd.Env = mcpconfig.Environ(os.Environ(), &mcpconfig.Server{Env: u.cfg.Env, InheritEnv: u.cfg.InheritEnv, InheritVars: u.cfg.InheritVars}, u.opts.InheritEnv)
-		cmd.Stderr = &lineLogger{log: u.log, redact: u.redact}
+		stderr = &lineLogger{log: u.log, redact: u.redact}
+		cmd.Stderr = stderr
 		t = &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
 	}
 	cs, err := u.client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: upstreamProtocol})
 	if err != nil {
 		if aerr := watch.Explain(u.cfg.Name, u.describe(), srcmcp.HasAuthorization(u.cfg.Headers), err); aerr != nil {
 			return nil, aerr
+		}
+		if said := stderr.tail(); said != "" {
+			// A server that exits while starting usually says why there.
+			return nil, fmt.Errorf("connecting to %s: %w (its stderr: %q)", u.describe(), err, said)
 		}
 		return nil, fmt.Errorf("connecting to %s: %w", u.describe(), err)
 	}
@@ -397,24 +419,64 @@ func (u *upstream) status() Status {
 	return s
 }
 
-// session waits until the upstream is connected or ctx is done.
+// restartWait bounds how long a call waits for its upstream to come
+// back: a restart after a crash usually takes well under a second (the
+// first backoff is MinBackoff), a server that cannot start never comes.
+const restartWait = 10 * time.Second
+
+// session returns the upstream's connection. An upstream that is down
+// (it crashed and is being restarted) is waited for, until it connects,
+// ctx is done or restartWait has passed; but one that failed to start
+// twice in a row, or once with the next attempt due past that wait,
+// fails the call at once, saying why and when it is tried again, rather
+// than holding it for the whole call timeout.
 func (u *upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
+	until := time.Now().Add(restartWait)
+	var expired <-chan time.Time
 	for {
 		u.mu.Lock()
-		cs, ready, lastErr := u.cs, u.ready, u.lastErr
+		cs, ready, failed, failures, retryAt := u.cs, u.ready, u.failed, u.failures, u.retryAt
 		u.mu.Unlock()
 		if cs != nil {
 			return cs, nil
 		}
+		if failures >= 2 || failures > 0 && retryAt.After(until) {
+			return nil, u.downErr()
+		}
+		if expired == nil {
+			t := time.NewTimer(time.Until(until))
+			defer t.Stop()
+			expired = t.C
+		}
 		select {
 		case <-ready:
+		case <-failed:
+		case <-expired:
+			return nil, u.downErr()
 		case <-ctx.Done():
-			if lastErr != nil {
-				return nil, fmt.Errorf("%w: %s: %v", ErrUpstreamDown, u.cfg.Name, lastErr)
-			}
-			return nil, fmt.Errorf("%w: %s", ErrUpstreamDown, u.cfg.Name)
+			return nil, u.downErr()
 		}
 	}
+}
+
+// downErr says why the upstream is down: ErrUpstreamDown, with its last
+// error and, after failed attempts, how many and when the next is due.
+func (u *upstream) downErr() error {
+	u.mu.Lock()
+	lastErr, failures, retryAt := u.lastErr, u.failures, u.retryAt
+	u.mu.Unlock()
+	switch {
+	case failures > 0 && !retryAt.IsZero():
+		tried := "its attempt to start failed"
+		if failures > 1 {
+			tried = fmt.Sprintf("%d attempts to start it failed, the last", failures)
+		}
+		return fmt.Errorf("%w: %s: %s: %v; next attempt in %s",
+			ErrUpstreamDown, u.cfg.Name, tried, lastErr, max(0, time.Until(retryAt)).Round(100*time.Millisecond))
+	case lastErr != nil:
+		return fmt.Errorf("%w: %s: %v", ErrUpstreamDown, u.cfg.Name, lastErr)
+	}
+	return fmt.Errorf("%w: %s", ErrUpstreamDown, u.cfg.Name)
 }
 
 // begin registers a call in flight from ss; the returned func ends it.
@@ -632,19 +694,49 @@ func (u *upstream) resubscribe(ctx context.Context, cs *mcp.ClientSession) {
 	}
 }
 
-// lineLogger logs what a stdio upstream writes to stderr, line by line.
+// lineLogger logs what a stdio upstream writes to stderr, line by line,
+// and keeps its last lines (tailLines, each clipped to tailBytes), which
+// an error starting the server quotes.
 type lineLogger struct {
 	log    *slog.Logger
 	redact func(string) string
 	mu     sync.Mutex
 	buf    []byte
+	last   []string
 }
+
+const (
+	tailLines = 3
+	tailBytes = 200
+)
 
 func (l *lineLogger) line(s string) {
 	if l.redact != nil {
 		s = l.redact(s)
 	}
 	l.log.Info("stderr", "line", s)
+	if len(l.last) == tailLines {
+		l.last = append(l.last[:0], l.last[1:]...)
+	}
+	l.last = append(l.last, clip(s, tailBytes))
+}
+
+// tail is the last lines written (the unfinished one too), joined by
+// " / "; "" for a nil logger or none.
+func (l *lineLogger) tail() string {
+	if l == nil {
+		return ""
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	lines := l.last
+	if rest := strings.TrimSpace(string(l.buf)); rest != "" {
+		if l.redact != nil {
+			rest = l.redact(rest)
+		}
+		lines = append(slices.Clip(lines), clip(rest, tailBytes))
+	}
+	return strings.Join(lines, " / ")
 }
 
 func (l *lineLogger) Write(p []byte) (int, error) {
