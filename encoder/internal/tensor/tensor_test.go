@@ -209,3 +209,44 @@ func TestMulTStrided(t *testing.T) {
 		}
 	}
 }
+
+// TestPortableRowsAlone: on the portable path (no assembly) a row's
+// product has the same bits in a batch of any size as alone, for float32
+// and int8 weights and an odd width, so a text's vector does not depend
+// on the batch it is embedded in. (dot4Go and dot1Go once summed in two
+// orders; under qemu-aarch64, before arm64 had kernels, the encoder's
+// TestSharedPasses caught it.)
+func TestPortableRowsAlone(t *testing.T) {
+	defer restoreKernels()
+	UseAMX, UseVNNI, UseAVXVNNI, UseAVX2, UseSDOT, UseNEON = false, false, false, false, false, false
+	rng := rand.New(rand.NewPCG(61, 62))
+	for _, shape := range [][2]int{{64, 32}, {67, 5}, {384, 96}} {
+		in, out := shape[0], shape[1]
+		f := randomLinear(rng, in, out)
+		layers := map[string]*Linear{"float32": f}
+		if in%Group == 0 {
+			q := *f
+			q.W = Quantize(f.W.F, out, in)
+			layers["int8"] = &q
+		}
+		for name, l := range layers {
+			for rows := 1; rows <= 9; rows++ {
+				src := make([]float32, rows*in)
+				for i := range src {
+					src[i] = float32(rng.NormFloat64())
+				}
+				batch := make([]float32, rows*out)
+				l.Apply(batch, src, rows, false)
+				for r := range rows {
+					alone := make([]float32, out)
+					l.Apply(alone, src[r*in:(r+1)*in], 1, false)
+					for o := range out {
+						if math.Float32bits(alone[o]) != math.Float32bits(batch[r*out+o]) {
+							t.Fatalf("%s %dx%d, row %d of %d: output %d is %v alone, %v in the batch", name, in, out, r, rows, o, alone[o], batch[r*out+o])
+						}
+					}
+				}
+			}
+		}
+	}
+}
