@@ -612,6 +612,9 @@ type Status struct {
 	// Command is the command the gateway's entry runs, "" when none does
 	// (a shared gateway's URL, or no gateway).
 	Command string
+	// URL is the shared gateway's URL the entry connects to, "" when it
+	// connects to none.
+	URL string
 }
 
 // Inspect reads a client's file and its servers file. A file that does
@@ -626,6 +629,13 @@ func Inspect(f File, servers string) (Status, error) {
 	for _, n := range d.order {
 		if IsGateway(d.servers[n]) || (n == EntryName && IsSharedGateway(d.servers[n])) {
 			st.Routes = true
+		}
+		if n == EntryName && IsSharedGateway(d.servers[n]) {
+			var e struct {
+				URL string `json:"url"`
+			}
+			json.Unmarshal(d.servers[n], &e)
+			st.URL = e.URL
 		}
 		if IsGateway(d.servers[n]) && st.Command == "" {
 			var e struct {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"net/url"
 	"os"
 	"runtime"
 	"time"
@@ -68,6 +69,10 @@ type clientStatus struct {
 	// GatewayProblem says why the client could not start the gateway its
 	// entry runs (the capbroker it names is gone).
 	GatewayProblem string `json:"gateway_problem,omitempty"`
+	// URLProblem says what is amiss with the shared gateway's URL the
+	// entry connects to: one written before ?client= names no client, so
+	// the gateway serves the client as an unknown one.
+	URLProblem string `json:"url_problem,omitempty"`
 }
 
 func (m *Main) newClientListCmd() *cobra.Command {
@@ -99,6 +104,7 @@ func (m *Main) newClientListCmd() *cobra.Command {
 					if s.Command != "" {
 						st.GatewayProblem = m.gatewayCommandProblem(s.Command)
 					}
+					st.URLProblem = sharedURLProblem(c.ID, s.URL)
 				}
 				out = append(out, st)
 			}
@@ -129,6 +135,9 @@ func (m *Main) newClientListCmd() *cobra.Command {
 			for _, st := range out {
 				if st.GatewayProblem != "" {
 					fmt.Fprintf(m.Stderr, "warning: %s cannot start capbroker: %s; capbroker client add %s writes this capbroker's path\n", st.Client, st.GatewayProblem, st.Client)
+				}
+				if st.URLProblem != "" {
+					fmt.Fprintf(m.Stderr, "warning: %s: %s; capbroker client add %s --shared rewrites it\n", st.Client, st.URLProblem, st.Client)
 				}
 			}
 			return nil
@@ -273,4 +282,27 @@ func (m *Main) runPlan(p *clientconfig.Plan, dryRun bool, done, nothing string) 
 	fmt.Fprintln(m.Stdout, done)
 	fmt.Fprintln(m.Stdout, "restart the client to use it")
 	return nil
+}
+
+// sharedURLProblem says what is amiss with the shared gateway's URL u a
+// client's entry connects to ("" when nothing is, or there is none): a
+// client the gateway knows (gateway.Clients) whose URL names no client,
+// as client add --shared wrote before ?client=, is served as an unknown
+// one: its irreversible tools held though it asks before each call, the
+// coding floor given though it has file tools of its own.
+func sharedURLProblem(client, u string) string {
+	if u == "" {
+		return ""
+	}
+	if _, known := gateway.Clients[client]; !known {
+		return ""
+	}
+	parsed, err := url.Parse(u)
+	if err != nil {
+		return fmt.Sprintf("its shared gateway URL %q does not parse: %v", u, err)
+	}
+	if parsed.Query().Get("client") != "" {
+		return ""
+	}
+	return fmt.Sprintf("its shared gateway URL %s names no client (written before ?client=%s), so the gateway serves it as an unknown client", u, client)
 }

@@ -437,3 +437,37 @@ func TestSharedGatewayClientKinds(t *testing.T) {
 		t.Errorf("the bare client's write_file: %v %s, want held", isErr, text)
 	}
 }
+
+// TestClientListOldSharedURL: an entry written by client add --shared
+// before ?client= names no client, so the shared gateway serves it as an
+// unknown client; client list says so and how to fix it, and after
+// client add --shared rewrites the URL it says nothing.
+func TestClientListOldSharedURL(t *testing.T) {
+	useFakeManager(t, "linux", &fakeManager{})
+	home := t.TempDir()
+	t.Chdir(t.TempDir())
+	claudeJSON := filepath.Join(home, ".claude.json")
+	writeFile(t, claudeJSON, `{"mcpServers": {"capbroker": {"type": "http", "url": "http://127.0.0.1:8931/mcp"}}}`)
+	env := map[string]string{"HOME": home}
+	_, stderr, code := runEnv(t, env, "client", "list")
+	if code != 0 || !strings.Contains(stderr, "warning: claude-code: its shared gateway URL http://127.0.0.1:8931/mcp names no client") ||
+		!strings.Contains(stderr, "capbroker client add claude-code --shared rewrites it") {
+		t.Fatalf("client list over an old shared URL: exit %d\n%s", code, stderr)
+	}
+	out, _, _ := runEnv(t, env, "client", "list", "--json")
+	if !strings.Contains(out, `"url_problem": "its shared gateway URL http://127.0.0.1:8931/mcp names no client`) {
+		t.Errorf("client list --json: %s", out)
+	}
+	if out, stderr, code := runEnv(t, env, "client", "add", "claude-code", "--shared"); code != 0 {
+		t.Fatalf("add --shared: exit %d\n%s\n%s", code, out, stderr)
+	}
+	if data, _ := os.ReadFile(claudeJSON); !strings.Contains(string(data), "mcp?client=claude-code") {
+		t.Fatalf("~/.claude.json after add --shared:\n%s", data)
+	}
+	if _, stderr, _ := runEnv(t, env, "client", "list"); strings.Contains(stderr, "names no client") {
+		t.Errorf("client list after the rewrite still warns:\n%s", stderr)
+	}
+	if out, _, _ := runEnv(t, env, "client", "list", "--json"); strings.Contains(out, "url_problem") {
+		t.Errorf("client list --json after the rewrite: %s", out)
+	}
+}
