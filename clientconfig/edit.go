@@ -250,12 +250,19 @@ func IsGateway(raw json.RawMessage) bool {
 // IsSharedGateway reports whether the definition of the entry named
 // [EntryName] connects to a shared gateway over HTTP (a "url" and no
 // "command").
-func IsSharedGateway(raw json.RawMessage) bool {
+func IsSharedGateway(raw json.RawMessage) bool { return sharedGatewayURL(raw) != "" }
+
+// sharedGatewayURL is the URL of a shared gateway's entry, "" if raw is
+// not one.
+func sharedGatewayURL(raw json.RawMessage) string {
 	var e struct {
 		Command string `json:"command"`
 		URL     string `json:"url"`
 	}
-	return json.Unmarshal(raw, &e) == nil && e.Command == "" && e.URL != ""
+	if json.Unmarshal(raw, &e) != nil || e.Command != "" {
+		return ""
+	}
+	return e.URL
 }
 
 // entry is the gateway's definition in f's shape.
@@ -630,12 +637,8 @@ func Inspect(f File, servers string) (Status, error) {
 		if IsGateway(d.servers[n]) || (n == EntryName && IsSharedGateway(d.servers[n])) {
 			st.Routes = true
 		}
-		if n == EntryName && IsSharedGateway(d.servers[n]) {
-			var e struct {
-				URL string `json:"url"`
-			}
-			json.Unmarshal(d.servers[n], &e)
-			st.URL = e.URL
+		if n == EntryName && st.URL == "" {
+			st.URL = sharedGatewayURL(d.servers[n])
 		}
 		if IsGateway(d.servers[n]) && st.Command == "" {
 			var e struct {

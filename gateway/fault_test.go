@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestUpstreamKilledMidCall kills an upstream process while a call is in
@@ -19,14 +21,7 @@ func TestUpstreamKilledMidCall(t *testing.T) {
 	g := startGateway(t, []ServerConfig{testServer("victim")}, &Options{Mode: ModeAll, MinBackoff: 50 * time.Millisecond})
 	cs := connect(t, serveHTTP(t, g, nil), nil, nil)
 
-	pidText, isErr := callText(t, cs, "victim__pid", nil)
-	if isErr {
-		t.Fatalf("pid: %s", pidText)
-	}
-	pid, err := strconv.Atoi(pidText)
-	if err != nil {
-		t.Fatalf("pid %q: %v", pidText, err)
-	}
+	pidText, pid := serverPID(t, cs, "victim__pid")
 
 	type outcome struct {
 		text  string
@@ -147,22 +142,17 @@ func TestUpstreamThatCannotRestart(t *testing.T) {
 	g := startGateway(t, []ServerConfig{victim}, &Options{Mode: ModeAll, MinBackoff: 20 * time.Millisecond, MaxBackoff: time.Minute})
 	cs := connect(t, serveHTTP(t, g, nil), nil, nil)
 
-	pidText, isErr := callText(t, cs, "victim__pid", nil)
-	if isErr {
-		t.Fatalf("pid: %s", pidText)
-	}
-	pid, err := strconv.Atoi(pidText)
-	if err != nil {
-		t.Fatalf("pid %q: %v", pidText, err)
-	}
+	_, pid := serverPID(t, cs, "victim__pid")
 	if err := os.WriteFile(stop, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	for g.Status()[0].Connected {
-		time.Sleep(5 * time.Millisecond)
+	for deadline := time.Now().Add(time.Minute); g.Status()[0].Connected; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the killed server still reads as connected after a minute")
+		}
 	}
 	// Called while the gateway restarts it: the call waits for the
 	// restart, which fails twice.
@@ -192,4 +182,18 @@ func TestUpstreamThatCannotRestart(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// serverPID asks a test server for its process ID (the tool named).
+func serverPID(t *testing.T, cs *mcp.ClientSession, tool string) (string, int) {
+	t.Helper()
+	text, isErr := callText(t, cs, tool, nil)
+	if isErr {
+		t.Fatalf("%s: %s", tool, text)
+	}
+	pid, err := strconv.Atoi(text)
+	if err != nil {
+		t.Fatalf("%s: %q: %v", tool, text, err)
+	}
+	return text, pid
 }

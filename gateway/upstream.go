@@ -201,6 +201,9 @@ func (u *upstream) run(ctx context.Context, firstDone chan<- struct{}) {
 				cs.Close()
 				return
 			case werr := <-done:
+				if time.Since(started) > u.opts.MaxBackoff {
+					backoff = u.opts.MinBackoff // it ran a while: restart soon
+				}
 				u.mu.Lock()
 				if u.cs == cs {
 					u.cs = nil
@@ -214,9 +217,6 @@ func (u *upstream) run(ctx context.Context, firstDone chan<- struct{}) {
 				u.opts.Metrics.upstreamUp(u.cfg.Name, false)
 				u.opts.Metrics.restart(u.cfg.Name)
 				u.log.Warn("upstream connection lost; restarting", "error", lost, "retry_in", backoff)
-			}
-			if time.Since(started) > u.opts.MaxBackoff {
-				backoff = u.opts.MinBackoff
 			}
 		}
 		t := time.NewTimer(backoff)
@@ -419,20 +419,19 @@ func (u *upstream) status() Status {
 	return s
 }
 
-// restartWait bounds how long a call waits for its upstream to come
-// back: a restart after a crash usually takes well under a second (the
-// first backoff is MinBackoff), a server that cannot start never comes.
+// restartWait is how far off the next attempt to start a down upstream
+// may be for a call to wait for it: a restart after a crash comes after
+// MinBackoff (200 ms), a flapping server's after up to MaxBackoff.
 const restartWait = 10 * time.Second
 
-// session returns the upstream's connection. An upstream that is down
-// (it crashed and is being restarted) is waited for, until it connects,
-// ctx is done or restartWait has passed; but one that failed to start
-// twice in a row, or once with the next attempt due past that wait,
-// fails the call at once, saying why and when it is tried again, rather
-// than holding it for the whole call timeout.
+// session returns the upstream's connection. A call to an upstream that
+// is down waits for it while an attempt to start it runs (bounded by
+// StartTimeout) or is due within restartWait, until ctx is done. One
+// that failed to start twice in a row, or whose next attempt is further
+// off, fails the call at once, saying why and when it is tried again,
+// rather than holding it for the whole call timeout.
 func (u *upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
 	until := time.Now().Add(restartWait)
-	var expired <-chan time.Time
 	for {
 		u.mu.Lock()
 		cs, ready, failed, failures, retryAt := u.cs, u.ready, u.failed, u.failures, u.retryAt
@@ -440,19 +439,13 @@ func (u *upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
 		if cs != nil {
 			return cs, nil
 		}
-		if failures >= 2 || failures > 0 && retryAt.After(until) {
+		// retryAt is zero while an attempt runs: wait for its outcome.
+		if !retryAt.IsZero() && (failures >= 2 || retryAt.After(until)) {
 			return nil, u.downErr()
-		}
-		if expired == nil {
-			t := time.NewTimer(time.Until(until))
-			defer t.Stop()
-			expired = t.C
 		}
 		select {
 		case <-ready:
 		case <-failed:
-		case <-expired:
-			return nil, u.downErr()
 		case <-ctx.Done():
 			return nil, u.downErr()
 		}
@@ -460,23 +453,27 @@ func (u *upstream) session(ctx context.Context) (*mcp.ClientSession, error) {
 }
 
 // downErr says why the upstream is down: ErrUpstreamDown, with its last
-// error and, after failed attempts, how many and when the next is due.
+// error and, after failed attempts, how many and when the next is due
+// (or that one is under way).
 func (u *upstream) downErr() error {
 	u.mu.Lock()
 	lastErr, failures, retryAt := u.lastErr, u.failures, u.retryAt
 	u.mu.Unlock()
+	next := "another attempt is under way"
+	if !retryAt.IsZero() {
+		next = "next attempt in " + max(0, time.Until(retryAt)).Round(100*time.Millisecond).String()
+	}
 	switch {
-	case failures > 0 && !retryAt.IsZero():
+	case failures > 0:
 		tried := "its attempt to start failed"
 		if failures > 1 {
 			tried = fmt.Sprintf("%d attempts to start it failed, the last", failures)
 		}
-		return fmt.Errorf("%w: %s: %s: %v; next attempt in %s",
-			ErrUpstreamDown, u.cfg.Name, tried, lastErr, max(0, time.Until(retryAt)).Round(100*time.Millisecond))
+		return fmt.Errorf("%w: %s: %s: %v; %s", ErrUpstreamDown, u.cfg.Name, tried, lastErr, next)
 	case lastErr != nil:
-		return fmt.Errorf("%w: %s: %v", ErrUpstreamDown, u.cfg.Name, lastErr)
+		return fmt.Errorf("%w: %s: %v; %s", ErrUpstreamDown, u.cfg.Name, lastErr, next)
 	}
-	return fmt.Errorf("%w: %s", ErrUpstreamDown, u.cfg.Name)
+	return fmt.Errorf("%w: %s: %s", ErrUpstreamDown, u.cfg.Name, next)
 }
 
 // begin registers a call in flight from ss; the returned func ends it.

@@ -68,7 +68,7 @@ go test -race -count=1 -timeout 10m -run 'Concurrent' "$@" ./rank
 # huge pages.
 echo "== arm64 (qemu-aarch64)"
 if command -v qemu-aarch64 >/dev/null 2>&1; then
-	GOARCH=arm64 go test -count=1 -timeout 30m -exec "qemu-aarch64 -cpu max" -skip '^TestHugeBytes$' ./encoder/... ./dense/...
+	GOARCH=arm64 go test -count=1 -timeout 30m -exec "qemu-aarch64 -cpu max" -skip '^TestHugeBytes$' "$@" ./encoder/... ./dense/...
 elif [ "${CI:-}" = true ]; then
 	echo "arm64: qemu-aarch64 is missing (scripts/setup.d/70-kernels.sh installs it)" >&2
 	exit 1

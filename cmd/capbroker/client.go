@@ -69,10 +69,11 @@ type clientStatus struct {
 	// GatewayProblem says why the client could not start the gateway its
 	// entry runs (the capbroker it names is gone).
 	GatewayProblem string `json:"gateway_problem,omitempty"`
-	// URLProblem says what is amiss with the shared gateway's URL the
-	// entry connects to: one written before ?client= names no client, so
-	// the gateway serves the client as an unknown one.
-	URLProblem string `json:"url_problem,omitempty"`
+	// URLNote says what the shared gateway's URL the entry connects to
+	// means when it names no client (as client add --shared wrote before
+	// ?client=, or the user dropped it): the gateway serves the client as
+	// an unknown one.
+	URLNote string `json:"url_note,omitempty"`
 }
 
 func (m *Main) newClientListCmd() *cobra.Command {
@@ -104,7 +105,7 @@ func (m *Main) newClientListCmd() *cobra.Command {
 					if s.Command != "" {
 						st.GatewayProblem = m.gatewayCommandProblem(s.Command)
 					}
-					st.URLProblem = sharedURLProblem(c.ID, s.URL)
+					st.URLNote = sharedURLNote(c.ID, s.URL)
 				}
 				out = append(out, st)
 			}
@@ -136,8 +137,8 @@ func (m *Main) newClientListCmd() *cobra.Command {
 				if st.GatewayProblem != "" {
 					fmt.Fprintf(m.Stderr, "warning: %s cannot start capbroker: %s; capbroker client add %s writes this capbroker's path\n", st.Client, st.GatewayProblem, st.Client)
 				}
-				if st.URLProblem != "" {
-					fmt.Fprintf(m.Stderr, "warning: %s: %s; capbroker client add %s --shared rewrites it\n", st.Client, st.URLProblem, st.Client)
+				if st.URLNote != "" {
+					fmt.Fprintf(m.Stderr, "note: %s: %s\n", st.Client, st.URLNote)
 				}
 			}
 			return nil
@@ -284,13 +285,15 @@ func (m *Main) runPlan(p *clientconfig.Plan, dryRun bool, done, nothing string) 
 	return nil
 }
 
-// sharedURLProblem says what is amiss with the shared gateway's URL u a
-// client's entry connects to ("" when nothing is, or there is none): a
-// client the gateway knows (gateway.Clients) whose URL names no client,
-// as client add --shared wrote before ?client=, is served as an unknown
-// one: its irreversible tools held though it asks before each call, the
-// coding floor given though it has file tools of its own.
-func sharedURLProblem(client, u string) string {
+// sharedURLNote says what the shared gateway's URL u a client's entry
+// connects to means ("" when it names the client, or there is none): a
+// client the gateway knows (gateway.Clients) whose URL names no client is
+// served as an unknown one, its irreversible tools held though it may
+// ask before each call, the coding floor given though it may have file
+// tools of its own. That is a choice (client add --shared says how to
+// make it) or a URL written before ?client=; the note names the command
+// that writes the client in, with the URL's own address and profile.
+func sharedURLNote(client, u string) string {
 	if u == "" {
 		return ""
 	}
@@ -301,8 +304,16 @@ func sharedURLProblem(client, u string) string {
 	if err != nil {
 		return fmt.Sprintf("its shared gateway URL %q does not parse: %v", u, err)
 	}
-	if parsed.Query().Get("client") != "" {
+	q := parsed.Query()
+	if q.Get("client") != "" {
 		return ""
 	}
-	return fmt.Sprintf("its shared gateway URL %s names no client (written before ?client=%s), so the gateway serves it as an unknown client", u, client)
+	add := "capbroker client add " + client + " --shared"
+	if parsed.Host != "" && parsed.Host != DefaultSharedAddr {
+		add += " --addr " + parsed.Host
+	}
+	if p := q.Get("profile"); p != "" {
+		add += " --profile " + p
+	}
+	return fmt.Sprintf("its shared gateway URL %s names no client, so the gateway serves it as an unknown client (irreversible tools held); %s names it (?client=%s)", u, add, client)
 }

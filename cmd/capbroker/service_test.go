@@ -438,36 +438,38 @@ func TestSharedGatewayClientKinds(t *testing.T) {
 	}
 }
 
-// TestClientListOldSharedURL: an entry written by client add --shared
-// before ?client= names no client, so the shared gateway serves it as an
-// unknown client; client list says so and how to fix it, and after
-// client add --shared rewrites the URL it says nothing.
+// TestClientListOldSharedURL: an entry whose shared gateway URL names
+// no client (client add --shared wrote none before ?client=) is served
+// as an unknown client; client list notes it with the command that
+// names the client, keeping the URL's address and profile, and after
+// that command has rewritten the URL it notes nothing.
 func TestClientListOldSharedURL(t *testing.T) {
 	useFakeManager(t, "linux", &fakeManager{})
 	home := t.TempDir()
 	t.Chdir(t.TempDir())
 	claudeJSON := filepath.Join(home, ".claude.json")
-	writeFile(t, claudeJSON, `{"mcpServers": {"capbroker": {"type": "http", "url": "http://127.0.0.1:8931/mcp"}}}`)
+	writeFile(t, filepath.Join(home, ".config", "capbroker", "profiles.json"), `{"profiles": {"review": {"servers": ["web"]}}}`)
+	writeFile(t, claudeJSON, `{"mcpServers": {"capbroker": {"type": "http", "url": "http://127.0.0.1:9000/mcp?profile=review"}}}`)
 	env := map[string]string{"HOME": home}
 	_, stderr, code := runEnv(t, env, "client", "list")
-	if code != 0 || !strings.Contains(stderr, "warning: claude-code: its shared gateway URL http://127.0.0.1:8931/mcp names no client") ||
-		!strings.Contains(stderr, "capbroker client add claude-code --shared rewrites it") {
-		t.Fatalf("client list over an old shared URL: exit %d\n%s", code, stderr)
+	if code != 0 || !strings.Contains(stderr, "note: claude-code: its shared gateway URL http://127.0.0.1:9000/mcp?profile=review names no client") ||
+		!strings.Contains(stderr, "capbroker client add claude-code --shared --addr 127.0.0.1:9000 --profile review names it") {
+		t.Fatalf("client list over a URL without ?client=: exit %d\n%s", code, stderr)
 	}
 	out, _, _ := runEnv(t, env, "client", "list", "--json")
-	if !strings.Contains(out, `"url_problem": "its shared gateway URL http://127.0.0.1:8931/mcp names no client`) {
+	if !strings.Contains(out, `"url_note": "its shared gateway URL http://127.0.0.1:9000/mcp?profile=review names no client`) {
 		t.Errorf("client list --json: %s", out)
 	}
-	if out, stderr, code := runEnv(t, env, "client", "add", "claude-code", "--shared"); code != 0 {
+	if out, stderr, code := runEnv(t, env, "client", "add", "claude-code", "--shared", "--addr", "127.0.0.1:9000", "--profile", "review"); code != 0 {
 		t.Fatalf("add --shared: exit %d\n%s\n%s", code, out, stderr)
 	}
-	if data, _ := os.ReadFile(claudeJSON); !strings.Contains(string(data), "mcp?client=claude-code") {
+	if data, _ := os.ReadFile(claudeJSON); !strings.Contains(string(data), "127.0.0.1:9000/mcp?client=claude-code&profile=review") {
 		t.Fatalf("~/.claude.json after add --shared:\n%s", data)
 	}
 	if _, stderr, _ := runEnv(t, env, "client", "list"); strings.Contains(stderr, "names no client") {
-		t.Errorf("client list after the rewrite still warns:\n%s", stderr)
+		t.Errorf("client list after the rewrite still notes:\n%s", stderr)
 	}
-	if out, _, _ := runEnv(t, env, "client", "list", "--json"); strings.Contains(out, "url_problem") {
+	if out, _, _ := runEnv(t, env, "client", "list", "--json"); strings.Contains(out, "url_note") {
 		t.Errorf("client list --json after the rewrite: %s", out)
 	}
 }

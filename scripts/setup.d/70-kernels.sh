@@ -26,7 +26,7 @@ capbroker_kernels_setup() {
 			DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" >/dev/null || return 1
 	fi
 	command -v qemu-aarch64 >/dev/null 2>&1 || { echo "kernels: qemu-aarch64 is not on PATH" >&2; return 1; }
-	command -v objdump >/dev/null 2>&1 || { echo "kernels: objdump is not on PATH" >&2; return 1; }
+	{ command -v objdump >/dev/null 2>&1 && command -v as >/dev/null 2>&1; } || { echo "kernels: objdump or as is not on PATH" >&2; return 1; }
 	echo "kernels: $(qemu-aarch64 --version 2>/dev/null | head -1); $(objdump --version 2>/dev/null | head -1)"
 }
 

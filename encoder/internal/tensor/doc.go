@@ -31,8 +31,8 @@
 // AVX2's); GELU ([GELU]) by a rational
 // approximation of erf within 2.7e-7·|x|, 8 values at a time on AVX2 and
 // 16 on AVX-512, the same bits as its Go loop. On arm64 NEON runs the
-// scores and the mix of attention, the 8-bit rounding and GELU four
-// lanes at a time, each the Go loop's bits (*_arm64.s; tested under
+// scores and the mix of attention (8 keys a step), the 8-bit rounding (a
+// group of 64 a step) and GELU (8 values a step), each the Go loop's bits (*_arm64.s; tested under
 // qemu-aarch64 by scripts/test-all.sh);
 // and the little-endian weight table format a model's generator writes
 // and the binary embeds ([Writer], [Reader]).

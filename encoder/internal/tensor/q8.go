@@ -12,8 +12,9 @@ import (
 // (unsigned 8-bit × signed 8-bit, four products summed into each int32
 // lane: twice the multiply-adds of an instruction of the int16 kernel);
 // on one with AVX-VNNI but no AVX-512 (Intel's client CPUs since Alder
-// Lake) with the same instruction on ymm registers (q8avxvnni.go), and
-// with AMX on tiles (q8amx.go): the same bits everywhere.
+// Lake) with the same instruction on ymm registers (q8avxvnni.go), with
+// AMX on tiles (q8amx.go), and on arm64 with NEON's SDOT, signed × signed
+// (q8_arm64.go): the same bits everywhere.
 // Eight bits are too few for a whole row of a transformer's activations,
 // so the rounding is finer than a row's:
 //
@@ -28,7 +29,8 @@ import (
 //
 // The integer sum of each group is exact: the kernels sum (u − z)·w, u the
 // 8-bit input and z its group's zero point (the correction −z·Σw is one
-// VPDPWSSD a group and block), so every kernel and the Go specification
+// VPDPWSSD a group and block; SDOT sums (u − 128)·w, corrected by
+// (128 − z)·Σw with one MLA), so every kernel and the Go specification
 // agree bit for bit. On the golden inputs the vectors stay within cosine 0.999 of
 // the reference (worst 0.9992; internal/bert's TestInt8InPlace).
 

@@ -54,8 +54,8 @@ func qdot8Go(l *Linear, dst []float32, b *q8buf, rows int, add bool) {
 
 // packed8Go is applyPacked8 with the Go specifications of its parts.
 func packed8Go(l *Linear, dst, src []float32, rows int, add bool) {
-	defer func(v bool) { UseAVX2 = v }(UseAVX2)
-	UseAVX2 = false // quantGroup8
+	defer func(avx2, neon bool) { UseAVX2, UseNEON = avx2, neon }(UseAVX2, UseNEON)
+	UseAVX2, UseNEON = false, false // quantGroup8
 	b := new(q8buf)
 	b.quantize8(src, rows, l.In, l.P8.Cols, l.P8.Levels)
 	qdot8Go(l, dst, b, rows, add)
@@ -216,7 +216,7 @@ func TestPacked8Spec(t *testing.T) {
 // packing, which restores the defaults) against qdot8Go.
 func testPacked8Spec(t *testing.T, on func()) {
 	rng := rand.New(rand.NewPCG(33, 34))
-	for _, shape := range [][3]int{{1536, 64, 2}, {384, 96, 4}, {64, 32, 0}} {
+	for _, shape := range [][3]int{{1536, 64, 2}, {384, 96, 4}, {64, 32, 0}, {128, 32, 1}, {192, 64, 3}} {
 		in, out, cols := shape[0], shape[1], shape[2]
 		f := randomLinear(rng, in, out)
 		q := *f

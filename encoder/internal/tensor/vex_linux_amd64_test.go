@@ -72,7 +72,7 @@ func TestAVXVNNIEncoding(t *testing.T) {
 		t.Fatal(err)
 	}
 	const pkg = "github.com/capbroker/capbroker/encoder/internal/tensor."
-	avx512 := func(name string) bool {
+	isAVX512 := func(name string) bool {
 		return strings.Contains(name, "AVX512") || strings.Contains(name, "AMX") ||
 			strings.HasSuffix(name, "VNNI") && !strings.HasSuffix(name, "AVXVNNI")
 	}
@@ -84,7 +84,7 @@ func TestAVXVNNIEncoding(t *testing.T) {
 		// A function called from Go as a value has a wrapper of the same
 		// name: both are checked.
 		name := strings.TrimPrefix(fn.Name, pkg)
-		if !asm[name] || avx512(name) {
+		if !asm[name] || isAVX512(name) {
 			continue
 		}
 		if fn.Entry < text.Addr || fn.End > text.Addr+text.Size || fn.End <= fn.Entry {
