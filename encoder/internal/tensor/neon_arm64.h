@@ -42,3 +42,14 @@
 #define UQXTN2(d, n) WORD $(0x6E214800 | ((n)<<5) | (d))
 // ADD Vd.4S, Vn.4S, Vm.4S (integer)
 #define ADD4(d, n, m) WORD $(0x4EA08400 | ((m)<<16) | ((n)<<5) | (d))
+// EOR Vd.16B, Vd.16B, Vd.16B: zero Vd; ZERO8 zeroes Va..Va+7
+#define ZERO(d) WORD $(0x6E201C00 | ((d)<<16) | ((d)<<5) | (d))
+#define ZERO8(a) \
+	ZERO(a) \
+	ZERO(a+1) \
+	ZERO(a+2) \
+	ZERO(a+3) \
+	ZERO(a+4) \
+	ZERO(a+5) \
+	ZERO(a+6) \
+	ZERO(a+7)
