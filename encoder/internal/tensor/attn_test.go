@@ -175,15 +175,9 @@ func BenchmarkAttend(b *testing.B) {
 	tp := (n + 15) &^ 15
 	kt, sc := make([]float32, HeadDim*tp), make([]float32, n*tp)
 	scale := float32(1 / math.Sqrt(HeadDim))
-	for _, k := range []struct {
-		name      string
-		vnni, avx bool
-	}{{"avx512", HaveVNNI, HaveAVX2}, {"avx2", false, HaveAVX2}, {"go", false, false}} {
-		if k.name != "go" && !k.avx || k.name == "avx512" && !k.vnni {
-			continue
-		}
+	for _, k := range vectorKernels() {
 		b.Run(k.name, func(b *testing.B) {
-			UseVNNI, UseAVX2 = k.vnni, k.avx
+			k.on()
 			for b.Loop() {
 				for h := range hidden / HeadDim {
 					qo, ko, vo := h*HeadDim, hidden+h*HeadDim, 2*hidden+h*HeadDim

@@ -92,15 +92,9 @@ func BenchmarkGELU(b *testing.B) {
 		src[i] = float32(rng.NormFloat64() * 2)
 	}
 	x := make([]float32, len(src))
-	for _, k := range []struct {
-		name            string
-		vnni, avx, neon bool
-	}{{"avx512", HaveVNNI, HaveAVX2, false}, {"avx2", false, HaveAVX2, false}, {"neon", false, false, HaveNEON}, {"go", false, false, false}} {
-		if k.name != "go" && !k.avx && !k.neon || k.name == "avx512" && !k.vnni {
-			continue
-		}
+	for _, k := range vectorKernels() {
 		b.Run(k.name, func(b *testing.B) {
-			UseVNNI, UseAVX2, UseNEON = k.vnni, k.avx, k.neon
+			k.on()
 			for b.Loop() {
 				copy(x, src)
 				GELU(x)

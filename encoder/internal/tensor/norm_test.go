@@ -95,15 +95,9 @@ func BenchmarkLayerNorm(b *testing.B) {
 		scale[i], bias[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64())
 	}
 	dst := make([]float32, len(src))
-	for _, k := range []struct {
-		name      string
-		vnni, avx bool
-	}{{"avx512", HaveVNNI, HaveAVX2}, {"avx2", false, HaveAVX2}, {"go", false, false}} {
-		if k.name != "go" && !k.avx || k.name == "avx512" && !k.vnni {
-			continue
-		}
+	for _, k := range vectorKernels() {
 		b.Run(k.name, func(b *testing.B) {
-			UseVNNI, UseAVX2 = k.vnni, k.avx
+			k.on()
 			for b.Loop() {
 				LayerNorm(dst, src, rows, d, scale, bias, 1e-12)
 			}

@@ -266,15 +266,23 @@ func quantGroup8(u []uint8, x []float32, qp []uint32, levels int) {
 	qp[1] = uint32(uint16(int16(-z)))
 }
 
+// rounded8 checks that src holds rows inputs and dst rows outputs of l,
+// and returns a pooled buffer (q8bufs: put it back) holding src rounded
+// for l's 8-bit kernels: what every one of them starts with.
+func (l *Linear) rounded8(dst, src []float32, rows int) *q8buf {
+	_ = src[rows*l.In-1]
+	_ = dst[rows*l.Out-1]
+	b := q8bufs.Get().(*q8buf)
+	b.quantize8(src, rows, l.In, l.P8.Cols, l.P8.Levels)
+	return b
+}
+
 // applyPacked8 is Apply on the 8-bit kernel.
 func (l *Linear) applyPacked8(dst, src []float32, rows int, add bool) {
 	in, out := l.In, l.Out
-	_ = src[rows*in-1]
-	_ = dst[rows*out-1]
 	p := l.P8
-	b := q8bufs.Get().(*q8buf)
+	b := l.rounded8(dst, src, rows)
 	defer q8bufs.Put(b)
-	b.quantize8(src, rows, in, p.Cols, p.Levels)
 	groups := in / Group
 	bstride := in * blockOut
 	sstride := groups * blockOut

@@ -415,15 +415,9 @@ func BenchmarkQuant8(b *testing.B) {
 		if in == 1536 {
 			cols = nil
 		}
-		for _, k := range []struct {
-			name      string
-			vnni, avx bool
-		}{{"avx512", HaveVNNI, HaveAVX2}, {"avx2", false, HaveAVX2}, {"go", false, false}} {
-			if k.name != "go" && !k.avx || k.name == "avx512" && !k.vnni {
-				continue
-			}
+		for _, k := range vectorKernels() {
 			b.Run(fmt.Sprintf("in=%d/%s", in, k.name), func(b *testing.B) {
-				UseVNNI, UseAVX2 = k.vnni, k.avx
+				k.on()
 				buf := new(q8buf)
 				for b.Loop() {
 					buf.quantize8(src, rows, in, cols, 255)

@@ -55,12 +55,9 @@ func (b *amxBuf) parts(n int) (cfg, scratch *byte) {
 // applyPacked8AMX is applyPacked8 on AMX.
 func (l *Linear) applyPacked8AMX(dst, src []float32, rows int, add bool) {
 	in, out := l.In, l.Out
-	_ = src[rows*in-1]
-	_ = dst[rows*out-1]
 	p := l.P8
-	b := q8bufs.Get().(*q8buf)
+	b := l.rounded8(dst, src, rows)
 	defer q8bufs.Put(b)
-	b.quantize8(src, rows, in, p.Cols, p.Levels)
 	if b.amx == nil {
 		b.amx = new(amxBuf)
 	}

@@ -12,12 +12,9 @@ type blockKernel func(u *uint8, ustride int, w *int8, s *float32, ws *int32, gro
 // qrows a call, while the block is in cache.
 func (l *Linear) applyBlocks(dst, src []float32, rows int, add bool, kernel blockKernel) {
 	in, out := l.In, l.Out
-	_ = src[rows*in-1]
-	_ = dst[rows*out-1]
 	p := l.P8
-	b := q8bufs.Get().(*q8buf)
+	b := l.rounded8(dst, src, rows)
 	defer q8bufs.Put(b)
-	b.quantize8(src, rows, in, p.Cols, p.Levels)
 	groups := in / Group
 	bstride := in * blockOut
 	sstride := groups * blockOut

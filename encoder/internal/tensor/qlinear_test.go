@@ -23,6 +23,34 @@ func kernels() map[string]func() {
 	return ks
 }
 
+// vectorKernels lists the kernels of the vector steps around the
+// products (the 8-bit rounding, layer norm, attention, GELU) that this
+// CPU runs, each with what turns it on: AVX-512 (with the VNNI kernel),
+// AVX2, NEON, and the Go loops everywhere.
+func vectorKernels() []struct {
+	name string
+	on   func()
+} {
+	type k = struct {
+		name string
+		on   func()
+	}
+	set := func(vnni, avx, neon bool) func() {
+		return func() { UseVNNI, UseAVX2, UseNEON = vnni, avx, neon }
+	}
+	var ks []k
+	if HaveVNNI && HaveAVX2 {
+		ks = append(ks, k{"avx512", set(true, true, false)})
+	}
+	if HaveAVX2 {
+		ks = append(ks, k{"avx2", set(false, true, false)})
+	}
+	if HaveNEON {
+		ks = append(ks, k{"neon", set(false, false, true)})
+	}
+	return append(ks, k{"go", set(false, false, false)})
+}
+
 func restoreKernels() {
 	UseAMX, UseVNNI, UseAVXVNNI, UseAVX2, UseU7 = HaveAMX, HaveVNNI, HaveAVXVNNI, HaveAVX2, false
 	UseSDOT, UseNEON = HaveSDOT, HaveNEON
