@@ -4,10 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,15 +25,17 @@ var scenarioLine = regexp.MustCompile(`^[✓✗!]\s+(\S+):\s+(\d+) passed, (\d+)
 type scenarioResult struct{ Passed, Failed int }
 
 // runConformance runs the MCP conformance suite's server scenarios against
-// url and returns the results by scenario.
-func runConformance(t *testing.T, url string) map[string]scenarioResult {
+// url and returns the results by scenario, and each failed check as
+// "scenario: check: error" (from the checks the suite saves).
+func runConformance(t *testing.T, url string) (map[string]scenarioResult, []string) {
 	t.Helper()
 	d := deps{t}
 	node := d.node()
 	suite := d.path("conformance/node_modules/@modelcontextprotocol/conformance/dist/index.js", "MCP conformance suite (npm @modelcontextprotocol/conformance)")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, suite, "server", "--url", url)
+	results := t.TempDir()
+	cmd := exec.CommandContext(ctx, node, suite, "server", "--url", url, "-o", results)
 	cmd.Dir = t.TempDir()
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -46,15 +52,42 @@ func runConformance(t *testing.T, url string) map[string]scenarioResult {
 	if len(res) == 0 {
 		t.Fatalf("the conformance suite printed no results (%v):\n%s", err, out.String())
 	}
-	t.Logf("conformance against %s (exit %v):\n%s", url, err, tail(out.String(), 4000))
-	return res
+	summary := out.String()
+	if i := strings.Index(summary, "=== SUMMARY ==="); i >= 0 {
+		summary = summary[i:]
+	}
+	t.Logf("conformance against %s (exit %v):\n%s", url, err, summary)
+	return res, failedChecks(t, results)
 }
 
-func tail(s string, n int) string {
-	if len(s) > n {
-		return "…" + s[len(s)-n:]
+// failedChecks reads the checks.json files the suite saved under dir and
+// returns each failed check as "scenario: check: error".
+func failedChecks(t *testing.T, dir string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*", "checks.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("the conformance suite saved no checks under %s (%v)", dir, err)
 	}
-	return s
+	var failed []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var checks []struct {
+			Name, Status, ErrorMessage string
+			Details                    json.RawMessage
+		}
+		if err := json.Unmarshal(b, &checks); err != nil {
+			t.Fatalf("reading %s: %v", f, err)
+		}
+		for _, c := range checks {
+			if c.Status == "FAILURE" {
+				failed = append(failed, fmt.Sprintf("%s: %s: %s %s", filepath.Base(filepath.Dir(f)), c.Name, c.ErrorMessage, c.Details))
+			}
+		}
+	}
+	return failed
 }
 
 func totals(r map[string]scenarioResult) (passed, failed int) {
@@ -89,10 +122,10 @@ func TestConformance(t *testing.T) {
 	waitHTTP(t, addr, cmd)
 	upstreamURL := "http://" + addr + "/mcp"
 
-	direct := runConformance(t, upstreamURL)
+	direct, directFailed := runConformance(t, upstreamURL)
 
 	g := startGateway(t, []ServerConfig{{Name: "everything", URL: upstreamURL}}, &Options{Mode: ModeAll, Namespace: NamespaceCollisions})
-	proxied := runConformance(t, serveHTTP(t, g, nil))
+	proxied, proxiedFailed := runConformance(t, serveHTTP(t, g, nil))
 
 	if diff := cmp.Diff(direct, proxied); diff != "" {
 		t.Errorf("conformance results differ, direct (-) vs through the gateway (+):\n%s", diff)
@@ -101,6 +134,15 @@ func TestConformance(t *testing.T) {
 	gp, gf := totals(proxied)
 	t.Logf("direct: %d passed, %d failed; through the gateway: %d passed, %d failed", dp, df, gp, gf)
 	if df != 0 || gf != 0 || dp < 40 || gp != dp {
-		t.Errorf("want every check to pass both ways (at least 40): direct %d/%d, gateway %d/%d", dp, dp+df, gp, gp+gf)
+		t.Errorf("want every check to pass both ways (at least 40): direct %d/%d, gateway %d/%d\nfailed directly:\n%s\nfailed through the gateway:\n%s",
+			dp, dp+df, gp, gp+gf, strings.Join(directFailed, "\n"), strings.Join(proxiedFailed, "\n"))
 	}
+}
+
+// tail returns the last n bytes of s.
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
 }

@@ -252,7 +252,9 @@
 // offers them. Requests and notifications an upstream sends while a call
 // runs (logging, progress, sampling, elicitation) go back to the client
 // session that made the call, on that call's stream; progress tokens are
-// rewritten per call and mapped back. MCP does not say which call a
+// rewritten per call and mapped back. Log and progress notifications are
+// forwarded as the upstream's messages are read (inorder.go), so they
+// reach the client in order and before the call's result. MCP does not say which call a
 // sampling or elicitation request (or a log message) belongs to, so while
 // calls from two or more client sessions are in flight on one upstream
 // the gateway refuses the request with an error that says so, and keeps

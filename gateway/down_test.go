@@ -59,7 +59,7 @@ func TestFindNamesDownServers(t *testing.T) {
 		t.Fatal(err)
 	}
 	g, err := New(&Config{Servers: []ServerConfig{fs, memory, broken}}, &Options{Mode: ModeAuto, Family: policy.General,
-		StartTimeout: time.Minute, CallTimeout: 2 * time.Second, MaxBackoff: 500 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelError}))})
+		StartTimeout: time.Minute, CallTimeout: 2 * time.Second, MaxBackoff: 500 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(newTestWriter(t), &slog.HandlerOptions{Level: slog.LevelError}))})
 	if err != nil {
 		t.Fatal(err)
 	}

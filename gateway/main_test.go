@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -53,6 +54,9 @@ func TestMain(m *testing.M) {
 //	              user's back would
 //	ask(text)     asks the client the question text (elicitation) and
 //	              returns "answer: <action>", or the error
+//
+// With CAPBROKER_GATEWAY_TEST_SERVER_CHATTY set, also chatty(n) (see
+// addChatty).
 //
 // With CAPBROKER_GATEWAY_TEST_SERVER_DELAY set (a Go duration), it waits
 // that long before it reads anything: a server that is slow to start, or
@@ -146,6 +150,9 @@ func runTestServer(name string) {
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil, nil
 		})
+	if os.Getenv(testServerEnv+"_CHATTY") != "" {
+		addChatty(s)
+	}
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -169,7 +176,7 @@ func startGateway(tb testing.TB, servers []ServerConfig, opts *Options) *Gateway
 		o = *opts
 	}
 	if o.Logger == nil {
-		o.Logger = slog.New(slog.NewTextHandler(testWriter{tb}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		o.Logger = slog.New(slog.NewTextHandler(newTestWriter(tb), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
 	g, err := New(&Config{Servers: servers}, &o)
 	if err != nil {
@@ -246,10 +253,31 @@ func resultText(res *mcp.CallToolResult) string {
 	return s
 }
 
-type testWriter struct{ tb testing.TB }
+// testWriter logs to tb until tb has ended. Later writes are dropped:
+// the SDK's timers (a debounced list_changed) can log after a test, and
+// logging to an ended test panics.
+type testWriter struct {
+	tb   testing.TB
+	mu   sync.Mutex
+	done bool
+}
 
-func (w testWriter) Write(p []byte) (int, error) {
-	w.tb.Logf("%s", p)
+func newTestWriter(tb testing.TB) *testWriter {
+	w := &testWriter{tb: tb}
+	tb.Cleanup(func() {
+		w.mu.Lock()
+		w.done = true
+		w.mu.Unlock()
+	})
+	return w
+}
+
+func (w *testWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.done {
+		w.tb.Logf("%s", p)
+	}
 	return len(p), nil
 }
 

@@ -102,7 +102,7 @@ func TestTracing(t *testing.T) {
 			return rcv.URL
 		}
 		return ""
-	}, Warn: testWriter{t}})
+	}, Warn: newTestWriter(t)})
 	const traceID, parentID = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 	meta := mcp.Meta{"traceparent": "00-" + traceID + "-" + parentID + "-01"}
 	for _, c := range []struct {

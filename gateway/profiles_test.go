@@ -50,7 +50,7 @@ func TestGatewayProfiles(t *testing.T) {
 	ps := Profiles{Serve: []identity.Profile{serve}, ServeNames: []string{"work"},
 		Named: named(`{"profiles": {"echoes": {"tools": ["*__echo"], "always": ["beta__echo"]}, "alphaonly": {"servers": ["alpha"]}}}`)}
 	g, err := New(&Config{Servers: []ServerConfig{testServer("alpha"), testServer("beta"), testServer("gamma")}},
-		&Options{Mode: ModeAuto, Family: policy.General, Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+		&Options{Mode: ModeAuto, Family: policy.General, Logger: slog.New(slog.NewTextHandler(newTestWriter(t), &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		t.Fatal(err)
 	}

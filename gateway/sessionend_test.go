@@ -19,7 +19,7 @@ import (
 // session its client never initialized (a version probe) leaves no end.
 func TestSessionEnds(t *testing.T) {
 	ev := &events{}
-	g, err := New(&Config{Servers: []ServerConfig{testServer("alpha")}}, &Options{Mode: ModeAuto, Family: policy.General, Trace: ev, Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	g, err := New(&Config{Servers: []ServerConfig{testServer("alpha")}}, &Options{Mode: ModeAuto, Family: policy.General, Trace: ev, Logger: slog.New(slog.NewTextHandler(newTestWriter(t), &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		t.Fatal(err)
 	}

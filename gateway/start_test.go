@@ -32,7 +32,7 @@ func TestInitializeDoesNotWait(t *testing.T) {
 		delayed("late", "2s"),
 	}
 	g, err := New(&Config{Servers: servers}, &Options{Family: policy.General, StartTimeout: hang, StartWait: 300 * time.Millisecond,
-		Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+		Logger: slog.New(slog.NewTextHandler(newTestWriter(t), &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestLateFloor(t *testing.T) {
 	late := testServer("late")
 	late.Env[testServerEnv+"_DELAY"] = "1s"
 	g, err := New(&Config{Servers: []ServerConfig{late}}, &Options{Family: policy.General, Task: "echo the text back",
-		StartWait: -1, Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+		StartWait: -1, Logger: slog.New(slog.NewTextHandler(newTestWriter(t), &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		t.Fatal(err)
 	}

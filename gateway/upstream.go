@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/exec"
 	"slices"
@@ -70,6 +71,7 @@ type upstream struct {
 	hooks   hooks
 	log     *slog.Logger
 	client  *mcp.Client
+	http    *http.Client // a remote upstream's: upstreamHTTPClient with an eventTap
 	timeout time.Duration
 
 	mu       sync.Mutex
@@ -107,6 +109,7 @@ func newUpstream(cfg ServerConfig, opts *Options, h hooks) *upstream {
 	if u.timeout <= 0 {
 		u.timeout = opts.CallTimeout
 	}
+	u.http = &http.Client{Transport: tapEvents{upstreamHTTPClient.Transport, u.seeNow}}
 	u.client = mcp.NewClient(&mcp.Implementation{Name: "capbroker-gateway", Version: Version}, &mcp.ClientOptions{
 		CreateMessageHandler: u.onCreateMessage,
 		ElicitationHandler:   u.onElicit,
@@ -120,8 +123,8 @@ func newUpstream(cfg ServerConfig, opts *Options, h hooks) *upstream {
 		ResourceUpdatedHandler: func(ctx context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
 			u.hooks.resourceUpdated(ctx, u, r.Params)
 		},
-		LoggingMessageHandler:       u.onLog,
-		ProgressNotificationHandler: u.onProgress,
+		// Log and progress notifications are forwarded as they are read,
+		// not by handlers: see seeNow.
 	})
 	// Forward elicitation requests as they came: the SDK's own checks of
 	// the requested schema would refuse schemas the client may accept.
@@ -251,7 +254,7 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 			tr = mcpconfig.SSE
 		}
 		var err error
-		if t, watch, err = srcmcp.RemoteTransport(mcpconfig.Server{Name: u.cfg.Name, Transport: tr, URL: u.cfg.URL, Headers: u.cfg.Headers}, upstreamHTTPClient, u.opts.Tokens, true); err != nil {
+		if t, watch, err = srcmcp.RemoteTransport(mcpconfig.Server{Name: u.cfg.Name, Transport: tr, URL: u.cfg.URL, Headers: u.cfg.Headers}, u.http, u.opts.Tokens, true); err != nil {
 			return nil, err
 		}
 	} else {
@@ -260,7 +263,7 @@ func (u *upstream) connect(ctx context.Context) (*mcp.ClientSession, error) {
 		cmd.Env = mcpconfig.Environ(os.Environ(), &mcpconfig.Server{Env: u.cfg.Env, InheritEnv: u.cfg.InheritEnv, InheritVars: u.cfg.InheritVars}, u.opts.InheritEnv)
 		stderr = &lineLogger{log: u.log, redact: u.redact}
 		cmd.Stderr = stderr
-		t = &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+		t = orderedTransport{&mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, u.seeNow}
 	}
 	cs, err := u.client.Connect(ctx, t, &mcp.ClientSessionOptions{ProtocolVersion: upstreamProtocol})
 	if err != nil {
@@ -529,11 +532,13 @@ func progressToken(upstream string, id uint64) string {
 	return fmt.Sprintf("capbroker:%s:%d", upstream, id)
 }
 
-func (u *upstream) onProgress(ctx context.Context, r *mcp.ProgressNotificationClientRequest) {
+// onProgress forwards a progress notification to the call whose token it
+// carries, with the client's own token.
+func (u *upstream) onProgress(r *mcp.ProgressNotificationParams) {
 	u.mu.Lock()
 	var c *call
 	for _, x := range u.calls {
-		if x.token != nil && progressToken(u.cfg.Name, x.id) == fmt.Sprint(r.Params.ProgressToken) {
+		if x.token != nil && progressToken(u.cfg.Name, x.id) == fmt.Sprint(r.ProgressToken) {
 			c = x
 			break
 		}
@@ -542,27 +547,29 @@ func (u *upstream) onProgress(ctx context.Context, r *mcp.ProgressNotificationCl
 	if c == nil {
 		return
 	}
-	p := *r.Params
+	p := *r
 	p.ProgressToken = c.token
 	if err := c.ss.NotifyProgress(c.ctx, &p); err != nil {
 		u.log.Debug("forwarding progress", "error", err)
 	}
 }
 
-func (u *upstream) onLog(ctx context.Context, r *mcp.LoggingMessageRequest) {
+// onLog forwards a log message to the session whose call is in flight,
+// or to every session when no call is.
+func (u *upstream) onLog(ctx context.Context, p *mcp.LoggingMessageParams) {
 	c, sessions := u.route(nil)
 	switch {
 	case c != nil:
-		if err := c.ss.Log(c.ctx, r.Params); err != nil {
+		if err := c.ss.Log(c.ctx, p); err != nil {
 			u.log.Debug("forwarding a log message", "error", err)
 		}
 	case sessions > 1:
 		// Which session's call it is about is unknown: keep it here
 		// rather than tell the wrong client.
 		u.log.Info("upstream log message not forwarded: calls from several sessions in flight",
-			"sessions", sessions, "level", r.Params.Level, "logger", r.Params.Logger, "data", r.Params.Data)
+			"sessions", sessions, "level", p.Level, "logger", p.Logger, "data", p.Data)
 	default:
-		u.hooks.broadcastLog(ctx, u, r.Params)
+		u.hooks.broadcastLog(ctx, u, p)
 	}
 }
 
