@@ -307,8 +307,9 @@ type Pinner interface {
 // it with [Gateway.Start], then serve clients over stdio
 // ([Gateway.ServeStdio]) or streamable HTTP ([Gateway.Handler]).
 type Gateway struct {
-	opts *Options
-	ups  []*upstream
+	opts   *Options
+	sdkLog *slog.Logger // opts.Logger for the SDK's servers: see sdkLogger
+	ups    []*upstream
 
 	mu       sync.Mutex
 	cat      *catalog
@@ -369,7 +370,7 @@ func New(cfg *Config, opts *Options) (*Gateway, error) {
 	if _, err := ParseNamespacing(string(o.Namespace)); err != nil {
 		return nil, err
 	}
-	g := &Gateway{opts: o, sessions: map[*session]struct{}{}, rebuild: make(chan struct{}, 1), ready: make(chan struct{})}
+	g := &Gateway{opts: o, sdkLog: sdkLogger(o.Logger), sessions: map[*session]struct{}{}, rebuild: make(chan struct{}, 1), ready: make(chan struct{})}
 	o.Trace = identityTracer{next: o.Trace, g: g}
 	g.ranking = newRanking(o, func() { g.changed(nil) })
 	o.Metrics.rankingReady(func() bool {

@@ -149,7 +149,7 @@ func (g *Gateway) Handler(opts *HTTPOptions) http.Handler {
 			f.attach(s, id, false)
 		}
 		return s.server
-	}, &mcp.StreamableHTTPOptions{SessionTimeout: o.SessionTimeout, Logger: g.opts.Logger, EventStore: events})
+	}, &mcp.StreamableHTTPOptions{SessionTimeout: o.SessionTimeout, Logger: g.sdkLog, EventStore: events})
 
 	// serve hands a request to the SDK with h, which carries the session
 	// the request creates (or, replaying a rebuilt session's initialize,

@@ -84,7 +84,7 @@ func (g *Gateway) newClientSession(ctx context.Context, kind, key, id string, mo
 	}
 	opts := &mcp.ServerOptions{
 		Instructions:       g.instructions(mode),
-		Logger:             g.opts.Logger,
+		Logger:             g.sdkLog,
 		Capabilities:       caps,
 		CompletionHandler:  s.complete,
 		SubscribeHandler:   s.subscribe,
