@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -98,6 +99,12 @@ func (t tapEvents) RoundTrip(r *http.Request) (*http.Response, error) {
 	if mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type")); mt == "text/event-stream" {
 		ctx := r.Context()
 		res.Body = &eventTap{body: res.Body, see: func(data []byte) {
+			// Decode only what may be a notification: a result can be
+			// megabytes, and the SDK decodes it anyway. (Not the whole
+			// method name: JSON may write its "/" as "\/".)
+			if !bytes.Contains(data, []byte("notifications")) {
+				return
+			}
 			if m, err := jsonrpc.DecodeMessage(data); err == nil {
 				t.see(ctx, m)
 			}
@@ -108,19 +115,19 @@ func (t tapEvents) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // eventTap passes a server-sent event stream through unchanged, but only
 // whole events, calling see with an event's data (its data lines joined
-// by newlines) before the event can be read. A partial event at the end
-// of the stream is passed on as it is, unseen.
+// by newlines) before the event can be read; see must not keep the slice.
+// A partial event at the end of the stream is passed on as it is, unseen.
 type eventTap struct {
 	body io.ReadCloser
 	see  func(data []byte)
-	// buf[start:] is read from body and not yet handed on; buf[:ready]
-	// are whole events, seen; the lines before buf[line] are scanned, and
-	// data holds the data of the event they began.
-	buf                []byte
-	start, ready, line int
-	data               []byte
-	hasData            bool
-	err                error
+	// buf[start:] is read from body and not yet handed on; buf[start:ready]
+	// are whole events, seen. The lines before buf[line] are read, and no
+	// line ends in buf[line:scanned].
+	buf                         []byte
+	start, ready, line, scanned int
+	dataLines, dataFrom, dataTo int    // the event's data lines so far; the first is buf[dataFrom:dataTo]
+	joined                      []byte // the event's data, once it has two lines
+	err                         error
 }
 
 func (t *eventTap) Read(p []byte) (int, error) {
@@ -145,10 +152,13 @@ func (t *eventTap) fill() {
 		t.buf = t.buf[:copy(t.buf, t.buf[t.start:])]
 		t.ready -= t.start
 		t.line -= t.start
+		t.scanned -= t.start
+		t.dataFrom -= t.start
+		t.dataTo -= t.start
 		t.start = 0
 	}
 	if len(t.buf) == cap(t.buf) {
-		t.buf = append(t.buf, make([]byte, max(4096, len(t.buf)))...)[:len(t.buf)]
+		t.buf = slices.Grow(t.buf, max(4096, len(t.buf)))
 	}
 	n, err := t.body.Read(t.buf[len(t.buf):cap(t.buf)])
 	t.buf = t.buf[:len(t.buf)+n]
@@ -161,46 +171,67 @@ func (t *eventTap) fill() {
 // the next byte, unless the stream has ended.
 func (t *eventTap) scan() {
 	for {
-		rest := t.buf[t.line:]
-		i := bytes.IndexAny(rest, "\r\n")
+		rest := t.buf[t.scanned:]
+		i := bytes.IndexByte(rest, '\n')
+		before := rest // a "\r" ends the line if it comes first
+		if i >= 0 {
+			before = rest[:i]
+		}
+		if j := bytes.IndexByte(before, '\r'); j >= 0 {
+			i = j
+		}
 		if i < 0 {
+			t.scanned = len(t.buf)
 			return
 		}
-		next := i + 1
-		if rest[i] == '\r' {
-			if next == len(rest) && t.err == nil {
+		end := t.scanned + i
+		next := end + 1
+		if t.buf[end] == '\r' {
+			if next == len(t.buf) && t.err == nil {
+				t.scanned = end
 				return
 			}
-			if next < len(rest) && rest[next] == '\n' {
+			if next < len(t.buf) && t.buf[next] == '\n' {
 				next++
 			}
 		}
-		t.field(rest[:i])
-		t.line += next
-		if i == 0 { // a blank line ends the event
-			if t.hasData {
-				t.see(t.data)
+		blank := end == t.line
+		if !blank {
+			t.field(t.line, end)
+		}
+		t.line, t.scanned = next, next
+		if blank { // the event ends
+			switch t.dataLines {
+			case 0:
+			case 1:
+				t.see(t.buf[t.dataFrom:t.dataTo])
+			default:
+				t.see(t.joined)
 			}
-			t.data, t.hasData = t.data[:0], false
-			t.ready = t.line
+			t.dataLines = 0
+			t.ready = next
 		}
 	}
 }
 
-// field adds a line's data, if it is a data field, to the event's.
-func (t *eventTap) field(line []byte) {
-	v, ok := bytes.CutPrefix(line, []byte("data"))
+// field takes the data of buf[from:to], a line, if it is a data field.
+func (t *eventTap) field(from, to int) {
+	v, ok := bytes.CutPrefix(t.buf[from:to], []byte("data"))
 	if !ok || (len(v) > 0 && v[0] != ':') {
 		return
 	}
 	if len(v) > 0 {
 		v = bytes.TrimPrefix(v[1:], []byte(" "))
 	}
-	if t.hasData {
-		t.data = append(t.data, '\n')
+	switch t.dataLines++; t.dataLines {
+	case 1:
+		t.dataTo = to
+		t.dataFrom = to - len(v)
+	case 2:
+		t.joined = append(append(append(t.joined[:0], t.buf[t.dataFrom:t.dataTo]...), '\n'), v...)
+	default:
+		t.joined = append(append(t.joined, '\n'), v...)
 	}
-	t.data = append(t.data, v...)
-	t.hasData = true
 }
 
 func (t *eventTap) Close() error { return t.body.Close() }

@@ -13,6 +13,7 @@ import (
 	"testing/iotest"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -172,5 +173,88 @@ func TestNotificationsBeforeResult(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkEventTap reads an event stream through an eventTap, and as it
+// is ("plain"), for small events (log messages) and one large one (a big
+// tool result).
+func BenchmarkEventTap(b *testing.B) {
+	event := func(size int) string {
+		return "event: message\nid: 1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"" + strings.Repeat("x", size) + "\"}}\n\n"
+	}
+	for _, tc := range []struct {
+		name   string
+		stream string
+	}{
+		{"small", strings.Repeat(event(100), 1000)},
+		{"large", event(1 << 20)},
+	} {
+		for _, tap := range []bool{false, true} {
+			name := tc.name + "/plain"
+			if tap {
+				name = tc.name + "/tap"
+			}
+			b.Run(name, func(b *testing.B) {
+				b.SetBytes(int64(len(tc.stream)))
+				b.ReportAllocs()
+				seen := 0
+				for b.Loop() {
+					var r io.Reader = strings.NewReader(tc.stream)
+					if tap {
+						r = &eventTap{body: io.NopCloser(r), see: func([]byte) { seen++ }}
+					}
+					if _, err := io.Copy(io.Discard, struct{ io.Reader }{r}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if tap && seen == 0 {
+					b.Fatal("no event seen")
+				}
+			})
+		}
+	}
+}
+
+type fixedResponse struct {
+	contentType, body string
+}
+
+func (f fixedResponse) RoundTrip(r *http.Request) (*http.Response, error) {
+	return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {f.contentType}}, Body: io.NopCloser(strings.NewReader(f.body)), Request: r}, nil
+}
+
+// TestTapEvents: an event-stream response's notifications are seen, also
+// when the server escapes "/" in JSON strings; its responses are not, and
+// nor is anything in a JSON response.
+func TestTapEvents(t *testing.T) {
+	const stream = "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications\\/message\",\"params\":{\"level\":\"info\",\"data\":\"a\"}}\n\n" +
+		"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"p\",\"progress\":1}}\n\n" +
+		"data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"notifications/message\"}]}}\n\n"
+	for _, tc := range []struct {
+		contentType string
+		want        []string
+	}{
+		{"text/event-stream; charset=utf-8", []string{"notifications/message", "notifications/progress"}},
+		{"application/json", nil},
+	} {
+		var seen []string
+		c := &http.Client{Transport: tapEvents{fixedResponse{tc.contentType, stream}, func(_ context.Context, m jsonrpc.Message) {
+			if r, ok := m.(*jsonrpc.Request); ok {
+				seen = append(seen, r.Method)
+			}
+		}}}
+		res, err := c.Get("http://upstream.invalid/mcp")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if string(b) != stream {
+			t.Errorf("%s: body changed to %q", tc.contentType, b)
+		}
+		if diff := cmp.Diff(tc.want, seen); diff != "" {
+			t.Errorf("%s: notifications seen (-want +got):\n%s", tc.contentType, diff)
+		}
 	}
 }
