@@ -2,12 +2,15 @@ package gateway
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"mime"
 	"net/http"
 	"slices"
+	"unicode"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -30,6 +33,12 @@ import (
 //
 // (The streamable connection is not wrapped: it has methods the SDK finds
 // by an unexported interface, which a wrapper would hide.)
+//
+// A notification about a call is forwarded there and then, so a client
+// slow to take it holds up the reading of that stream (for stdio, of the
+// upstream) until it does, as it would hold up the call's own result. A
+// log message of no call is queued and sent to every session on a
+// goroutine of its own (broadcast): it need not come before anything.
 
 // seeNow forwards m now if it is a log or progress notification; see the
 // comment above.
@@ -45,7 +54,7 @@ func (u *upstream) seeNow(ctx context.Context, m jsonrpc.Message) {
 			u.log.Warn("upstream sent a log message the gateway cannot read", "error", err)
 			return
 		}
-		u.onLog(ctx, &p)
+		u.onLog(&p)
 	case "notifications/progress":
 		var p mcp.ProgressNotificationParams
 		if err := json.Unmarshal(r.Params, &p); err != nil {
@@ -96,7 +105,9 @@ func (t tapEvents) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err != nil || res.Body == nil {
 		return res, err
 	}
-	if mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type")); mt == "text/event-stream" {
+	// An event stream, or what the legacy SSE transport's GET reads as
+	// one whatever its content type says.
+	if mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type")); mt == "text/event-stream" || r.Method == http.MethodGet && mt != "application/json" {
 		ctx := r.Context()
 		res.Body = &eventTap{body: res.Body, see: func(data []byte) {
 			// Decode only what may be a notification: a result can be
@@ -106,7 +117,9 @@ func (t tapEvents) RoundTrip(r *http.Request) (*http.Response, error) {
 				return
 			}
 			if m, err := jsonrpc.DecodeMessage(data); err == nil {
-				t.see(ctx, m)
+				if r, ok := m.(*jsonrpc.Request); ok && !r.IsCall() {
+					t.see(ctx, r)
+				}
 			}
 		}}
 	}
@@ -114,30 +127,39 @@ func (t tapEvents) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // eventTap passes a server-sent event stream through unchanged, but only
-// whole events, calling see with an event's data (its data lines joined
-// by newlines) before the event can be read; see must not keep the slice.
-// A partial event at the end of the stream is passed on as it is, unseen.
+// whole events: it calls see with an event's data before any byte that
+// ends the event can be read, so the SDK cannot act on an event, or on any
+// after it, before see has run. see must not keep the slice.
+//
+// It reads events as the SDK's client does (mcp/event.go), so that it
+// sees what the SDK will deliver: lines end at "\n" (a "\r" before it is
+// dropped); a blank line or the end of the stream ends an event; a data
+// field's value is trimmed of spaces, and the data of several data lines
+// is joined by "\n"; a line without a colon ends the stream for the SDK,
+// and an event longer than mcp.DefaultMaxEventSize too; from either on,
+// the tap passes the stream through unseen, holding nothing back. Only
+// events named "message" (or not named) are seen.
 type eventTap struct {
 	body io.ReadCloser
 	see  func(data []byte)
+	max  int // the longest event held back; 0: mcp.DefaultMaxEventSize
 	// buf[start:] is read from body and not yet handed on; buf[start:ready]
-	// are whole events, seen. The lines before buf[line] are read, and no
-	// line ends in buf[line:scanned].
+	// may be handed on. ready is where the event being read began. The
+	// lines before buf[line] are read, and no line ends in
+	// buf[line:scanned].
 	buf                         []byte
 	start, ready, line, scanned int
 	dataLines, dataFrom, dataTo int    // the event's data lines so far; the first is buf[dataFrom:dataTo]
 	joined                      []byte // the event's data, once it has two lines
+	other                       bool   // the event is named, not "message"
+	done                        bool   // past what the SDK reads: pass the rest through
 	err                         error
 }
 
 func (t *eventTap) Read(p []byte) (int, error) {
 	for t.ready == t.start {
 		if t.err != nil {
-			if t.start == len(t.buf) {
-				return 0, t.err
-			}
-			t.ready = len(t.buf)
-			break
+			return 0, t.err
 		}
 		t.fill()
 	}
@@ -146,9 +168,13 @@ func (t *eventTap) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// fill reads more of the body, once every whole event has been handed on.
+// fill reads more of the body, once all that may be handed on has been.
 func (t *eventTap) fill() {
-	if t.start > 0 { // keep only the partial event, at the front
+	if t.start == len(t.buf) && cap(t.buf) > 1<<20 {
+		// A large event has gone: do not keep its buffer.
+		t.buf, t.start, t.ready, t.line, t.scanned = nil, 0, 0, 0, 0
+	}
+	if t.start > 0 { // keep only the event being read, at the front
 		t.buf = t.buf[:copy(t.buf, t.buf[t.start:])]
 		t.ready -= t.start
 		t.line -= t.start
@@ -163,74 +189,91 @@ func (t *eventTap) fill() {
 	n, err := t.body.Read(t.buf[len(t.buf):cap(t.buf)])
 	t.buf = t.buf[:len(t.buf)+n]
 	t.err = err
-	t.scan()
+	if !t.done {
+		t.scan()
+	}
+	if t.done {
+		t.ready = len(t.buf)
+	}
 }
 
-// scan reads the whole lines from buf[line:], seeing each event that ends.
-// A line ends at "\n", "\r\n" or a lone "\r"; a "\r" last in buf waits for
-// the next byte, unless the stream has ended.
+// scan reads the whole lines from buf[line:], seeing each event that
+// ends. When the body has ended, what is left may all be handed on: at
+// io.EOF the last line and event end too; after another error the SDK
+// delivers neither, so they are not seen.
 func (t *eventTap) scan() {
-	for {
-		rest := t.buf[t.scanned:]
-		i := bytes.IndexByte(rest, '\n')
-		before := rest // a "\r" ends the line if it comes first
-		if i >= 0 {
-			before = rest[:i]
+	eof := errors.Is(t.err, io.EOF)
+	for !t.done {
+		end := -1
+		if i := bytes.IndexByte(t.buf[t.scanned:], '\n'); i >= 0 {
+			end = t.scanned + i
+		} else if eof && t.line < len(t.buf) {
+			end = len(t.buf) // the last line, unended
 		}
-		if j := bytes.IndexByte(before, '\r'); j >= 0 {
-			i = j
-		}
-		if i < 0 {
+		if end < 0 {
 			t.scanned = len(t.buf)
-			return
-		}
-		end := t.scanned + i
-		next := end + 1
-		if t.buf[end] == '\r' {
-			if next == len(t.buf) && t.err == nil {
-				t.scanned = end
-				return
+			if len(t.buf)-t.ready > cmp.Or(t.max, mcp.DefaultMaxEventSize) {
+				t.done = true
 			}
-			if next < len(t.buf) && t.buf[next] == '\n' {
-				next++
-			}
+			break
 		}
-		blank := end == t.line
-		if !blank {
-			t.field(t.line, end)
+		next := min(end+1, len(t.buf))
+		line := bytes.TrimRight(t.buf[t.line:end], "\r")
+		if len(line) > 0 {
+			t.field(line, t.line)
 		}
 		t.line, t.scanned = next, next
-		if blank { // the event ends
-			switch t.dataLines {
-			case 0:
-			case 1:
-				t.see(t.buf[t.dataFrom:t.dataTo])
-			default:
-				t.see(t.joined)
-			}
-			t.dataLines = 0
+		if len(line) == 0 {
+			t.endEvent()
 			t.ready = next
 		}
 	}
+	if t.err != nil {
+		if eof && !t.done {
+			t.endEvent()
+		}
+		t.ready = len(t.buf)
+	}
 }
 
-// field takes the data of buf[from:to], a line, if it is a data field.
-func (t *eventTap) field(from, to int) {
-	v, ok := bytes.CutPrefix(t.buf[from:to], []byte("data"))
-	if !ok || (len(v) > 0 && v[0] != ':') {
+// endEvent sees the event read, if it is to be seen, and starts the next.
+func (t *eventTap) endEvent() {
+	if !t.other {
+		switch t.dataLines {
+		case 0:
+		case 1:
+			t.see(t.buf[t.dataFrom:t.dataTo])
+		default:
+			t.see(t.joined)
+		}
+	}
+	t.dataLines, t.other = 0, false
+}
+
+// field takes a line, which begins at buf[at], as the SDK does.
+func (t *eventTap) field(line []byte, at int) {
+	colon := bytes.IndexByte(line, ':')
+	if colon < 0 {
+		t.done = true
 		return
 	}
-	if len(v) > 0 {
-		v = bytes.TrimPrefix(v[1:], []byte(" "))
-	}
-	switch t.dataLines++; t.dataLines {
-	case 1:
-		t.dataTo = to
-		t.dataFrom = to - len(v)
-	case 2:
-		t.joined = append(append(append(t.joined[:0], t.buf[t.dataFrom:t.dataTo]...), '\n'), v...)
-	default:
-		t.joined = append(append(t.joined, '\n'), v...)
+	value := line[colon+1:]
+	switch string(line[:colon]) {
+	case "event":
+		if v := bytes.TrimSpace(value); len(v) > 0 && string(v) != "message" {
+			t.other = true
+		}
+	case "data":
+		v := bytes.TrimSpace(value)
+		switch t.dataLines++; t.dataLines {
+		case 1:
+			t.dataFrom = at + colon + 1 + len(value) - len(bytes.TrimLeftFunc(value, unicode.IsSpace))
+			t.dataTo = t.dataFrom + len(v)
+		case 2:
+			t.joined = append(append(append(t.joined[:0], t.buf[t.dataFrom:t.dataTo]...), '\n'), v...)
+		default:
+			t.joined = append(append(t.joined, '\n'), v...)
+		}
 	}
 }
 

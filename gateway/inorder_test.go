@@ -2,31 +2,46 @@ package gateway
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"testing/iotest"
+	"time"
 
-	"github.com/google/go-cmp/cmp"
+	gocmp "github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// addChatty adds the tool chatty(n): it sends n log messages ("line 0"…)
-// and, when the call has a progress token, n progress notifications, then
-// returns "said n" at once, so the last notification and the result leave
-// the server back to back.
+// addChatty adds the tool chatty(n, later_ms): it sends n log messages
+// ("line 0"…) and, when the call has a progress token, n progress
+// notifications, then returns "said n" at once, so the last notification
+// and the result leave the server back to back. With later_ms, it returns
+// at once and logs the lines that long after, in no call.
 func addChatty(s *mcp.Server) {
 	type chattyArgs struct {
-		N int `json:"n"`
+		N       int `json:"n"`
+		LaterMS int `json:"later_ms,omitempty"`
 	}
 	mcp.AddTool(s, &mcp.Tool{Name: "chatty", Description: "Log n lines and report progress, then return."},
 		func(ctx context.Context, req *mcp.CallToolRequest, a chattyArgs) (*mcp.CallToolResult, any, error) {
+			if a.LaterMS > 0 {
+				go func() {
+					time.Sleep(time.Duration(a.LaterMS) * time.Millisecond)
+					for i := range a.N {
+						req.Session.Log(context.Background(), &mcp.LoggingMessageParams{Level: "info", Data: fmt.Sprintf("line %d", i)})
+					}
+				}()
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "will say"}}}, nil, nil
+			}
 			token := req.Params.GetProgressToken()
 			for i := range a.N {
 				if err := req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: fmt.Sprintf("line %d", i)}); err != nil {
@@ -42,54 +57,105 @@ func addChatty(s *mcp.Server) {
 		})
 }
 
-// TestEventTap feeds event streams to an eventTap whole and a byte at a
-// time, and checks that the bytes pass through unchanged and that each
-// event's data is seen once, before any byte of the event can be read.
+// completedEvents counts the events in a stream's bytes so far that the
+// SDK could deliver (ended by a blank line, with data, named "message" or
+// not named): those an eventTap must have seen before handing them on.
+func completedEvents(stream string) int {
+	n, data, other := 0, false, false
+	lines := strings.Split(stream, "\n")
+	for _, line := range lines[:len(lines)-1] { // the last is not ended
+		line = strings.TrimRight(line, "\r")
+		name, value, ok := strings.Cut(line, ":")
+		switch {
+		case line == "":
+			if data && !other {
+				n++
+			}
+			data, other = false, false
+		case !ok:
+			return n // the SDK reads no further
+		case name == "data":
+			data = true
+		case name == "event":
+			other = strings.TrimSpace(value) != "" && strings.TrimSpace(value) != "message"
+		}
+	}
+	return n
+}
+
+// errAfter is a body that ends with err after its bytes.
+type errAfter struct {
+	r   io.Reader
+	err error
+}
+
+func (e errAfter) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err == io.EOF {
+		err = e.err
+	}
+	return n, err
+}
+
+// TestEventTap feeds event streams to an eventTap in chunks of several
+// sizes. The bytes must pass through unchanged; each event the SDK would
+// deliver must be seen once, with the data the SDK would give it, and
+// before any byte that completes it can be read.
 func TestEventTap(t *testing.T) {
+	big := strings.Repeat("y", 100_000)
+	reset := errors.New("connection reset")
 	for _, tc := range []struct {
 		name, in string
+		err      error // the body's error after its bytes; nil: io.EOF
+		max      int
 		want     []string
 	}{
-		{"sdk", "event: message\nid: 1\ndata: {\"a\":1}\n\nevent: message\nid: 2\ndata: {\"b\":2}\n\n", []string{`{"a":1}`, `{"b":2}`}},
-		{"crlf", "data: x\r\n\r\ndata:y\r\n\r\n", []string{"x", "y"}},
-		{"cr", "data: x\r\rdata: y\r\r", []string{"x", "y"}},
-		{"multi-line data", "data: a\ndata:  b\ndata\n\n", []string{"a\n b\n"}},
-		{"no data, comments, other fields", ": ping\n\nretry: 500\nid: 3\n\ndatum: no\n\n", nil},
-		{"partial last event", "data: x\n\ndata: y\n", []string{"x"}},
-		{"empty", "", nil},
+		{"sdk", "event: message\nid: 1\ndata: {\"a\":1}\n\nevent: message\nid: 2\ndata: {\"b\":2}\n\n", nil, 0, []string{`{"a":1}`, `{"b":2}`}},
+		{"crlf", "data: x\r\n\r\ndata:y\r\n\r\n", nil, 0, []string{"x", "y"}},
+		{"lone cr is no line end", "data: x\r\rdata: y\r\r", nil, 0, []string{"x\r\rdata: y"}},
+		{"multi-line data, trimmed", "data: a\ndata:  b \ndata:\n\n", nil, 0, []string{"a\nb\n"}},
+		{"comments and other fields", ": ping\n\nretry: 500\nid: 3\n\ndatum: no\n\n", nil, 0, nil},
+		{"named events", "event: endpoint\ndata: /messages\n\nevent: message\ndata: z\n\n", nil, 0, []string{"z"}},
+		{"last event ended by eof", "data: x\n\ndata: y\n", nil, 0, []string{"x", "y"}},
+		{"last line ended by eof", "data: x\n\ndata: y", nil, 0, []string{"x", "y"}},
+		{"last event cut by an error", "data: x\n\ndata: y\n", reset, 0, []string{"x"}},
+		{"a line without a colon ends the stream", "data: x\n\nbogus\n\ndata: y\n\n", nil, 0, []string{"x"}},
+		{"an event too long ends the stream", "data: x\n\ndata: " + big + "\n\ndata: y\n\n", nil, 1000, []string{"x"}},
+		{"a long event", "data: x\n\ndata: " + big + "\n\ndata: y\n\n", nil, 0, []string{"x", big, "y"}},
+		{"empty", "", nil, 0, nil},
 	} {
-		for _, oneByte := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s/onebyte=%v", tc.name, oneByte), func(t *testing.T) {
+		for _, chunk := range []int{1, 7, 4096, 1 << 20} {
+			t.Run(fmt.Sprintf("%s/read=%d", tc.name, chunk), func(t *testing.T) {
 				var body io.Reader = strings.NewReader(tc.in)
-				if oneByte {
+				if chunk == 1 {
 					body = iotest.OneByteReader(body)
+				}
+				if tc.err != nil {
+					body = errAfter{body, tc.err}
 				}
 				var seen []string
 				var out bytes.Buffer
-				tap := &eventTap{body: io.NopCloser(body), see: func(data []byte) {
+				tap := &eventTap{body: io.NopCloser(body), max: tc.max, see: func(data []byte) {
+					if n := completedEvents(out.String()); n > len(seen) {
+						t.Errorf("event %d (%.20q) seen after %d events could be read", len(seen), data, n)
+					}
 					seen = append(seen, string(data))
-					// Every event seen so far is whole in what is read next:
-					// nothing of this one has been handed on yet.
-					if strings.Contains(out.String(), string(data)) && string(data) != "" {
-						t.Errorf("event %q seen after its bytes were read", data)
-					}
 				}}
-				buf := make([]byte, 7)
-				for {
-					n, err := tap.Read(buf)
+				buf := make([]byte, chunk)
+				var err error
+				for err == nil {
+					var n int
+					n, err = tap.Read(buf)
 					out.Write(buf[:n])
-					if err == io.EOF {
-						break
-					}
-					if err != nil {
-						t.Fatal(err)
-					}
+				}
+				if want := cmp.Or(tc.err, io.EOF); err != want {
+					t.Errorf("read ended with %v, want %v", err, want)
 				}
 				if out.String() != tc.in {
-					t.Errorf("passed on %q, want %q", out.String(), tc.in)
+					t.Errorf("passed on %.60q, want %.60q", out.String(), tc.in)
 				}
-				if diff := cmp.Diff(tc.want, seen); diff != "" {
-					t.Errorf("events seen (-want +got):\n%s", diff)
+				if diff := gocmp.Diff(tc.want, seen); diff != "" {
+					t.Errorf("events seen (-want +got):\n%.2000s", diff)
 				}
 			})
 		}
@@ -149,7 +215,7 @@ func TestNotificationsBeforeResult(t *testing.T) {
 							Data     string
 							Progress float64
 						}
-						Result json.RawMessage
+						Result *mcp.CallToolResult
 					}
 					if err := json.Unmarshal([]byte(e.data), &m); err != nil {
 						t.Fatalf("event %q: %v", e.data, err)
@@ -160,16 +226,16 @@ func TestNotificationsBeforeResult(t *testing.T) {
 					case m.Method == "notifications/progress":
 						got = append(got, fmt.Sprint("progress ", m.Params.Progress))
 					case m.Result != nil:
-						got = append(got, "result")
+						got = append(got, "result: "+resultText(m.Result))
 					}
 				}
 				var want []string
 				for i := range n {
 					want = append(want, fmt.Sprint("line ", i), fmt.Sprint("progress ", i+1))
 				}
-				want = append(want, "result")
-				if diff := cmp.Diff(want, got); diff != "" {
-					t.Fatalf("call %d: the call's stream (-want +got):\n%s", id, diff)
+				want = append(want, fmt.Sprint("result: said ", n))
+				if diff := gocmp.Diff(want, got); diff != "" {
+					t.Fatalf("call %d: the call's stream (-want +got):\n%s\nevents: %v", id, diff, events)
 				}
 			}
 		})
@@ -224,37 +290,89 @@ func (f fixedResponse) RoundTrip(r *http.Request) (*http.Response, error) {
 	return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {f.contentType}}, Body: io.NopCloser(strings.NewReader(f.body)), Request: r}, nil
 }
 
-// TestTapEvents: an event-stream response's notifications are seen, also
-// when the server escapes "/" in JSON strings; its responses are not, and
-// nor is anything in a JSON response.
+// TestTapEvents: the notifications of an event-stream response are
+// seen, also when the server escapes "/" in JSON strings, and so are those
+// of a GET whatever its content type (the legacy SSE transport reads any);
+// responses in the stream are not, and nothing of a JSON response is.
 func TestTapEvents(t *testing.T) {
 	const stream = "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications\\/message\",\"params\":{\"level\":\"info\",\"data\":\"a\"}}\n\n" +
 		"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"p\",\"progress\":1}}\n\n" +
 		"data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"notifications/message\"}]}}\n\n"
+	notes := []string{"notifications/message", "notifications/progress"}
 	for _, tc := range []struct {
-		contentType string
-		want        []string
+		method, contentType string
+		want                []string
 	}{
-		{"text/event-stream; charset=utf-8", []string{"notifications/message", "notifications/progress"}},
-		{"application/json", nil},
+		{http.MethodPost, "text/event-stream; charset=utf-8", notes},
+		{http.MethodGet, "text/event-stream", notes},
+		{http.MethodGet, "text/plain", notes},
+		{http.MethodPost, "application/json", nil},
+		{http.MethodGet, "application/json", nil},
 	} {
 		var seen []string
 		c := &http.Client{Transport: tapEvents{fixedResponse{tc.contentType, stream}, func(_ context.Context, m jsonrpc.Message) {
-			if r, ok := m.(*jsonrpc.Request); ok {
-				seen = append(seen, r.Method)
+			switch m := m.(type) {
+			case *jsonrpc.Request:
+				seen = append(seen, m.Method)
+			default:
+				seen = append(seen, fmt.Sprintf("%T", m))
 			}
 		}}}
-		res, err := c.Get("http://upstream.invalid/mcp")
+		req, _ := http.NewRequest(tc.method, "http://upstream.invalid/mcp", nil)
+		res, err := c.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		b, _ := io.ReadAll(res.Body)
 		res.Body.Close()
 		if string(b) != stream {
-			t.Errorf("%s: body changed to %q", tc.contentType, b)
+			t.Errorf("%s %s: body changed to %q", tc.method, tc.contentType, b)
 		}
-		if diff := cmp.Diff(tc.want, seen); diff != "" {
-			t.Errorf("%s: notifications seen (-want +got):\n%s", tc.contentType, diff)
+		if diff := gocmp.Diff(tc.want, seen); diff != "" {
+			t.Errorf("%s %s: messages seen (-want +got):\n%s", tc.method, tc.contentType, diff)
 		}
+	}
+}
+
+// TestLogsOfNoCall: log messages an upstream sends while no call is in
+// flight reach every session, in order.
+func TestLogsOfNoCall(t *testing.T) {
+	stdio := testServer("stdio")
+	stdio.Env[testServerEnv+"_CHATTY"] = "1"
+	g := startGateway(t, []ServerConfig{stdio}, &Options{Mode: ModeAll})
+	url := serveHTTP(t, g, nil)
+	type heard struct {
+		sync.Mutex
+		lines []string
+	}
+	var got [2]heard
+	var sessions [2]*mcp.ClientSession
+	for i := range sessions {
+		h := &got[i]
+		sessions[i] = connect(t, url, &mcp.ClientOptions{LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
+			h.Lock()
+			h.lines = append(h.lines, fmt.Sprint(r.Params.Data))
+			h.Unlock()
+		}}, nil)
+		if err := sessions[i].SetLoggingLevel(context.Background(), &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if text, _ := callText(t, sessions[0], "chatty", map[string]any{"n": 5, "later_ms": 100}); text != "will say" {
+		t.Fatalf("chatty said %q", text)
+	}
+	want := []string{"line 0", "line 1", "line 2", "line 3", "line 4"}
+	for i := range got {
+		h := &got[i]
+		ok := soon(func() bool {
+			h.Lock()
+			defer h.Unlock()
+			return len(h.lines) >= len(want)
+		})
+		h.Lock()
+		if diff := gocmp.Diff(want, h.lines); !ok || diff != "" {
+			t.Errorf("session %d heard (-want +got):\n%s", i, diff)
+		}
+		h.Unlock()
 	}
 }

@@ -7,8 +7,8 @@ import (
 )
 
 // sdkLogger is the logger the gateway gives the MCP SDK's servers: l, but
-// a notification that found no stream to go on is logged at Debug, not
-// Warn. A client that opens no standalone stream (many do not: it is
+// a list_changed notification that found no stream to go on is logged at
+// Debug, not Warn. A client that opens no standalone stream (many do not: it is
 // optional) cannot hear a tools/list_changed the gateway sends when a find
 // adds tools to its session; that is the client's choice, and the SDK's
 // warning, once per session and change, drowned the gateway's own.
@@ -19,11 +19,17 @@ func sdkLogger(l *slog.Logger) *slog.Logger {
 type unheard struct{ slog.Handler }
 
 func (h unheard) Handle(ctx context.Context, r slog.Record) error {
-	if r.Level == slog.LevelWarn && strings.HasPrefix(r.Message, "calling notifications/") && strings.HasSuffix(r.Message, "stream not connected or already closed") {
+	if r.Level == slog.LevelWarn && strings.HasPrefix(r.Message, "calling notifications/") &&
+		strings.Contains(r.Message, "/list_changed: ") && strings.HasSuffix(r.Message, "stream not connected or already closed") {
 		if !h.Enabled(ctx, slog.LevelDebug) {
 			return nil
 		}
-		r = slog.NewRecord(r.Time, slog.LevelDebug, r.Message, r.PC)
+		d := slog.NewRecord(r.Time, slog.LevelDebug, r.Message, r.PC)
+		r.Attrs(func(a slog.Attr) bool {
+			d.AddAttrs(a)
+			return true
+		})
+		r = d
 	}
 	return h.Handler.Handle(ctx, r)
 }

@@ -90,6 +90,12 @@ type upstream struct {
 	truncated string
 	calls     map[uint64]*call
 	subs      map[string]int // resource URI -> downstream subscriptions
+	// logs are the log messages of no call waiting to go to every
+	// session, in order, on a goroutine while broadcasting (see
+	// broadcast); dropped counts those a full queue refused.
+	logs         []*mcp.LoggingMessageParams
+	broadcasting bool
+	dropped      int
 
 	nextID   atomic.Uint64
 	redactor *mcpconfig.Redactor // hides the config's ${VAR} values
@@ -556,7 +562,7 @@ func (u *upstream) onProgress(r *mcp.ProgressNotificationParams) {
 
 // onLog forwards a log message to the session whose call is in flight,
 // or to every session when no call is.
-func (u *upstream) onLog(ctx context.Context, p *mcp.LoggingMessageParams) {
+func (u *upstream) onLog(p *mcp.LoggingMessageParams) {
 	c, sessions := u.route(nil)
 	switch {
 	case c != nil:
@@ -569,7 +575,53 @@ func (u *upstream) onLog(ctx context.Context, p *mcp.LoggingMessageParams) {
 		u.log.Info("upstream log message not forwarded: calls from several sessions in flight",
 			"sessions", sessions, "level", p.Level, "logger", p.Logger, "data", p.Data)
 	default:
+		u.broadcast(p)
+	}
+}
+
+// maxQueuedLogs bounds the log messages of no call waiting to be sent.
+const maxQueuedLogs = 256
+
+// broadcast queues a log message of no call for every session. It is sent
+// on a goroutine of its own, not where the upstream's messages are read:
+// it belongs to no call, so it need not come before anything, and one
+// session slow to take it must not hold up the upstream's results.
+func (u *upstream) broadcast(p *mcp.LoggingMessageParams) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if len(u.logs) >= maxQueuedLogs {
+		if u.dropped++; u.dropped == 1 {
+			u.log.Warn("upstream log messages dropped: clients are slow to take them", "queued", len(u.logs))
+		}
+		return
+	}
+	u.logs = append(u.logs, p)
+	if !u.broadcasting {
+		u.broadcasting = true
+		go u.sendLogs()
+	}
+}
+
+// sendLogs sends the queued log messages until none is left.
+func (u *upstream) sendLogs() {
+	for {
+		u.mu.Lock()
+		if len(u.logs) == 0 {
+			u.broadcasting = false
+			if u.dropped > 1 {
+				u.log.Warn("upstream log messages dropped: clients were slow to take them", "dropped", u.dropped)
+			}
+			u.dropped = 0
+			u.mu.Unlock()
+			return
+		}
+		p := u.logs[0]
+		u.logs[0] = nil
+		u.logs = u.logs[1:]
+		u.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		u.hooks.broadcastLog(ctx, u, p)
+		cancel()
 	}
 }
 
