@@ -42,7 +42,7 @@ import (
 
 // seeNow forwards m now if it is a log or progress notification; see the
 // comment above.
-func (u *upstream) seeNow(ctx context.Context, m jsonrpc.Message) {
+func (u *upstream) seeNow(m jsonrpc.Message) {
 	r, ok := m.(*jsonrpc.Request)
 	if !ok || r.IsCall() {
 		return
@@ -69,7 +69,7 @@ func (u *upstream) seeNow(ctx context.Context, m jsonrpc.Message) {
 // each message it reads, before handing it on.
 type orderedTransport struct {
 	mcp.Transport
-	see func(context.Context, jsonrpc.Message)
+	see func(jsonrpc.Message)
 }
 
 func (t orderedTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -82,13 +82,13 @@ func (t orderedTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 
 type orderedConn struct {
 	mcp.Connection
-	see func(context.Context, jsonrpc.Message)
+	see func(jsonrpc.Message)
 }
 
 func (c orderedConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	m, err := c.Connection.Read(ctx)
 	if err == nil {
-		c.see(ctx, m)
+		c.see(m)
 	}
 	return m, err
 }
@@ -97,7 +97,7 @@ func (c orderedConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // eventTap calling see.
 type tapEvents struct {
 	base http.RoundTripper
-	see  func(context.Context, jsonrpc.Message)
+	see  func(jsonrpc.Message)
 }
 
 func (t tapEvents) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -108,7 +108,6 @@ func (t tapEvents) RoundTrip(r *http.Request) (*http.Response, error) {
 	// An event stream, or what the legacy SSE transport's GET reads as
 	// one whatever its content type says.
 	if mt, _, _ := mime.ParseMediaType(res.Header.Get("Content-Type")); mt == "text/event-stream" || r.Method == http.MethodGet && mt != "application/json" {
-		ctx := r.Context()
 		res.Body = &eventTap{body: res.Body, see: func(data []byte) {
 			// Decode only what may be a notification: a result can be
 			// megabytes, and the SDK decodes it anyway. (Not the whole
@@ -118,7 +117,7 @@ func (t tapEvents) RoundTrip(r *http.Request) (*http.Response, error) {
 			}
 			if m, err := jsonrpc.DecodeMessage(data); err == nil {
 				if r, ok := m.(*jsonrpc.Request); ok && !r.IsCall() {
-					t.see(ctx, r)
+					t.see(r)
 				}
 			}
 		}}

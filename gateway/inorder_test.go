@@ -310,7 +310,7 @@ func TestTapEvents(t *testing.T) {
 		{http.MethodGet, "application/json", nil},
 	} {
 		var seen []string
-		c := &http.Client{Transport: tapEvents{fixedResponse{tc.contentType, stream}, func(_ context.Context, m jsonrpc.Message) {
+		c := &http.Client{Transport: tapEvents{fixedResponse{tc.contentType, stream}, func(m jsonrpc.Message) {
 			switch m := m.(type) {
 			case *jsonrpc.Request:
 				seen = append(seen, m.Method)
