@@ -254,12 +254,14 @@
 // session that made the call, on that call's stream; progress tokens are
 // rewritten per call and mapped back. Log and progress notifications are
 // forwarded as the upstream's messages are read (inorder.go), so they
-// reach the client in order and before the call's result. MCP does not say which call a
-// sampling or elicitation request (or a log message) belongs to, so while
-// calls from two or more client sessions are in flight on one upstream
-// the gateway refuses the request with an error that says so, and keeps
-// the log message in its own log, rather than show one user's prompt or
-// question to another. Cancelling a call cancels it
+// reach the client in order and before the call's result; a log message
+// sent while no call is in flight goes to every session, from a queue.
+// MCP does not say which call a sampling or elicitation request (or a log
+// message) belongs to, so while calls from two or more client sessions
+// are in flight on one upstream the gateway refuses the request with an
+// error that says so, and keeps the log message in its own log, rather
+// than show one user's prompt or question to another. Cancelling a call
+// cancels it
 // upstream. Upstream JSON-RPC errors reach the client with their code; a
 // failure of the upstream itself (timeout, crash, not connected) becomes a
 // tool result with isError set and a message that says what happened.
