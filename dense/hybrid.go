@@ -99,6 +99,8 @@ type denseResult struct {
 	mo Moments
 	// parts scores every card for a query of several parts; nil for one.
 	parts *partScores
+	// rows holds each part's similarity to every card (Vectors.scoreRows).
+	rows [][]float32
 	// lexSim holds the similarity of each lexical candidate (ZScore only).
 	lexSim []float64
 }
@@ -115,25 +117,21 @@ func (ds *denseResult) z(idx int, sim float64) float64 {
 	return (sim - ds.mo.Mean) / ds.mo.Std
 }
 
-// lexicalSimilarities scores the lexical candidates the dense search did
-// not return, so z-score fusion sees both scores of every candidate.
+// lexicalSimilarities gives z-score fusion the similarity of each
+// lexical candidate, from the scores of every card the dense search
+// computed: the dense search returned only its best.
 func (h *Hybrid) lexicalSimilarities(lex []rank.Hit, ds *denseResult) error {
-	if ds.parts != nil {
-		ds.lexSim = make([]float64, len(lex))
-		for i, l := range lex {
-			ds.lexSim[i] = ds.parts.sim[l.Index]
-		}
-		return nil
-	}
-	idx := make([]int, len(lex))
+	ds.lexSim = make([]float64, len(lex))
 	for i, l := range lex {
-		idx[i] = l.Index
+		if l.Index < 0 || l.Index >= len(ds.rows[0]) {
+			return fmt.Errorf("dense search: no vector %d of %d", l.Index, len(ds.rows[0]))
+		}
+		if ds.parts != nil {
+			ds.lexSim[i] = ds.parts.sim[l.Index]
+		} else {
+			ds.lexSim[i] = float64(ds.rows[0][l.Index])
+		}
 	}
-	sims, err := h.dense.vecs.Similarities(ds.q[0], idx)
-	if err != nil {
-		return fmt.Errorf("dense search: %w", err)
-	}
-	ds.lexSim = sims
 	return nil
 }
 
@@ -148,11 +146,11 @@ func (h *Hybrid) denseSearch(ctx context.Context, query string, depth int) (*den
 		h.failed(ctx, err)
 		return nil, err
 	}
-	hits, mo, ps, err := h.dense.searchParts(qs, depth)
+	hits, mo, ps, rows, err := h.dense.searchParts(qs, depth)
 	if err != nil {
 		return nil, err
 	}
-	return &denseResult{hits: hits, q: qs, mo: mo, parts: ps}, nil
+	return &denseResult{hits: hits, q: qs, mo: mo, parts: ps, rows: rows}, nil
 }
 
 // cooling returns an *errCooling while the embedder cools down after a

@@ -276,6 +276,12 @@ func (ix *Index) searchVector(q []float32, k int) ([]Hit, Moments, error) {
 	if err != nil {
 		return nil, mo, fmt.Errorf("dense search: %w", err)
 	}
+	return ix.hitsOf(sc), mo, nil
+}
+
+// hitsOf makes hits of a search's scored vectors, best first, down to
+// the MinSimilarity.
+func (ix *Index) hitsOf(sc []Scored) []Hit {
 	hits := make([]Hit, 0, len(sc))
 	for i, s := range sc {
 		if ix.o.MinSimilarity != 0 && s.Score < ix.o.MinSimilarity {
@@ -286,7 +292,7 @@ func (ix *Index) searchVector(q []float32, k int) ([]Hit, Moments, error) {
 			Dense: &Part{Rank: i + 1, Score: s.Score, Fused: s.Score},
 		})
 	}
-	return hits, mo, nil
+	return hits
 }
 
 // Rank is [Index.Search] in the shape of policy.Ranker.

@@ -63,10 +63,13 @@ func (ix *Index) SearchBatch(ctx context.Context, queries []string, ks []int) ([
 	if err != nil {
 		return nil, err
 	}
+	rows, err := ix.vecs.scoreRows(vecs) // one pass over the vectors
+	if err != nil {
+		return nil, fmt.Errorf("dense search: %w", err)
+	}
 	for j, i := range which {
-		if out[i], err = ix.SearchVector(vecs[j], kAt(ks, i)); err != nil {
-			return nil, err
-		}
+		sc, _ := ix.vecs.topOfRow(rows[j], kAt(ks, i))
+		out[i] = ix.hitsOf(sc)
 	}
 	return out, nil
 }
@@ -106,10 +109,22 @@ func (h *Hybrid) SearchBatch(ctx context.Context, queries []string, ks []int) []
 	if len(texts) > 0 && h.dense.vecs.Len() > 0 {
 		vecs, err = h.embedBatch(ctx, texts)
 	}
+	// Every query's sentences scored against the cards in one pass over
+	// the vectors; a task's sentences are its steps, scored once.
+	var rows [][]float32
+	if err == nil && vecs != nil {
+		if rows, err = h.dense.vecs.scoreRows(vecs); err != nil {
+			err = fmt.Errorf("dense search: %w", err)
+		}
+	}
 	dense := make([][][]float32, len(queries))
+	denseRows := make([][][]float32, len(queries))
 	for j, i := range which {
 		if vecs != nil {
 			dense[i] = vecs[first[j]:first[j+1]]
+		}
+		if rows != nil {
+			denseRows[i] = rows[first[j]:first[j+1]]
 		}
 	}
 	for i, q := range queries {
@@ -121,11 +136,8 @@ func (h *Hybrid) SearchBatch(ctx context.Context, queries []string, ks []int) []
 		qerr := err
 		var ds *denseResult
 		if qerr == nil {
-			var hits []Hit
-			var mo Moments
-			var ps *partScores
-			hits, mo, ps, qerr = h.dense.searchParts(dense[i], max(h.o.Depth, k))
-			ds = &denseResult{hits: hits, q: dense[i], mo: mo, parts: ps}
+			hits, mo, ps := h.dense.searchRows(denseRows[i], max(h.o.Depth, k))
+			ds = &denseResult{hits: hits, q: dense[i], mo: mo, parts: ps, rows: denseRows[i]}
 		}
 		if qerr == nil && h.o.Fusion == ZScore {
 			qerr = h.lexicalSimilarities(lex[i], ds)

@@ -65,26 +65,18 @@ type partScores struct {
 	z, sim []float64
 }
 
-// partScores scores every vector against each query and keeps, per
-// vector, the best z-score and its similarity. mo are the first query's
-// moments (their N is the store's size).
-func (v *Vectors) partScores(qs [][]float32) (*partScores, Moments, error) {
-	n := len(v.names)
+// partScoresOf keeps, per card, the best z-score of the parts whose
+// similarities rows holds (one row a part, see Vectors.scoreRows) and
+// that part's similarity. mo are the first part's moments (their N is
+// the store's size).
+func partScoresOf(rows [][]float32) (*partScores, Moments) {
+	n := len(rows[0])
 	ps := &partScores{z: make([]float64, n), sim: make([]float64, n)}
 	var first Moments
-	row := make([]float64, n)
-	all := make([]int, n)
-	for i := range all {
-		all[i] = i
-	}
-	for p, q := range qs {
-		sims, err := v.Similarities(q, all)
-		if err != nil {
-			return nil, first, err
-		}
+	for p, row := range rows {
 		var sum, sq float64
-		for i, s := range sims {
-			row[i] = s
+		for _, s32 := range row {
+			s := float64(s32)
 			sum += s
 			sq += s * s
 		}
@@ -92,7 +84,8 @@ func (v *Vectors) partScores(qs [][]float32) (*partScores, Moments, error) {
 		if p == 0 {
 			first = mo
 		}
-		for i, s := range row {
+		for i, s32 := range row {
+			s := float64(s32)
 			z := 0.0
 			if mo.Std > 0 {
 				z = (s - mo.Mean) / mo.Std
@@ -102,22 +95,30 @@ func (v *Vectors) partScores(qs [][]float32) (*partScores, Moments, error) {
 			}
 		}
 	}
-	return ps, first, nil
+	return ps, first
 }
 
 // searchParts is the dense search of a query embedded as qs (see
 // [QueryParts]): one part is a plain cosine search; several rank cards by
 // their best part's z-score, and each hit's Dense.Score is that part's
-// similarity. The partScores are nil for one part.
-func (ix *Index) searchParts(qs [][]float32, k int) ([]Hit, Moments, *partScores, error) {
-	if len(qs) == 1 {
-		hits, mo, err := ix.searchVector(qs[0], k)
-		return hits, mo, nil, err
-	}
-	ps, mo, err := ix.vecs.partScores(qs)
+// similarity. It returns the parts' similarity rows (Vectors.scoreRows)
+// too; the partScores are nil for one part.
+func (ix *Index) searchParts(qs [][]float32, k int) ([]Hit, Moments, *partScores, [][]float32, error) {
+	rows, err := ix.vecs.scoreRows(qs)
 	if err != nil {
-		return nil, mo, nil, fmt.Errorf("dense search: %w", err)
+		return nil, Moments{}, nil, nil, fmt.Errorf("dense search: %w", err)
 	}
+	hits, mo, ps := ix.searchRows(rows, k)
+	return hits, mo, ps, rows, nil
+}
+
+// searchRows is searchParts of parts already scored.
+func (ix *Index) searchRows(rows [][]float32, k int) ([]Hit, Moments, *partScores) {
+	if len(rows) == 1 {
+		sc, mo := ix.vecs.topOfRow(rows[0], k)
+		return ix.hitsOf(sc), mo, nil
+	}
+	ps, mo := partScoresOf(rows)
 	n := ix.vecs.Len()
 	if k <= 0 || k > n {
 		k = n
@@ -138,5 +139,5 @@ func (ix *Index) searchParts(qs [][]float32, k int) ([]Hit, Moments, *partScores
 			Dense: &Part{Rank: i + 1, Score: sim, Fused: sim},
 		})
 	}
-	return hits, mo, ps, nil
+	return hits, mo, ps
 }

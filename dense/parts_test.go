@@ -50,10 +50,11 @@ func TestPartScoresByHand(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Part 1 along a: similarities 1, 0, s, 0. Part 2 along b: 0, 1, s, 0.
-	ps, mo, err := v.partScores([][]float32{{1, 0, 0}, {0, 1, 0}})
+	rows, err := v.scoreRows([][]float32{{1, 0, 0}, {0, 1, 0}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	ps, mo := partScoresOf(rows)
 	sims := []float64{1, 0, float64(s), 0}
 	var mean, sq float64
 	for _, x := range sims {
@@ -73,7 +74,7 @@ func TestPartScoresByHand(t *testing.T) {
 	if mo.N != 4 || math.Abs(mo.Mean-mean) > 1e-6 || math.Abs(mo.Std-std) > 1e-6 {
 		t.Errorf("moments %+v, want mean %.6f std %.6f over 4", mo, mean, std)
 	}
-	if _, _, err := v.partScores([][]float32{{1, 0, 0}, {1, 0}}); err == nil {
+	if _, err := v.scoreRows([][]float32{{1, 0, 0}, {1, 0}}); err == nil {
 		t.Error("a part of the wrong length: no error")
 	}
 }
@@ -87,6 +88,7 @@ func TestZScoreFusionOfParts(t *testing.T) {
 		hits:  []Hit{{Hit: rank.Hit{Name: "c", Index: 2}, Dense: &Part{Score: 0.7}}},
 		mo:    Moments{Mean: 0.3, Std: 0.2, N: 100},
 		parts: &partScores{z: []float64{0, 3, 2}, sim: []float64{0.2, 0.6, 0.7}},
+		rows:  [][]float32{{0.2, 0.1, 0.7}, {0.1, 0.6, 0.3}},
 	}
 	if err := h.lexicalSimilarities(lex, ds); err != nil {
 		t.Fatal(err)
@@ -130,7 +132,7 @@ func TestSentencesFindEachTool(t *testing.T) {
 	if len(qs) != 2 {
 		t.Fatalf("%d parts, want 2", len(qs))
 	}
-	hits, _, ps, err := ix.searchParts(qs, 2)
+	hits, _, ps, _, err := ix.searchParts(qs, 2)
 	if err != nil || ps == nil {
 		t.Fatalf("searchParts: %v, parts %v", err, ps)
 	}

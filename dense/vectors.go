@@ -158,61 +158,17 @@ type Moments struct {
 }
 
 // SearchMoments is [Vectors.Search] that also returns the similarity's
-// moments over the whole store, computed in the same scan.
+// moments over the whole store, computed from the same scores.
 func (v *Vectors) SearchMoments(query []float32, k int) ([]Scored, Moments, error) {
-	n := len(v.names)
-	if n == 0 {
+	if len(v.names) == 0 {
 		return nil, Moments{}, nil
 	}
-	if len(query) != v.dim {
-		return nil, Moments{}, fmt.Errorf("vectors: query has %d dimensions, the store %d", len(query), v.dim)
+	rows, err := v.scoreRows([][]float32{query})
+	if err != nil {
+		return nil, Moments{}, err
 	}
-	q := make([]float32, v.dim)
-	if err := normalize(q, query); err != nil {
-		return nil, Moments{}, fmt.Errorf("vectors: query: %w", err)
-	}
-	var (
-		qi     []int8
-		qscale float32
-	)
-	if v.i8 != nil {
-		qi = make([]int8, v.dim)
-		qscale = quantize(qi, q)
-	}
-	if k <= 0 || k > n {
-		k = n
-	}
-	workers := min(v.parallel, n/parallelMin)
-	if workers <= 1 {
-		h := newHeap(k, v.names)
-		sum, sq := v.scan(q, qi, qscale, 0, n, h)
-		return h.sorted(), moments(sum, sq, n), nil
-	}
-	heaps := make([]*scoreHeap, workers)
-	sums := make([][2]float64, workers)
-	var wg sync.WaitGroup
-	chunk := (n + workers - 1) / workers
-	for w := range workers {
-		lo, hi := w*chunk, min((w+1)*chunk, n)
-		heaps[w] = newHeap(k, v.names)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sums[w][0], sums[w][1] = v.scan(q, qi, qscale, lo, hi, heaps[w])
-		}()
-	}
-	wg.Wait()
-	h := heaps[0]
-	for _, o := range heaps[1:] {
-		for _, e := range o.items {
-			h.offer(e.doc, e.score)
-		}
-	}
-	var sum, sq float64
-	for _, s := range sums {
-		sum, sq = sum+s[0], sq+s[1]
-	}
-	return h.sorted(), moments(sum, sq, n), nil
+	sc, mo := v.topOfRow(rows[0], k)
+	return sc, mo, nil
 }
 
 func moments(sum, sq float64, n int) Moments {
@@ -220,33 +176,125 @@ func moments(sum, sq float64, n int) Moments {
 	return Moments{Mean: mean, Std: math.Sqrt(max(sq/float64(n)-mean*mean, 0)), N: n}
 }
 
-// scan scores vectors [lo,hi) into h and returns the sum of the scores
-// and of their squares.
-func (v *Vectors) scan(q []float32, qi []int8, qscale float32, lo, hi int, h *scoreHeap) (sum, sq float64) {
-	d := v.dim
-	if qi != nil {
-		for i := lo; i < hi; i++ {
-			s := float32(dotInt8(qi, v.i8[i*d:(i+1)*d])) * qscale * v.scale[i]
-			h.offer(int32(i), s)
-			sum += float64(s)
-			sq += float64(s) * float64(s)
-		}
-		return sum, sq
-	}
-	var buf [scanBlock]float32
-	for i0 := lo; i0 < hi; i0 += scanBlock {
-		scores := buf[:min(scanBlock, hi-i0)]
-		dotsF32(scores, q, v.f32[i0*d:])
-		for j, s := range scores {
-			h.offer(int32(i0+j), s)
-			sum += float64(s)
-			sq += float64(s) * float64(s)
-		}
-	}
-	return sum, sq
+// rowQuery is one distinct query of scoreRows: normalized, quantized
+// too for an Int8 store, and the row its scores go to.
+type rowQuery struct {
+	f     []float32
+	i     []int8
+	scale float32
+	row   []float32
 }
 
-// scanBlock is how many vectors scan scores a call of dotsF32.
+// scoreRows scores every vector against each query: rows[j][i] is query
+// j's cosine similarity with vector i, as a float32, the bits
+// [Vectors.Search] and [Vectors.Similarities] give. A query given twice
+// (the same slice, as [Index.EmbedQueries] returns a text given twice)
+// is scored once, and its rows share storage. The store is read once
+// for all the queries, a block of vectors at a time, so a task's
+// sentences and its steps (the same texts, see [QueryParts]) cost one
+// pass over memory, not one each: with 10,000 cards the vectors are 15
+// MB, and reading them is what a scan costs (BenchmarkSelect). Stores
+// of parallelMin vectors and more are scored on several goroutines.
+func (v *Vectors) scoreRows(qs [][]float32) ([][]float32, error) {
+	n, d := len(v.names), v.dim
+	var uniq []*rowQuery
+	which := make([]int, len(qs)) // qs[j] is uniq[which[j]]
+	at := make(map[*float32]int, len(qs))
+	for j, q := range qs {
+		if len(q) != d {
+			return nil, fmt.Errorf("vectors: query has %d dimensions, the store %d", len(q), d)
+		}
+		if d > 0 {
+			if u, ok := at[&q[0]]; ok {
+				which[j] = u
+				continue
+			}
+			at[&q[0]] = len(uniq)
+		}
+		u := &rowQuery{f: make([]float32, d)}
+		if err := normalize(u.f, q); err != nil {
+			return nil, fmt.Errorf("vectors: query: %w", err)
+		}
+		if v.i8 != nil {
+			u.i = make([]int8, d)
+			u.scale = quantize(u.i, u.f)
+		}
+		which[j] = len(uniq)
+		uniq = append(uniq, u)
+	}
+	flat := make([]float32, len(uniq)*n)
+	for j, u := range uniq {
+		u.row = flat[j*n : (j+1)*n : (j+1)*n]
+	}
+	rows := make([][]float32, len(qs))
+	for j := range qs {
+		rows[j] = uniq[which[j]].row
+	}
+	workers := min(v.parallel, n/parallelMin)
+	if workers <= 1 {
+		v.scoreRange(uniq, 0, n)
+		return rows, nil
+	}
+	var wg sync.WaitGroup
+	chunk := (n + workers - 1) / workers
+	for lo := 0; lo < n; lo += chunk {
+		wg.Go(func() { v.scoreRange(uniq, lo, min(lo+chunk, n)) })
+	}
+	wg.Wait()
+	return rows, nil
+}
+
+// scoreRange scores vectors [lo,hi) against each query into its row,
+// a block of vectors at a time, each block read for all the queries.
+func (v *Vectors) scoreRange(qs []*rowQuery, lo, hi int) {
+	d := v.dim
+	if v.i8 != nil {
+		for i := lo; i < hi; i++ {
+			w := v.i8[i*d : (i+1)*d]
+			for _, u := range qs {
+				u.row[i] = float32(dotInt8(u.i, w)) * u.scale * v.scale[i]
+			}
+		}
+		return
+	}
+	for i0 := lo; i0 < hi; i0 += scanBlock {
+		i1 := min(i0+scanBlock, hi)
+		for _, u := range qs {
+			dotsF32(u.row[i0:i1], u.f, v.f32[i0*d:])
+		}
+	}
+}
+
+// topOfRow returns the k best of a query's scores (all when k <= 0),
+// best first, ties broken by name, and their moments. The sums run in
+// chunks as the scan of a large store on several goroutines ran them,
+// one after another, so a store's moments keep their bits whatever
+// scored it.
+func (v *Vectors) topOfRow(row []float32, k int) ([]Scored, Moments) {
+	n := len(row)
+	if k <= 0 || k > n {
+		k = n
+	}
+	h := newHeap(k, v.names)
+	chunk := n
+	if workers := min(v.parallel, n/parallelMin); workers > 1 {
+		chunk = (n + workers - 1) / workers
+	}
+	var sum, sq float64
+	for lo := 0; lo < n; lo += chunk {
+		var s1, s2 float64
+		for i := lo; i < min(lo+chunk, n); i++ {
+			s := row[i]
+			h.offer(int32(i), s)
+			s1 += float64(s)
+			s2 += float64(s) * float64(s)
+		}
+		sum, sq = sum+s1, sq+s2
+	}
+	return h.sorted(), moments(sum, sq, n)
+}
+
+// scanBlock is how many vectors a call of dotsF32 scores.
 const scanBlock = 64
 
 // dotInt8 is dotF32 for int8 vectors, summed exactly in int32 (products

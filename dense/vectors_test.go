@@ -242,3 +242,76 @@ func BenchmarkNewVectors10k(b *testing.B) {
 		}
 	}
 }
+
+// TestScoreRows scores several queries in one pass, a query given twice
+// among them, and checks each score against Similarities (which scores a
+// vector at a time) bit for bit, on small and large stores, float32 and
+// int8, on one goroutine and several; and that a query scored in a batch
+// is searched exactly as alone.
+func TestScoreRows(t *testing.T) {
+	for _, tc := range []struct {
+		n        int
+		int8     bool
+		parallel int
+	}{
+		{5, false, 1},
+		{300, false, 3},
+		{300, true, 1},
+		{2*parallelMin + 17, false, 3},
+		{2*parallelMin + 17, true, 3},
+		{2*parallelMin + 17, false, 1},
+	} {
+		t.Run(fmt.Sprintf("n=%d/int8=%v/parallel=%d", tc.n, tc.int8, tc.parallel), func(t *testing.T) {
+			names, vecs := randomVectors(11, tc.n, 48)
+			v, err := NewVectors(names, vecs, &VectorOptions{Int8: tc.int8, Parallel: tc.parallel})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, qs := randomVectors(12, 3, 48)
+			qs = append(qs, qs[1], vecs[2]) // qs[1] twice; a stored vector
+			rows, err := v.scoreRows(qs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if &rows[3][0] != &rows[1][0] {
+				t.Error("a query given twice was scored twice")
+			}
+			all := make([]int, tc.n)
+			for i := range all {
+				all[i] = i
+			}
+			for j, q := range qs {
+				want, err := v.Similarities(q, all)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, w := range want {
+					if float64(rows[j][i]) != w {
+						t.Fatalf("query %d, vector %d: scored %v, Similarities %v", j, i, rows[j][i], w)
+					}
+				}
+				alone, amo, err := v.SearchMoments(q, 20)
+				if err != nil {
+					t.Fatal(err)
+				}
+				batch, bmo := v.topOfRow(rows[j], 20)
+				if diff := cmp.Diff(alone, batch); diff != "" || amo != bmo {
+					t.Errorf("query %d in a batch: moments %+v, alone %+v; hits (-alone +batch):\n%s", j, bmo, amo, diff)
+				}
+				// The moments are the scores' mean and deviation.
+				var sum, sq float64
+				for _, w := range want {
+					sum += w
+					sq += w * w
+				}
+				mean := sum / float64(tc.n)
+				if std := math.Sqrt(sq/float64(tc.n) - mean*mean); math.Abs(amo.Mean-mean) > 1e-9 || math.Abs(amo.Std-std) > 1e-9 || amo.N != tc.n {
+					t.Errorf("query %d: moments %+v, want mean %v std %v over %d", j, amo, mean, std, tc.n)
+				}
+			}
+			if _, err := v.scoreRows([][]float32{qs[0], qs[0][:10]}); err == nil {
+				t.Error("a query of the wrong length: no error")
+			}
+		})
+	}
+}

@@ -10,7 +10,11 @@
 # hook or script calls the server; KEEPALIVE=1 sends them all from one
 # curl process over one connection, as a program holding a client does.
 # The server's cost of a new connection (about 0.6-0.8 ms of CPU here)
-# is then gone from both rankers.
+# is then gone from both rankers. RATE (with KEEPALIVE=1; curl's --rate,
+# such as 200/s or 50/s) spaces the requests out, as a server that waits
+# between requests sees them: caches cool and the CPU idles between
+# them, which costs a hybrid select more than a lexical one
+# (docs/speed.md, round seven).
 set -euo pipefail
 bin=$1 tools=$2 tasks=$3 n=${4:-200}
 home=$(mktemp -d)
@@ -37,7 +41,7 @@ for ranker in lexical hybrid; do
 		# before the count starts).
 		head -n "$n" "$tasks" | jq -Rr --arg u "$url" '"url = \"\($u)\"\nheader = \"Content-Type: application/json\"\ndata-binary = \({task: .} | tojson | tojson)\noutput = \"/dev/null\"\nnext"' | sed '$d' >"$home/requests.conf"
 		c0=$(cpu $pid)
-		curl -s -K "$home/requests.conf"
+		curl -s ${RATE:+--rate "$RATE"} -K "$home/requests.conf"
 	else
 		c0=$(cpu $pid)
 		head -n "$n" "$tasks" | while IFS= read -r t; do
