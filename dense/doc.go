@@ -85,6 +85,10 @@
 // (0.943 → 0.914 at weight 0.45 with the built-in encoder), and adding
 // the whole task as one more part changes nothing on any dev set.
 // Embedding the sentences costs about what embedding the whole task did.
+// Selection ranks such a task with its steps, the same texts: each is
+// embedded once, and all the vectors of a select are scored against the
+// cards in one pass over the store (a block of vectors read once for all
+// of them), not a scan each.
 // Each [Hit] explains both parts: the lexical rank, score and matched
 // terms, and the dense rank and cosine similarity (also in
 // rank.Hit.Similarity, which selection reasons print as "similarity
