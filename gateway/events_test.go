@@ -192,7 +192,7 @@ func TestFleetStreamResume(t *testing.T) {
 // and a resumption from before them is refused as dropped.
 func TestStreamEventsRetention(t *testing.T) {
 	st := persistentStores[1].db(t)()
-	defer st.Close()
+	t.Cleanup(func() { st.Close() })
 	ev := st.(store.MCPEvents)
 	ms := st.(store.MCPSessions)
 	ctx := context.Background()

@@ -30,9 +30,9 @@ func get(t *testing.T, url string) (int, string) {
 // session is still served and a new one is refused with 503.
 func TestHealthReady(t *testing.T) {
 	st := persistentStores[0].db(t)()
-	defer st.Close()
+	t.Cleanup(func() { st.Close() })
 	ss := NewStoreSessions(st, nil)
-	defer ss.Close()
+	t.Cleanup(func() { ss.Close() })
 	g := startGateway(t, []ServerConfig{testServer("alpha")}, &Options{Mode: ModeSearch, Family: policy.General, Store: ss, Trace: ss})
 	url := serveHTTP(t, g, &HTTPOptions{Token: "s3cret"})
 	base := strings.TrimSuffix(url, "/mcp")

@@ -35,9 +35,9 @@ func TestIdentities(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := persistentStores[0].db(t)()
-	defer st.Close()
+	t.Cleanup(func() { st.Close() })
 	ss := NewStoreSessions(st, &StoreOptions{Durable: true})
-	defer ss.Close()
+	t.Cleanup(func() { ss.Close() })
 	g := startGateway(t, []ServerConfig{testServer("alpha"), testServer("beta")}, &Options{Mode: ModeAuto, Family: policy.General, Store: ss, Trace: ss})
 	url := serveHTTP(t, g, &HTTPOptions{Identities: set})
 	base := strings.TrimSuffix(url, "/mcp")

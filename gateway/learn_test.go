@@ -52,7 +52,7 @@ func TestGatewayLearns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
+	t.Cleanup(func() { st.Close() })
 
 	// A past session: found the forecast tool by one of its words, called it.
 	g1, url1 := learningGateway(t, st, false, time.Hour)

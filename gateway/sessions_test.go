@@ -308,7 +308,7 @@ func TestAnonymousSessionsStore(t *testing.T) {
 	for _, db := range persistentStores {
 		t.Run(db.name, func(t *testing.T) {
 			st := db.db(t)()
-			defer st.Close()
+			t.Cleanup(func() { st.Close() })
 			ss := NewStoreSessions(st, nil)
 			g := startGateway(t, []ServerConfig{testServer("alpha")}, &Options{Mode: ModeSearch, Family: policy.General, Store: ss, Trace: ss})
 			url := serveHTTP(t, g, nil)

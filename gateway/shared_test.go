@@ -104,7 +104,7 @@ func TestFleetSharedPins(t *testing.T) {
 func TestFleetSharedFirstSight(t *testing.T) {
 	open := persistentStores[1].db(t)
 	st := open()
-	defer st.Close()
+	t.Cleanup(func() { st.Close() })
 	ctx := context.Background()
 	sh, ok := st.(store.Shared)
 	if !ok {
@@ -123,7 +123,7 @@ func TestFleetSharedFirstSight(t *testing.T) {
 		t.Fatal(err)
 	}
 	ss := NewStoreSessions(st, nil)
-	defer ss.Close()
+	t.Cleanup(func() { ss.Close() })
 	g := startGateway(t, []ServerConfig{testServer("alpha")}, &Options{Mode: ModeAll, Family: policy.General, Store: ss, Pins: ix})
 	if slices.Contains(g.Tools(), "alpha__echo") {
 		t.Errorf("alpha__echo, whose digest differs from the fleet's approval, is listed: %v", g.Tools())
@@ -190,9 +190,9 @@ func TestFleetRateLimit(t *testing.T) {
 	var urls []string
 	for range 2 {
 		st := open()
-		defer st.Close()
+		t.Cleanup(func() { st.Close() })
 		ss := NewStoreSessions(st, nil)
-		defer ss.Close()
+		t.Cleanup(func() { ss.Close() })
 		g := startGateway(t, []ServerConfig{testServer("alpha")}, &Options{Mode: ModeAuto, Family: policy.General, Store: ss})
 		urls = append(urls, serveHTTP(t, g, &HTTPOptions{Identities: set}))
 	}
@@ -276,7 +276,7 @@ func BenchmarkFleetShared(b *testing.B) {
 func TestFleetSharedCatchUpOnReconnect(t *testing.T) {
 	open := persistentStores[1].db(t)
 	st := open()
-	defer st.Close()
+	t.Cleanup(func() { st.Close() })
 	b, dirB := pinsReplica(t, st, false)
 	if slices.Contains(b.Tools(), "alpha__echo") {
 		t.Fatal("alpha__echo listed before any approval")
