@@ -78,6 +78,9 @@ func (h *Hybrid) Search(ctx context.Context, query string, k int) []Hit {
 		return lexicalOnly(lex, k, "")
 	}
 	ds, err := h.denseSearch(ctx, query, depth)
+	if ds != nil {
+		defer ds.scores.release()
+	}
 	if err == nil && h.o.Fusion == ZScore {
 		err = h.lexicalSimilarities(lex, ds)
 	}
@@ -101,6 +104,8 @@ type denseResult struct {
 	parts *partScores
 	// rows holds each part's similarity to every card (Vectors.scoreRows).
 	rows [][]float32
+	// scores, when set, hold the rows, and are released after the search.
+	scores *scores
 	// lexSim holds the similarity of each lexical candidate (ZScore only).
 	lexSim []float64
 }
@@ -146,11 +151,11 @@ func (h *Hybrid) denseSearch(ctx context.Context, query string, depth int) (*den
 		h.failed(ctx, err)
 		return nil, err
 	}
-	hits, mo, ps, rows, err := h.dense.searchParts(qs, depth)
+	hits, mo, ps, sc, err := h.dense.searchParts(qs, depth)
 	if err != nil {
 		return nil, err
 	}
-	return &denseResult{hits: hits, q: qs, mo: mo, parts: ps, rows: rows}, nil
+	return &denseResult{hits: hits, q: qs, mo: mo, parts: ps, rows: sc.rows, scores: sc}, nil
 }
 
 // cooling returns an *errCooling while the embedder cools down after a

@@ -63,12 +63,13 @@ func (ix *Index) SearchBatch(ctx context.Context, queries []string, ks []int) ([
 	if err != nil {
 		return nil, err
 	}
-	rows, err := ix.vecs.scoreRows(vecs) // one pass over the vectors
+	scores, err := ix.vecs.scoreRows(vecs) // one pass over the vectors
 	if err != nil {
 		return nil, fmt.Errorf("dense search: %w", err)
 	}
+	defer scores.release()
 	for j, i := range which {
-		sc, _ := ix.vecs.topOfRow(rows[j], kAt(ks, i))
+		sc, _ := ix.vecs.topOfRow(scores.rows[j], kAt(ks, i))
 		out[i] = ix.hitsOf(sc)
 	}
 	return out, nil
@@ -113,8 +114,12 @@ func (h *Hybrid) SearchBatch(ctx context.Context, queries []string, ks []int) []
 	// the vectors; a task's sentences are its steps, scored once.
 	var rows [][]float32
 	if err == nil && vecs != nil {
-		if rows, err = h.dense.vecs.scoreRows(vecs); err != nil {
+		var sc *scores
+		if sc, err = h.dense.vecs.scoreRows(vecs); err != nil {
 			err = fmt.Errorf("dense search: %w", err)
+		} else {
+			defer sc.release()
+			rows = sc.rows
 		}
 	}
 	dense := make([][][]float32, len(queries))

@@ -102,14 +102,14 @@ func partScoresOf(rows [][]float32) (*partScores, Moments) {
 // [QueryParts]): one part is a plain cosine search; several rank cards by
 // their best part's z-score, and each hit's Dense.Score is that part's
 // similarity. It returns the parts' similarity rows (Vectors.scoreRows)
-// too; the partScores are nil for one part.
-func (ix *Index) searchParts(qs [][]float32, k int) ([]Hit, Moments, *partScores, [][]float32, error) {
-	rows, err := ix.vecs.scoreRows(qs)
+// too, for the caller to release; the partScores are nil for one part.
+func (ix *Index) searchParts(qs [][]float32, k int) ([]Hit, Moments, *partScores, *scores, error) {
+	sc, err := ix.vecs.scoreRows(qs)
 	if err != nil {
 		return nil, Moments{}, nil, nil, fmt.Errorf("dense search: %w", err)
 	}
-	hits, mo, ps := ix.searchRows(rows, k)
-	return hits, mo, ps, rows, nil
+	hits, mo, ps := ix.searchRows(sc.rows, k)
+	return hits, mo, ps, sc, nil
 }
 
 // searchRows is searchParts of parts already scored.

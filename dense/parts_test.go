@@ -50,11 +50,11 @@ func TestPartScoresByHand(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Part 1 along a: similarities 1, 0, s, 0. Part 2 along b: 0, 1, s, 0.
-	rows, err := v.scoreRows([][]float32{{1, 0, 0}, {0, 1, 0}})
+	sc, err := v.scoreRows([][]float32{{1, 0, 0}, {0, 1, 0}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ps, mo := partScoresOf(rows)
+	ps, mo := partScoresOf(sc.rows)
 	sims := []float64{1, 0, float64(s), 0}
 	var mean, sq float64
 	for _, x := range sims {

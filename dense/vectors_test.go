@@ -247,7 +247,8 @@ func BenchmarkNewVectors10k(b *testing.B) {
 // among them, and checks each score against Similarities (which scores a
 // vector at a time) bit for bit, on small and large stores, float32 and
 // int8, on one goroutine and several; and that a query scored in a batch
-// is searched exactly as alone.
+// is searched exactly as alone (SearchMoments, whose scores go to memory
+// released by the search before: reused memory holds no stale score).
 func TestScoreRows(t *testing.T) {
 	for _, tc := range []struct {
 		n        int
@@ -269,10 +270,12 @@ func TestScoreRows(t *testing.T) {
 			}
 			_, qs := randomVectors(12, 3, 48)
 			qs = append(qs, qs[1], vecs[2]) // qs[1] twice; a stored vector
-			rows, err := v.scoreRows(qs)
+			sc, err := v.scoreRows(qs)
 			if err != nil {
 				t.Fatal(err)
 			}
+			defer sc.release()
+			rows := sc.rows
 			if &rows[3][0] != &rows[1][0] {
 				t.Error("a query given twice was scored twice")
 			}
