@@ -111,13 +111,13 @@ func (h *Hybrid) SearchBatch(ctx context.Context, queries []string, ks []int) []
 		vecs, err = h.embedBatch(ctx, texts)
 	}
 	// Every query's sentences scored against the cards in one pass over
-	// the vectors; a task's sentences are its steps, scored once.
+	// the vectors; a task's sentences are its steps, scored once. A vector
+	// that cannot be scored (NaN, the wrong length: an embedder's fault)
+	// fails only its own query, as in Search: the queries are then scored
+	// one by one.
 	var rows [][]float32
 	if err == nil && vecs != nil {
-		var sc *scores
-		if sc, err = h.dense.vecs.scoreRows(vecs); err != nil {
-			err = fmt.Errorf("dense search: %w", err)
-		} else {
+		if sc, serr := h.dense.vecs.scoreRows(vecs); serr == nil {
 			defer sc.release()
 			rows = sc.rows
 		}
@@ -140,9 +140,19 @@ func (h *Hybrid) SearchBatch(ctx context.Context, queries []string, ks []int) []
 		}
 		qerr := err
 		var ds *denseResult
-		if qerr == nil {
+		switch {
+		case qerr == nil && rows != nil:
 			hits, mo, ps := h.dense.searchRows(denseRows[i], max(h.o.Depth, k))
 			ds = &denseResult{hits: hits, q: dense[i], mo: mo, parts: ps, rows: denseRows[i]}
+		case qerr == nil:
+			var sc *scores
+			var hits []Hit
+			var mo Moments
+			var ps *partScores
+			if hits, mo, ps, sc, qerr = h.dense.searchParts(dense[i], max(h.o.Depth, k)); qerr == nil {
+				defer sc.release()
+				ds = &denseResult{hits: hits, q: dense[i], mo: mo, parts: ps, rows: sc.rows}
+			}
 		}
 		if qerr == nil && h.o.Fusion == ZScore {
 			qerr = h.lexicalSimilarities(lex[i], ds)

@@ -2,7 +2,11 @@ package dense
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -90,5 +94,108 @@ func TestSearchBatch(t *testing.T) {
 	}
 	if _, err := d.SearchBatch(ctx, queries, ks); err == nil {
 		t.Error("dense batch with the endpoint down: no error")
+	}
+}
+
+// badVectorEmbedder embeds as wordEmbedder, but gives a text with
+// "splurt" a NaN and one with "zonk" too few dimensions: an embedder's
+// fault, found when the vector is scored.
+type badVectorEmbedder struct{ wordEmbedder }
+
+func (e *badVectorEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	out, err := e.wordEmbedder.Embed(ctx, texts)
+	for i, t := range texts {
+		switch {
+		case strings.Contains(t, "splurt"):
+			out[i][0] = float32(math.NaN())
+		case strings.Contains(t, "zonk"):
+			out[i] = out[i][:3]
+		}
+	}
+	return out, err
+}
+
+// TestSearchBatchBadVector: a vector that cannot be scored fails only
+// its own query of a batch, which falls back to lexical ranking as it
+// does alone; the other queries are ranked as alone.
+func TestSearchBatchBadVector(t *testing.T) {
+	ctx := context.Background()
+	for _, bad := range []string{"splurt the webpage", "zonk the webpage"} {
+		h := buildHybrid(t, &badVectorEmbedder{}, &Options{Cooldown: -1})
+		queries := []string{bad, "fetch a webpage", "read a file. Then send an email"}
+		ks := []int{3, 3, 3}
+		var want [][]Hit
+		for i, q := range queries {
+			want = append(want, h.Search(ctx, q, ks[i]))
+		}
+		f0 := h.Fallbacks()
+		got := h.SearchBatch(ctx, queries, ks)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%q: batch differs from one search per query (-want +got):\n%s", bad, diff)
+		}
+		if n := h.Fallbacks() - f0; n != 1 {
+			t.Errorf("%q: %d fallbacks in the batch, want 1 (its own)", bad, n)
+		}
+		if len(got[0]) == 0 || got[0][0].Fallback == "" {
+			t.Errorf("%q: not answered lexically: %+v", bad, got[0])
+		}
+		if len(got[1]) == 0 || got[1][0].Fallback != "" || got[1][0].Dense == nil {
+			t.Errorf("fetch a webpage, beside %q: %+v, want it ranked by meaning too", bad, got[1])
+		}
+	}
+}
+
+// TestConcurrentSearches: searches running together share the memory
+// of their scores (see Vectors.scoreRows) and each gets what it gets
+// alone. With released rows overwritten by NaN, a search that read its
+// rows after releasing them would differ even alone.
+func TestConcurrentSearches(t *testing.T) {
+	ctx := context.Background()
+	h := buildHybrid(t, &wordEmbedder{}, nil)
+	queries := []string{"fetch a webpage", "read a file. Then send an email", "send an email", "search the web for news", "read a file"}
+	ks := []int{3, 5, 3, 4, 0}
+	alone := make([][]Hit, len(queries))
+	for i, q := range queries {
+		alone[i] = h.Search(ctx, q, ks[i])
+	}
+	batch := h.SearchBatch(ctx, queries, ks)
+	dense := h.Dense()
+	denseBatch, err := dense.SearchBatch(ctx, queries, ks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	poisonReleased.Store(true)
+	t.Cleanup(func() { poisonReleased.Store(false) })
+	var wg sync.WaitGroup
+	errs := make(chan string, 16)
+	for g := range 16 {
+		wg.Go(func() {
+			for r := range 40 {
+				i := (g + r) % len(queries)
+				var diff string
+				switch r % 3 {
+				case 0:
+					diff = cmp.Diff(alone[i], h.Search(ctx, queries[i], ks[i]))
+				case 1:
+					diff = cmp.Diff(batch, h.SearchBatch(ctx, queries, ks))
+				default:
+					got, err := dense.SearchBatch(ctx, queries, ks)
+					if err != nil {
+						diff = err.Error()
+					} else {
+						diff = cmp.Diff(denseBatch, got)
+					}
+				}
+				if diff != "" {
+					errs <- fmt.Sprintf("goroutine %d, round %d (-alone +together):\n%s", g, r, diff)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // VectorOptions tunes a [Vectors] store. A nil *VectorOptions keeps
@@ -198,11 +199,21 @@ type scores struct {
 // scoreBufs holds released scores' memory (*[]float32).
 var scoreBufs sync.Pool
 
+// poisonReleased makes release overwrite the rows with NaN, so that a
+// search reading its rows after releasing them gives NaN scores (tests).
+var poisonReleased atomic.Bool
+
 // release returns the rows' memory for reuse; the rows must not be read
 // after. It may be called on nil scores, and more than once.
 func (s *scores) release() {
 	if s == nil || s.buf == nil {
 		return
+	}
+	if poisonReleased.Load() {
+		b := (*s.buf)[:cap(*s.buf)]
+		for i := range b {
+			b[i] = float32(math.NaN())
+		}
 	}
 	scoreBufs.Put(s.buf)
 	s.buf, s.rows = nil, nil

@@ -301,11 +301,25 @@ func TestScoreRows(t *testing.T) {
 				if diff := cmp.Diff(alone, batch); diff != "" || amo != bmo {
 					t.Errorf("query %d in a batch: moments %+v, alone %+v; hits (-alone +batch):\n%s", j, bmo, amo, diff)
 				}
-				// The moments are the scores' mean and deviation.
+				// The moments are the scores' mean and deviation, their
+				// sums taken as the parallel scan took them before the
+				// scores were kept (so their bits did not change): in
+				// chunks of ceil(n/workers), one after another.
+				chunk := tc.n
+				if workers := min(tc.parallel, tc.n/parallelMin); workers > 1 {
+					chunk = (tc.n + workers - 1) / workers
+				}
 				var sum, sq float64
-				for _, w := range want {
-					sum += w
-					sq += w * w
+				for lo := 0; lo < tc.n; lo += chunk {
+					var s1, s2 float64
+					for _, w := range want[lo:min(lo+chunk, tc.n)] {
+						s1 += w
+						s2 += w * w
+					}
+					sum, sq = sum+s1, sq+s2
+				}
+				if wmo := moments(sum, sq, tc.n); amo != wmo {
+					t.Errorf("query %d: moments %+v, want %+v", j, amo, wmo)
 				}
 				mean := sum / float64(tc.n)
 				if std := math.Sqrt(sq/float64(tc.n) - mean*mean); math.Abs(amo.Mean-mean) > 1e-9 || math.Abs(amo.Std-std) > 1e-9 || amo.N != tc.n {
