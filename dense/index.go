@@ -267,16 +267,11 @@ func (ix *Index) Search(ctx context.Context, query string, k int) ([]Hit, error)
 
 // SearchVector is [Index.Search] with an already embedded query.
 func (ix *Index) SearchVector(q []float32, k int) ([]Hit, error) {
-	hits, _, err := ix.searchVector(q, k)
-	return hits, err
-}
-
-func (ix *Index) searchVector(q []float32, k int) ([]Hit, Moments, error) {
-	sc, mo, err := ix.vecs.SearchMoments(q, k)
+	sc, err := ix.vecs.Search(q, k)
 	if err != nil {
-		return nil, mo, fmt.Errorf("dense search: %w", err)
+		return nil, fmt.Errorf("dense search: %w", err)
 	}
-	return ix.hitsOf(sc), mo, nil
+	return ix.hitsOf(sc), nil
 }
 
 // hitsOf makes hits of a search's scored vectors, best first, down to
