@@ -168,6 +168,43 @@ func benchBetween(b *testing.B, between func(i int)) {
 	}
 }
 
+// BenchmarkRows embeds texts of 12 to 56 rows (pieces plus [CLS] and
+// [SEP]) on one worker, with the two fastest integer kernels this CPU
+// runs: how a warm pass's CPU grows with its rows. On AMX a row costs
+// about 0.032 ms and the rest of a pass about 0.27 ms; past amxRows
+// (28) a second call a layer adds about 0.2 ms (docs/speed.md, round
+// eight).
+func BenchmarkRows(b *testing.B) {
+	defer restoreKernels()
+	ctx := context.Background()
+	words := strings.Fields(strings.Repeat("find open pull requests payments repository summarize what each one changes ", 8))
+	ks := kernels()
+	for _, k := range ks[:min(2, len(ks))] {
+		e := fresh(b, k.pack)
+		for _, want := range []int{12, 20, 28, 29, 36, 44, 56} {
+			// The shortest prefix of words with at least want rows.
+			var text string
+			for w := 1; w <= len(words); w++ {
+				text = strings.Join(words[:w], " ")
+				if len(e.Tokens(text))+2 >= want {
+					break
+				}
+			}
+			rows := len(e.Tokens(text)) + 2
+			b.Run(fmt.Sprintf("kernel=%s/rows=%d", k.name, rows), func(b *testing.B) {
+				k.run()
+				cpu0 := testenv.CPUTime()
+				for b.Loop() {
+					if _, err := e.Embed(ctx, []string{text}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(testenv.CPUTime()-cpu0)/1e6/float64(b.N), "cpu-ms/op")
+			})
+		}
+	}
+}
+
 // BenchmarkCards embeds 64 card texts a run; tokens/s is the throughput.
 func BenchmarkCards(b *testing.B) {
 	texts := make([]string, 64)
