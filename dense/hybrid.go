@@ -288,24 +288,37 @@ func (h *Hybrid) fuseZ(lex []rank.Hit, ds *denseResult, k int) []Hit {
 	if len(lex) > 0 {
 		lowest = zl(lex[len(lex)-1].Score)
 	}
-	byIndex := make(map[int]*Hit, len(lex)+len(ds.hits))
-	order := make([]*Hit, 0, len(lex)+len(ds.hits))
+	// The candidates and their parts live in two slices allocated once
+	// and never grown, so the pointers into them stay valid: a fusion is
+	// two allocations, not two or three a candidate.
+	n := len(lex) + len(ds.hits)
+	byIndex := make(map[int]*Hit, n)
+	order := make([]*Hit, 0, n)
+	hits := make([]Hit, 0, n)
+	parts := make([]Part, 0, n)
+	add := func(x Hit) *Hit {
+		hits = append(hits, x)
+		p := &hits[len(hits)-1]
+		byIndex[x.Index] = p
+		order = append(order, p)
+		return p
+	}
+	part := func(p Part) *Part {
+		parts = append(parts, p)
+		return &parts[len(parts)-1]
+	}
 	for i, l := range lex {
-		x := &Hit{Hit: rank.Hit{Name: l.Name, Index: l.Index, Coverage: l.Coverage, Matches: l.Matches,
-			Phrases: l.Phrases, Meaning: l.Meaning, NameFit: l.NameFit, Asked: l.Asked, Override: l.Override}}
-		x.Lexical = &Part{Rank: i + 1, Score: l.Score, Fused: wl * zl(l.Score)}
+		x := add(Hit{Hit: rank.Hit{Name: l.Name, Index: l.Index, Coverage: l.Coverage, Matches: l.Matches,
+			Phrases: l.Phrases, Meaning: l.Meaning, NameFit: l.NameFit, Asked: l.Asked, Override: l.Override}})
+		x.Lexical = part(Part{Rank: i + 1, Score: l.Score, Fused: wl * zl(l.Score)})
 		x.Similarity = ds.lexSim[i]
-		byIndex[l.Index] = x
-		order = append(order, x)
 	}
 	for i, d := range ds.hits {
 		x := byIndex[d.Index]
 		if x == nil {
-			x = &Hit{Hit: rank.Hit{Name: d.Name, Index: d.Index, Similarity: d.Dense.Score}}
-			byIndex[d.Index] = x
-			order = append(order, x)
+			x = add(Hit{Hit: rank.Hit{Name: d.Name, Index: d.Index, Similarity: d.Dense.Score}})
 		}
-		x.Dense = &Part{Rank: i + 1, Score: d.Dense.Score}
+		x.Dense = part(Part{Rank: i + 1, Score: d.Dense.Score})
 	}
 	for _, x := range order {
 		z := ds.z(x.Index, x.Similarity)
