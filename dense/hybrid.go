@@ -97,9 +97,7 @@ func (h *Hybrid) Search(ctx context.Context, query string, k int) []Hit {
 // denseResult is the dense side of one search.
 type denseResult struct {
 	hits []Hit
-	// q holds the query's vectors, one per part (see [QueryParts]).
-	q  [][]float32
-	mo Moments
+	mo   Moments
 	// parts scores every card for a query of several parts; nil for one.
 	parts *partScores
 	// rows holds each part's similarity to every card (Vectors.scoreRows).
@@ -155,7 +153,7 @@ func (h *Hybrid) denseSearch(ctx context.Context, query string, depth int) (*den
 	if err != nil {
 		return nil, err
 	}
-	return &denseResult{hits: hits, q: qs, mo: mo, parts: ps, rows: sc.rows, scores: sc}, nil
+	return &denseResult{hits: hits, mo: mo, parts: ps, rows: sc.rows, scores: sc}, nil
 }
 
 // cooling returns an *errCooling while the embedder cools down after a

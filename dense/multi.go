@@ -143,7 +143,7 @@ func (h *Hybrid) SearchBatch(ctx context.Context, queries []string, ks []int) []
 		switch {
 		case qerr == nil && rows != nil:
 			hits, mo, ps := h.dense.searchRows(denseRows[i], max(h.o.Depth, k))
-			ds = &denseResult{hits: hits, q: dense[i], mo: mo, parts: ps, rows: denseRows[i]}
+			ds = &denseResult{hits: hits, mo: mo, parts: ps, rows: denseRows[i]}
 		case qerr == nil:
 			var sc *scores
 			var hits []Hit
@@ -151,7 +151,7 @@ func (h *Hybrid) SearchBatch(ctx context.Context, queries []string, ks []int) []
 			var ps *partScores
 			if hits, mo, ps, sc, qerr = h.dense.searchParts(dense[i], max(h.o.Depth, k)); qerr == nil {
 				defer sc.release()
-				ds = &denseResult{hits: hits, q: dense[i], mo: mo, parts: ps, rows: sc.rows}
+				ds = &denseResult{hits: hits, mo: mo, parts: ps, rows: sc.rows}
 			}
 		}
 		if qerr == nil && h.o.Fusion == ZScore {

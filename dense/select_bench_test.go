@@ -79,9 +79,10 @@ func timeSelects(b *testing.B, tasks []string, selectTask func(task string)) {
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 }
 
-// memoQueries is an embedder whose query vectors are computed before the
-// benchmark's clock starts (Fill): hybrid ranking without the encoder's
-// pass, to tell what the rest of a hybrid select costs.
+// memoQueries is an embedder that embeds each query text once and then
+// answers from memory: BenchmarkSelect runs every task once before the
+// clock starts, so the timed selects are hybrid ranking without the
+// encoder's pass, to tell what the rest of a hybrid select costs.
 type memoQueries struct {
 	*cachedEmbedder
 	mu sync.Mutex

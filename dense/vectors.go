@@ -187,6 +187,23 @@ type rowQuery struct {
 	row   []float32
 }
 
+// newRowQuery checks a query's length, normalizes it and, for an Int8
+// store, quantizes it, as every search of v scores it.
+func (v *Vectors) newRowQuery(q []float32) (*rowQuery, error) {
+	if len(q) != v.dim {
+		return nil, fmt.Errorf("vectors: query has %d dimensions, the store %d", len(q), v.dim)
+	}
+	u := &rowQuery{f: make([]float32, v.dim)}
+	if err := normalize(u.f, q); err != nil {
+		return nil, fmt.Errorf("vectors: query: %w", err)
+	}
+	if v.i8 != nil {
+		u.i = make([]int8, v.dim)
+		u.scale = quantize(u.i, u.f)
+	}
+	return u, nil
+}
+
 // scores are the similarity rows of a search's query vectors (see
 // Vectors.scoreRows). Their memory is reused: a select over 10,000
 // cards would otherwise leave 40 KB a query vector to the garbage
@@ -230,28 +247,21 @@ func (s *scores) release() {
 // MB, and reading them is what a scan costs (BenchmarkSelect). Stores
 // of parallelMin vectors and more are scored on several goroutines.
 func (v *Vectors) scoreRows(qs [][]float32) (*scores, error) {
-	n, d := len(v.names), v.dim
+	n := len(v.names)
 	var uniq []*rowQuery
 	which := make([]int, len(qs)) // qs[j] is uniq[which[j]]
-	at := make(map[*float32]int, len(qs))
+queries:
 	for j, q := range qs {
-		if len(q) != d {
-			return nil, fmt.Errorf("vectors: query has %d dimensions, the store %d", len(q), d)
-		}
-		if d > 0 {
-			if u, ok := at[&q[0]]; ok {
-				which[j] = u
-				continue
+		// A search has a few query vectors: a look back finds a repeat.
+		for p := range j {
+			if len(q) > 0 && len(qs[p]) == len(q) && &qs[p][0] == &q[0] {
+				which[j] = which[p]
+				continue queries
 			}
-			at[&q[0]] = len(uniq)
 		}
-		u := &rowQuery{f: make([]float32, d)}
-		if err := normalize(u.f, q); err != nil {
-			return nil, fmt.Errorf("vectors: query: %w", err)
-		}
-		if v.i8 != nil {
-			u.i = make([]int8, d)
-			u.scale = quantize(u.i, u.f)
+		u, err := v.newRowQuery(q)
+		if err != nil {
+			return nil, err
 		}
 		which[j] = len(uniq)
 		uniq = append(uniq, u)
@@ -449,19 +459,11 @@ func (h *scoreHeap) sorted() []Scored {
 // Similarities returns the query's cosine similarity to the vectors at
 // positions idx, as [Vectors.Search] scores them.
 func (v *Vectors) Similarities(query []float32, idx []int) ([]float64, error) {
-	if len(query) != v.dim {
-		return nil, fmt.Errorf("vectors: query has %d dimensions, the store %d", len(query), v.dim)
+	u, err := v.newRowQuery(query)
+	if err != nil {
+		return nil, err
 	}
-	q := make([]float32, v.dim)
-	if err := normalize(q, query); err != nil {
-		return nil, fmt.Errorf("vectors: query: %w", err)
-	}
-	var qi []int8
-	var qscale float32
-	if v.i8 != nil {
-		qi = make([]int8, v.dim)
-		qscale = quantize(qi, q)
-	}
+	q, qi, qscale := u.f, u.i, u.scale
 	d := v.dim
 	out := make([]float64, len(idx))
 	for _, i := range idx {
@@ -475,8 +477,7 @@ func (v *Vectors) Similarities(query []float32, idx []int) ([]float64, error) {
 		}
 		return out, nil
 	}
-	// Runs of consecutive positions (all of them, for a query's parts)
-	// are scored a block at a time.
+	// Runs of consecutive positions are scored a block at a time.
 	var buf [scanBlock]float32
 	for j := 0; j < len(idx); {
 		r := 1
